@@ -1,0 +1,51 @@
+// Internal to kernels/cpu/loops: shared helpers for the plain vectorisable loops
+// (compute type of a storage type, thresholds for threading and for handing work to oneDNN).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include <omp.h>
+
+#include "canopy/dtype.hpp"
+
+namespace canopy::kernels::cpu::loops {
+
+/// Below this many elements a loop stays on one thread (OpenMP fork/join costs ~1-2 us).
+inline constexpr std::int64_t kParallelMin = 1 << 15;
+/// Below this many elements oneDNN's per-call overhead outweighs its JIT code.
+inline constexpr std::int64_t kOnednnMin = 1 << 14;
+
+/// Runs body(begin, end) over [0, n): inline below kParallelMin (no OpenMP region at all, since
+/// even an `if(false)` region costs a runtime call), else one static chunk per OpenMP thread.
+template <class Body>
+void parallel_for(std::int64_t n, Body&& body, std::int64_t min_parallel = kParallelMin) {
+  if (n < min_parallel) {
+    body(std::int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel
+  {
+    std::int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    std::int64_t chunk = (n + nt - 1) / nt, b = std::min(n, t * chunk), e = std::min(n, b + chunk);
+    if (b < e) body(b, e);
+  }
+}
+
+/// Arithmetic happens in float for bf16 storage, in the storage type otherwise.
+template <class T>
+using compute_t = std::conditional_t<std::is_same_v<T, bf16>, float, T>;
+
+template <class T>
+inline compute_t<T> load(T v) {
+  if constexpr (std::is_same_v<T, bf16>) return static_cast<float>(v);
+  else return v;
+}
+template <class T, class C>
+inline T store(C v) {
+  if constexpr (std::is_same_v<T, bf16>) return bf16(static_cast<float>(v));
+  else return static_cast<T>(v);
+}
+
+}  // namespace canopy::kernels::cpu::loops

@@ -1,0 +1,79 @@
+// Elementwise unary kernels: oneDNN eltwise for large f32 inputs where it has the algorithm,
+// otherwise one OpenMP-SIMD loop per (op, dtype), all instantiated in this translation unit.
+#include <cmath>
+#include <stdexcept>
+
+#include "../onednn/engine.hpp"
+#include "canopy/kernels/runtime.hpp"
+#include "loops.hpp"
+
+namespace canopy::kernels::cpu {
+namespace {
+
+using loops::compute_t;
+
+template <class T, class O, class F>
+void map(const T* in, O* out, std::int64_t n, F f) {
+  loops::parallel_for(n, [&](std::int64_t b, std::int64_t e) {
+#pragma omp simd
+    for (std::int64_t i = b; i < e; ++i) out[i] = loops::store<O>(f(loops::load(in[i])));
+  });
+}
+
+template <class T>
+void unary_typed(UnaryOp op, const T* in, void* outv, std::int64_t n) {
+  using C = compute_t<T>;
+  T* out = static_cast<T*>(outv);
+  if constexpr (std::is_same_v<T, bool>) {
+    if (op == UnaryOp::logical_not) return map(in, out, n, [](bool x) { return !x; });
+  } else if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case UnaryOp::neg: return map(in, out, n, [](C x) { return static_cast<C>(C(0) - x); });
+      case UnaryOp::abs:
+        return map(in, out, n, [](C x) { return std::is_signed_v<C> ? (x < 0 ? C(0) - x : x) : x; });
+      case UnaryOp::sign: return map(in, out, n, [](C x) { return static_cast<C>((x > 0) - (x < 0)); });
+      case UnaryOp::logical_not: return map(in, out, n, [](C x) { return static_cast<C>(~x); });
+      default: break;
+    }
+  } else {
+    switch (op) {
+      case UnaryOp::neg: return map(in, out, n, [](C x) { return -x; });
+      case UnaryOp::abs: return map(in, out, n, [](C x) { return std::fabs(x); });
+      case UnaryOp::sign:
+        return map(in, out, n, [](C x) { return x > 0 ? C(1) : (x < 0 ? C(-1) : x); });
+      case UnaryOp::exp: return map(in, out, n, [](C x) { return std::exp(x); });
+      case UnaryOp::log: return map(in, out, n, [](C x) { return std::log(x); });
+      case UnaryOp::log1p: return map(in, out, n, [](C x) { return std::log1p(x); });
+      case UnaryOp::expm1: return map(in, out, n, [](C x) { return std::expm1(x); });
+      case UnaryOp::sqrt: return map(in, out, n, [](C x) { return std::sqrt(x); });
+      case UnaryOp::rsqrt: return map(in, out, n, [](C x) { return C(1) / std::sqrt(x); });
+      case UnaryOp::tanh: return map(in, out, n, [](C x) { return std::tanh(x); });
+      case UnaryOp::logistic: return map(in, out, n, [](C x) { return C(1) / (C(1) + std::exp(-x)); });
+      case UnaryOp::sin: return map(in, out, n, [](C x) { return std::sin(x); });
+      case UnaryOp::cos: return map(in, out, n, [](C x) { return std::cos(x); });
+      case UnaryOp::floor: return map(in, out, n, [](C x) { return std::floor(x); });
+      case UnaryOp::ceil: return map(in, out, n, [](C x) { return std::ceil(x); });
+      case UnaryOp::round_even: return map(in, out, n, [](C x) { return std::nearbyint(x); });
+      case UnaryOp::round_away: return map(in, out, n, [](C x) { return std::round(x); });
+      case UnaryOp::erf: return map(in, out, n, [](C x) { return std::erf(x); });
+      case UnaryOp::tan: return map(in, out, n, [](C x) { return std::tan(x); });
+      case UnaryOp::exp2: return map(in, out, n, [](C x) { return std::exp2(x); });
+      case UnaryOp::is_finite:
+        return map(in, static_cast<bool*>(outv), n, [](C x) { return std::isfinite(x); });
+      default: break;
+    }
+  }
+  throw std::logic_error("canopy kernels: unary op not defined for this dtype");  // abstract_eval rejects earlier
+}
+
+}  // namespace
+
+void unary(UnaryOp op, DType dtype, const void* in, void* out, std::int64_t n) {
+  ensure_runtime();
+  if (dtype == DType::f32 && n >= loops::kOnednnMin &&
+      onednn::eltwise_f32(op, static_cast<const float*>(in), static_cast<float*>(out), n))
+    return;
+  visit_dtype(dtype, [&]<class T>(std::type_identity<T>) { unary_typed<T>(op, static_cast<const T*>(in), out, n); });
+}
+
+}  // namespace canopy::kernels::cpu

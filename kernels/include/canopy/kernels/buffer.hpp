@@ -1,0 +1,46 @@
+// Buffer: 64-byte-aligned device memory owned by a shared handle; cpu buffers come from the
+// caching allocator so that large buffers are reused instead of page-faulting on every call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace canopy::kernels {
+
+/// A block of memory that arrays share. Never resized; freed back to the allocator cache.
+class Buffer {
+ public:
+  /// `bytes` from the caching allocator (64-byte aligned; contents uninitialised).
+  static std::shared_ptr<Buffer> allocate(std::size_t bytes);
+  /// Wraps memory owned by `owner` (zero-copy adoption, e.g. a moved-in Eigen matrix).
+  static std::shared_ptr<Buffer> wrap(void* data, std::size_t bytes, std::shared_ptr<void> owner);
+
+  Buffer(void* data, std::size_t bytes, std::size_t block, std::shared_ptr<void> owner)
+      : data_(data), bytes_(bytes), block_(block), owner_(std::move(owner)) {}
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_;
+  std::size_t bytes_;
+  std::size_t block_;  // allocator size class; 0 for wrapped memory
+  std::shared_ptr<void> owner_;
+};
+
+/// Caching-allocator counters (for tests and benchmarks).
+struct AllocatorStats {
+  std::size_t cached_bytes = 0;  ///< free blocks held for reuse
+  std::size_t live_bytes = 0;    ///< blocks handed out
+  std::uint64_t hits = 0, misses = 0;
+};
+/// Current counters.
+AllocatorStats allocator_stats();
+/// Returns every cached free block to the system.
+void empty_cache();
+
+}  // namespace canopy::kernels

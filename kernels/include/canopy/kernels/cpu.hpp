@@ -1,0 +1,52 @@
+// The CPU kernel families the primitives lower to. Raw pointers and shapes only: the Array
+// layer validates shapes and dtypes before calling. oneDNN or loops are chosen inside.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "canopy/dtype.hpp"
+#include "canopy/shape.hpp"
+
+namespace canopy::kernels::cpu {
+
+/// Elementwise one-input operations (is_finite writes bool; the rest keep the dtype).
+enum class UnaryOp : std::uint8_t {
+  neg, abs, sign, exp, log, log1p, expm1, sqrt, rsqrt, tanh, logistic, sin, cos,
+  floor, ceil, round_even, round_away, is_finite, erf, logical_not, tan, exp2
+};
+/// out[i] = op(in[i]) for n contiguous elements.
+void unary(UnaryOp op, DType dtype, const void* in, void* out, std::int64_t n);
+
+/// Elementwise two-input operations (comparisons write bool).
+enum class BinaryOp : std::uint8_t {
+  add, sub, mul, div, pow, max, min, atan2, rem, eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_xor
+};
+/// out = op(a, b) with numpy broadcasting; shapes already agree (ranks may differ).
+void binary(BinaryOp op, DType dtype, const void* a, const Shape& a_shape, const void* b, const Shape& b_shape,
+            void* out, const Shape& out_shape);
+
+/// Converts n elements (float->int truncates toward zero and saturates, NaN -> 0).
+void convert(DType from, DType to, const void* in, void* out, std::int64_t n);
+
+/// out (contiguous, out_shape) = in read with element strides in_strides (0 = broadcast).
+void strided_copy(std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
+                  const Shape& out_shape, void* out);
+
+/// out[i] = cases[which[i]][i]; `which` is bool or i32, all of n elements.
+void select_n(DType which_dtype, const void* which, std::span<const void* const> cases, std::size_t itemsize,
+              void* out, std::int64_t n);
+
+/// C[b] = A[b] @ B[b], row-major, A: batch x m x k, B: batch x k x n. f32 via oneDNN.
+void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k,
+            std::int64_t n);
+
+/// Reductions.
+enum class ReduceOp : std::uint8_t { sum, max, min };
+/// Reduces `in` (shape) over sorted unique `axes` into out (the kept dims, row-major).
+void reduce(ReduceOp op, DType dtype, const void* in, const Shape& shape, std::span<const int> axes, void* out);
+
+/// out = index along `dimension` of `shape`.
+void iota(DType dtype, const Shape& shape, int dimension, void* out);
+
+}  // namespace canopy::kernels::cpu

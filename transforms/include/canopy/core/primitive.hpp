@@ -1,0 +1,153 @@
+// What a primitive is: a rules table (PrimitiveInfo) built from one struct per primitive, plus
+// bind(), which hands an application to the innermost trace. Included by primitive .cpp files.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "canopy/array.hpp"
+#include "canopy/core/registry.hpp"
+#include "canopy/core/trace.hpp"
+
+namespace canopy {
+
+/// A type-erased reference to a primitive's Params aggregate (valid during the call).
+struct ParamsRef {
+  const void* ptr = nullptr;
+  const std::type_info* type = nullptr;
+  /// The typed params; the caller knows the primitive, hence the type.
+  template <class Params>
+  const Params& get() const {
+    return *static_cast<const Params*>(ptr);
+  }
+};
+
+// Erased rule signatures; rule parameters keep the fixed names of STYLE.md.
+/// Output avals from input avals.
+using AbstractEvalFn = std::vector<Aval> (*)(std::span<const Aval> avals, const ParamsRef& params);
+/// Eager kernel: `out` holds freshly allocated concrete arrays with the abstract_eval avals.
+using KernelFn = void (*)(std::span<const Array> in, std::span<Array> out, const ParamsRef& params);
+/// Forward mode: (primal outputs, tangent outputs). An invalid Array tangent is a symbolic zero.
+using JvpFn = std::pair<Arrays, Arrays> (*)(std::span<const Array> primals, std::span<const Array> tangents,
+                                            const ParamsRef& params);
+/// Linear primitives only: cotangents of the linear inputs (invalid Array = not linear in it).
+/// `primals` holds the non-linear inputs (linear ones are invalid Arrays with their aval in `avals`).
+using TransposeFn = Arrays (*)(std::span<const Array> cotangent, std::span<const Array> primals,
+                               std::span<const Aval> avals, const ParamsRef& params);
+/// vmap: batched outputs and their batch dims; bdims[i] == -1 means input i is unbatched.
+using BatchFn = std::pair<Arrays, std::vector<int>> (*)(std::span<const Array> primals, std::span<const int> bdims,
+                                                        const ParamsRef& params);
+
+/// One input set a generic test runs the primitive on.
+template <class Params>
+struct Sample {
+  Arrays inputs;
+  Params params{};
+  std::string note;
+};
+
+/// A sample with its params erased (owned).
+struct ErasedSample {
+  Arrays inputs;
+  std::shared_ptr<const void> params;
+  const std::type_info* type = nullptr;
+  std::string note;
+  ParamsRef ref() const { return {params.get(), type}; }
+};
+
+/// Everything canopy knows about one primitive. Null rule = not provided (yet).
+struct PrimitiveInfo {
+  std::string_view name;
+  const std::type_info* params_type = nullptr;
+  AbstractEvalFn abstract_eval = nullptr;
+  KernelFn cpu_kernel = nullptr;   ///< eager kernel on cpu:k
+  KernelFn cuda_kernel = nullptr;  ///< eager kernel on cuda:k (none yet)
+  JvpFn jvp = nullptr;
+  TransposeFn transpose = nullptr;
+  BatchFn batch = nullptr;
+  bool linear = false;             ///< jvp is the primitive itself; needs transpose
+  bool nondifferentiable = false;  ///< integer/boolean outputs: zero tangents, no jvp needed
+  std::vector<ErasedSample> (*samples)() = nullptr;
+  std::string (*params_to_string)(const ParamsRef& params) = nullptr;
+};
+
+namespace detail {
+
+/// Applies `p`: finds the innermost trace among the inputs and the current trace, and asks it.
+Arrays bind(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params);
+
+/// Builds the erased rules table of primitive struct P (see STYLE.md "Adding a primitive").
+/// Optional members: jvp, transpose, batch (typed static functions, or a stock erased rule),
+/// `linear`, `nondifferentiable`, `params_string(const Params&)`.
+template <class P>
+PrimitiveInfo make_info() {
+  using Params = typename P::Params;
+  PrimitiveInfo i;
+  i.name = P::name;
+  i.params_type = &typeid(Params);
+  i.abstract_eval = [](std::span<const Aval> avals, const ParamsRef& params) -> std::vector<Aval> {
+    if constexpr (std::is_same_v<decltype(P::abstract_eval(avals, params.get<Params>())), Aval>)
+      return {P::abstract_eval(avals, params.get<Params>())};
+    else
+      return P::abstract_eval(avals, params.get<Params>());
+  };
+  i.cpu_kernel = [](std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
+    P::eval_cpu(in, out, params.get<Params>());
+  };
+  if constexpr (requires { JvpFn{P::jvp}; }) i.jvp = P::jvp;
+  else if constexpr (requires { &P::jvp; })
+    i.jvp = [](std::span<const Array> primals, std::span<const Array> tangents, const ParamsRef& params) {
+      return P::jvp(primals, tangents, params.get<Params>());
+    };
+  if constexpr (requires { TransposeFn{P::transpose}; }) i.transpose = P::transpose;
+  else if constexpr (requires { &P::transpose; })
+    i.transpose = [](std::span<const Array> cotangent, std::span<const Array> primals, std::span<const Aval> avals,
+                     const ParamsRef& params) { return P::transpose(cotangent, primals, avals, params.get<Params>()); };
+  if constexpr (requires { BatchFn{P::batch}; }) i.batch = P::batch;
+  else if constexpr (requires { &P::batch; })
+    i.batch = [](std::span<const Array> primals, std::span<const int> bdims, const ParamsRef& params) {
+      return P::batch(primals, bdims, params.get<Params>());
+    };
+  if constexpr (requires { bool{P::linear}; }) i.linear = P::linear;
+  if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
+  i.samples = []() {
+    std::vector<ErasedSample> out;
+    for (auto& s : P::samples())
+      out.push_back({std::move(s.inputs), std::make_shared<Params>(s.params), &typeid(Params), std::move(s.note)});
+    return out;
+  };
+  if constexpr (requires(const Params& p) { P::params_string(p); })
+    i.params_to_string = [](const ParamsRef& params) { return P::params_string(params.get<Params>()); };
+  return i;
+}
+
+/// The rules table of P, built once.
+template <class P>
+const PrimitiveInfo& info_of() {
+  static const PrimitiveInfo info = make_info<P>();
+  return info;
+}
+
+}  // namespace detail
+
+/// Applies primitive P to `in` with `params`; all outputs.
+template <class P>
+Arrays bind(std::span<const Array> in, const typename P::Params& params = {}) {
+  return detail::bind(detail::info_of<P>(), in, ParamsRef{&params, &typeid(typename P::Params)});
+}
+/// Applies a single-output primitive P.
+template <class P>
+Array bind1(std::initializer_list<Array> in, const typename P::Params& params = {}) {
+  return std::move(bind<P>(std::span<const Array>(in.begin(), in.size()), params)[0]);
+}
+
+}  // namespace canopy
+
+/// Registers primitive struct P (in the current namespace) at static-initialisation time.
+#define CANOPY_REGISTER_PRIMITIVE(P) \
+  [[maybe_unused]] static const bool canopy_registered_##P = ::canopy::detail::register_primitive(::canopy::detail::info_of<P>())

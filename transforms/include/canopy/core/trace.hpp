@@ -1,0 +1,71 @@
+// The trace stack (autodidax2's thread_local current trace with an RAII guard): every primitive
+// application goes to the innermost active Trace. EvalTrace, at the bottom, runs kernels.
+#pragma once
+
+#include <span>
+
+#include "canopy/array.hpp"
+
+namespace canopy {
+
+struct PrimitiveInfo;
+struct ParamsRef;
+class Trace;
+
+namespace detail {
+/// What a transformation stores in an Array instead of a buffer (JvpTracer, BatchTracer, ...).
+/// The next issue derives from it; an Array holding one reports is_tracer() == true.
+class TracerImpl {
+ public:
+  virtual ~TracerImpl() = default;
+  /// The trace that owns this tracer; its level orders nested transformations.
+  virtual Trace* trace() const = 0;
+};
+}  // namespace detail
+
+/// An interpreter on the stack (eval, jvp, batch, stage...). Levels grow with nesting.
+class Trace {
+ public:
+  /// A trace nested directly above `parent` (null only for the bottom EvalTrace).
+  explicit Trace(Trace* parent) : parent_(parent), level_(parent ? parent->level() + 1 : 0) {}
+  virtual ~Trace() = default;
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
+
+  /// Applies primitive `p` to `in` (some of which may be this trace's tracers) with `params`.
+  virtual Arrays process(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) = 0;
+  /// The trace below this one; rules run there (TraceGuard below(parent())).
+  Trace* parent() const { return parent_; }
+  /// 0 for the eval trace, +1 per nested transformation.
+  int level() const { return level_; }
+
+ private:
+  Trace* parent_;
+  int level_;
+};
+
+/// The bottom of every stack: concrete inputs in, concrete outputs out, via the device kernels.
+class EvalTrace final : public Trace {
+ public:
+  EvalTrace() : Trace(nullptr) {}
+  Arrays process(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) override;
+  /// The process-wide eval trace.
+  static EvalTrace& instance();
+};
+
+/// The innermost active trace of this thread (the EvalTrace when no transformation runs).
+Trace* current_trace();
+
+/// Makes `t` the current trace for the guard's lifetime (restores the previous one after).
+class TraceGuard {
+ public:
+  explicit TraceGuard(Trace* t);
+  ~TraceGuard();
+  TraceGuard(const TraceGuard&) = delete;
+  TraceGuard& operator=(const TraceGuard&) = delete;
+
+ private:
+  Trace* prev_;
+};
+
+}  // namespace canopy

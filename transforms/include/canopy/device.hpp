@@ -1,0 +1,31 @@
+// Device names: `cpu:k` and `cuda:k`. Only cpu:0 runs kernels today; the others are admitted
+// by the type so that placement code written now keeps compiling.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace canopy {
+
+/// Where an array's buffer lives.
+struct Device {
+  /// Backend kind.
+  enum class Kind : unsigned char { cpu, cuda };
+  Kind kind = Kind::cpu;
+  int index = 0;
+
+  /// `cpu:k`.
+  static constexpr Device cpu(int k = 0) { return {Kind::cpu, k}; }
+  /// `cuda:k`.
+  static constexpr Device cuda(int k = 0) { return {Kind::cuda, k}; }
+  /// Parses `cpu`, `cpu:1`, `cuda:0`; throws canopy::DeviceError otherwise.
+  static Device parse(std::string_view s);
+  friend constexpr bool operator==(Device, Device) = default;
+};
+
+/// `cpu:0`.
+std::string to_string(Device d);
+inline std::ostream& operator<<(std::ostream& os, Device d) { return os << to_string(d); }
+
+}  // namespace canopy

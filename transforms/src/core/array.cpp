@@ -1,0 +1,105 @@
+// Array's member functions and creation from C++ data.
+#include "canopy/array.hpp"
+
+#include <cstring>
+
+#include "array_impl.hpp"
+#include "canopy/error.hpp"
+#include "canopy/kernels/cpu.hpp"
+#include "canopy/ops.hpp"
+
+namespace canopy {
+
+namespace {
+void require_valid(const Array& a, const char* api) {
+  if (!a.valid()) detail::raise<TypeError>(api, "array", "", "is an empty Array handle");
+}
+}  // namespace
+
+const Aval& Array::aval() const {
+  require_valid(*this, "Array::aval");
+  return impl_->aval;
+}
+
+std::int64_t Array::shape(int axis) const {
+  int r = static_cast<int>(ndim());
+  if (axis < -r || axis >= r)
+    detail::raise<ShapeError>("Array::shape", "axis", std::to_string(axis),
+                              detail::concat("is out of range for ", to_string(aval())));
+  return aval().shape[static_cast<std::size_t>(axis < 0 ? axis + r : axis)];
+}
+
+Device Array::device() const {
+  require_valid(*this, "Array::device");
+  return impl_->device;
+}
+
+bool Array::is_tracer() const { return impl_ && impl_->tracer != nullptr; }
+detail::TracerImpl* Array::tracer() const { return impl_ ? impl_->tracer.get() : nullptr; }
+
+const void* Array::raw_data() const {
+  require_valid(*this, "Array::data");
+  if (is_tracer())
+    detail::raise<TracerError>("Array::data", "array", to_string(aval()),
+                               "is a tracer; its value is not known while tracing", "use it in Array operations only");
+  return impl_->buffer->data();
+}
+
+const void* Array::typed_data(DType d) const {
+  const void* p = raw_data();
+  if (d != dtype())
+    detail::raise<TypeError>("Array::data", "array", to_string(aval()),
+                             detail::concat("holds ", name(dtype()), ", not ", name(d)), "use astype() or to_vector<T>()");
+  return p;
+}
+
+void Array::check_item(const char* api) const {
+  require_valid(*this, api);
+  if (size() != 1)
+    detail::raise<ShapeError>(api, "array", to_string(aval()), "has more than one element",
+                              "item() needs exactly one element");
+}
+
+void Array::copy_as(DType d, void* dst) const {
+  kernels::cpu::convert(dtype(), d, raw_data(), dst, size());
+}
+
+Array Array::astype(DType d) const { return convert_element_type(*this, d); }
+Array Array::reshape(const Shape& s) const { return canopy::reshape(*this, s); }
+Array Array::T() const { return canopy::transpose(*this); }
+
+Array array_from_data(const void* data, DType d, const Shape& shape, Device dev) {
+  if (dev != Device::cpu())
+    detail::raise<DeviceError>("array", "device", to_string(dev), "cannot hold arrays in this build", "use cpu:0");
+  for (auto s : shape)
+    if (s < 0) detail::raise<ShapeError>("array", "shape", to_string(shape), "has a negative dimension");
+  Array a = detail::make_concrete({d, shape, false}, dev);
+  std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * itemsize(d);
+  if (bytes) std::memcpy(detail::mutable_data(a), data, bytes);
+  return a;
+}
+
+namespace detail {
+void raise_ragged(const char* api) { raise<ShapeError>(api, "nested list", "", "is ragged (rows of different lengths)"); }
+
+Array array_from_vector_checked(const void* data, DType d, std::size_t n, const Shape& shape) {
+  if (static_cast<std::int64_t>(n) != shape_size(shape))
+    raise<ShapeError>("array", "data", "", concat("has ", n, " elements but shape ", to_string(shape), " needs ",
+                                                  shape_size(shape)));
+  return array_from_data(data, d, shape);
+}
+
+Array weak_scalar(double v) {
+  Array a = array_from_data(&v, DType::f64, Shape{});
+  a.impl()->aval.weak_type = true;
+  return a;
+}
+Array weak_scalar(std::int64_t v) {
+  auto i = static_cast<std::int32_t>(v);
+  Array a = array_from_data(&i, DType::i32, Shape{});
+  a.impl()->aval.weak_type = true;
+  return a;
+}
+}  // namespace detail
+
+}  // namespace canopy

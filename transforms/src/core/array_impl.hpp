@@ -1,0 +1,49 @@
+// Internal to transforms: what an Array handle points at, and the helpers primitives and
+// kernels use to allocate outputs and reach buffers.
+#pragma once
+
+#include <memory>
+
+#include "canopy/array.hpp"
+#include "canopy/core/trace.hpp"
+#include "canopy/kernels/buffer.hpp"
+
+namespace canopy::detail {
+
+/// Either a concrete buffer (`buffer`) or a tracer (`tracer`), never both.
+struct ArrayImpl {
+  Aval aval;
+  Device device = Device::cpu();
+  std::shared_ptr<kernels::Buffer> buffer;
+  std::shared_ptr<TracerImpl> tracer;
+};
+
+/// A fresh concrete array with uninitialised contents.
+inline Array make_concrete(Aval aval, Device dev = Device::cpu()) {
+  auto impl = std::make_shared<ArrayImpl>();
+  std::size_t bytes = static_cast<std::size_t>(aval.size()) * itemsize(aval.dtype);
+  impl->buffer = kernels::Buffer::allocate(bytes);
+  impl->aval = std::move(aval);
+  impl->device = dev;
+  return Array(std::move(impl));
+}
+/// An Array that is a tracer of some transformation (for JvpTrace, BatchTrace, ... to box values).
+inline Array make_tracer(Aval aval, Device dev, std::shared_ptr<TracerImpl> tracer) {
+  auto impl = std::make_shared<ArrayImpl>();
+  impl->aval = std::move(aval);
+  impl->device = dev;
+  impl->tracer = std::move(tracer);
+  return Array(std::move(impl));
+}
+/// A new handle on the same buffer with another aval (reshape, weak-type change).
+inline Array alias(const Array& x, Aval aval) {
+  auto impl = std::make_shared<ArrayImpl>(*x.impl());
+  impl->aval = std::move(aval);
+  return Array(std::move(impl));
+}
+/// Writable pointer to a concrete output (only kernels filling fresh outputs use it).
+inline void* mutable_data(const Array& x) { return x.impl()->buffer->data(); }
+/// Read pointer to a concrete array.
+inline const void* cdata(const Array& x) { return x.impl()->buffer->data(); }
+
+}  // namespace canopy::detail

@@ -1,0 +1,60 @@
+// The thread_local trace stack, EvalTrace (abstract_eval -> allocate -> device kernel), and
+// bind(), which picks the innermost trace among the inputs and the current one.
+#include "canopy/core/trace.hpp"
+
+#include "array_impl.hpp"
+#include "canopy/core/primitive.hpp"
+#include "canopy/error.hpp"
+
+namespace canopy {
+namespace {
+thread_local Trace* current = nullptr;
+}  // namespace
+
+EvalTrace& EvalTrace::instance() {
+  static EvalTrace t;
+  return t;
+}
+
+Trace* current_trace() { return current ? current : &EvalTrace::instance(); }
+
+TraceGuard::TraceGuard(Trace* t) : prev_(current) { current = t; }
+TraceGuard::~TraceGuard() { current = prev_; }
+
+Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
+  Device dev = Device::cpu();
+  std::vector<Aval> avals;
+  avals.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i].is_tracer())
+      detail::raise<TracerError>(p.name, "input", "argument " + std::to_string(i),
+                                 "is a tracer that escaped its transformation",
+                                 "was it stored in a global or captured by reference?");
+    avals.push_back(in[i].aval());
+    if (i == 0) dev = in[i].device();
+  }
+  std::vector<Aval> outs = p.abstract_eval(avals, params);
+  KernelFn k = dev.kind == Device::Kind::cpu ? p.cpu_kernel : p.cuda_kernel;
+  if (!k || (dev.kind == Device::Kind::cpu && dev.index != 0))
+    detail::raise<DeviceError>(p.name, "device", to_string(dev), "has no kernel for this primitive",
+                               "only cpu:0 runs kernels in this build");
+  Arrays res;
+  res.reserve(outs.size());
+  for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev));
+  k(in, res, params);
+  return res;
+}
+
+namespace detail {
+
+Arrays bind(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
+  Trace* top = current_trace();
+  for (const Array& x : in) {
+    if (!x.valid()) raise<TypeError>(p.name, "input", "", "is an empty Array handle");
+    if (TracerImpl* t = x.tracer(); t && t->trace()->level() > top->level()) top = t->trace();
+  }
+  return top->process(p, in, params);
+}
+
+}  // namespace detail
+}  // namespace canopy

@@ -1,0 +1,68 @@
+// jax.numpy reductions over optional axes with keepdims, built on reduce_sum/max/min.
+#include <algorithm>
+
+#include "../primitives/common.hpp"
+
+namespace canopy {
+namespace {
+
+std::vector<int> resolve(const char* api, const Array& x, const Axes& axes) {
+  std::vector<int> r;
+  if (!axes) {
+    for (int i = 0; i < static_cast<int>(x.ndim()); ++i) r.push_back(i);
+    return r;
+  }
+  for (int a : *axes) r.push_back(detail::normalize_axis(api, a, x.ndim(), x.aval()));
+  return r;
+}
+
+Array keep(const Array& y, const Array& x, const std::vector<int>& axes, bool keepdims) {
+  if (!keepdims) return y;
+  Shape s = x.shape();
+  for (int a : axes) s[static_cast<std::size_t>(a)] = 1;
+  return reshape(y, s);
+}
+
+template <class F>
+Array reduce_with(const char* api, const Array& x, const Axes& axes, bool keepdims, F f) {
+  auto ax = resolve(api, x, axes);
+  return keep(f(ax), x, ax, keepdims);
+}
+
+}  // namespace
+
+Array sum(const Array& x, const Axes& axes, bool keepdims) {
+  Array in = x.dtype() == DType::bool_ ? x.astype(DType::i32) : x;
+  return reduce_with("sum", in, axes, keepdims, [&](const std::vector<int>& ax) { return reduce_sum(in, ax); });
+}
+
+Array mean(const Array& x, const Axes& axes, bool keepdims) {
+  Array in = detail::to_float(x);
+  auto ax = resolve("mean", in, axes);
+  std::int64_t count = 1;
+  for (int a : ax) count *= in.shape()[static_cast<std::size_t>(a)];
+  // count == 0 gives NaN, as in numpy.
+  return keep(reduce_sum(in, ax) / static_cast<double>(count), in, ax, keepdims);
+}
+
+Array max(const Array& x, const Axes& axes, bool keepdims) {
+  return reduce_with("max", x, axes, keepdims, [&](const std::vector<int>& ax) {
+    for (int a : ax)
+      if (x.shape()[static_cast<std::size_t>(a)] == 0)
+        detail::raise<ShapeError>("max", "axis", std::to_string(a), detail::concat("of ", to_string(x.aval()), " is empty"),
+                                  "a maximum over zero elements has no identity");
+    return reduce_max(x, ax);
+  });
+}
+
+Array min(const Array& x, const Axes& axes, bool keepdims) {
+  return reduce_with("min", x, axes, keepdims, [&](const std::vector<int>& ax) {
+    for (int a : ax)
+      if (x.shape()[static_cast<std::size_t>(a)] == 0)
+        detail::raise<ShapeError>("min", "axis", std::to_string(a), detail::concat("of ", to_string(x.aval()), " is empty"),
+                                  "a minimum over zero elements has no identity");
+    return reduce_min(x, ax);
+  });
+}
+
+}  // namespace canopy

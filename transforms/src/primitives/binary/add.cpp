@@ -1,0 +1,25 @@
+// Everything canopy knows about the `add` primitive (x + y): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Add {
+  static constexpr std::string_view name = "add";
+  struct Params {};
+  static constexpr bool linear = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::binary_aval(name, avals, detail::kFloat | detail::kInt);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_binary(kernels::cpu::BinaryOp::add, in, out);
+  }
+  static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kFloat | detail::kInt, -3, 3); }
+};
+CANOPY_REGISTER_PRIMITIVE(Add);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array add(const Array& x, const Array& y) {
+  auto p = detail::promote({x, y});
+  return bind1<prim::Add>({p[0], p[1]});
+}
+}  // namespace canopy

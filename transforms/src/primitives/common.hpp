@@ -1,0 +1,114 @@
+// Internal to transforms/src: the stock pieces primitive files share — dtype/shape checks
+// that raise the standard errors, stock elementwise abstract_eval and CPU kernels, sample inputs.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "../core/array_impl.hpp"
+#include "canopy/core/primitive.hpp"
+#include "canopy/error.hpp"
+#include "canopy/kernels/cpu.hpp"
+#include "canopy/numpy.hpp"
+#include "canopy/ops.hpp"
+
+namespace canopy::detail {
+
+/// Dtype kinds a primitive accepts (bit set).
+enum Kinds : unsigned { kFloat = 1, kInt = 2, kBool = 4, kAll = 7 };
+/// Whether `d` is one of `k`.
+bool kind_ok(DType d, unsigned k);
+/// Words for a kind set in messages ("floating-point", "integer or boolean", ...).
+std::string kinds_text(unsigned k);
+/// TypeError unless a's dtype is in `k`: `<prim>: operand (argument i) f32[3] must be integer or boolean`.
+void expect_kind(std::string_view prim, const Aval& a, unsigned k, int arg = 0);
+/// Axis in [-rank, rank) made non-negative; ShapeError names `api` otherwise.
+int normalize_axis(std::string_view api, int axis, std::size_t rank, const Aval& a);
+
+/// Stock abstract_eval: one input of kind `k`, same aval out (bool out when `bool_out`).
+Aval unary_aval(std::string_view prim, std::span<const Aval> avals, unsigned k, bool bool_out = false);
+/// Stock abstract_eval: two inputs of one dtype in `k`, numpy-broadcast shapes.
+Aval binary_aval(std::string_view prim, std::span<const Aval> avals, unsigned k, bool bool_out = false);
+/// Stock eager kernels.
+void eval_unary(kernels::cpu::UnaryOp op, std::span<const Array> in, std::span<Array> out);
+void eval_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span<Array> out);
+
+/// Kernel-level helpers for eval_cpu bodies: they never dispatch, so a kernel behaves the same
+/// whichever trace is current when it runs.
+/// x with axes permuted (x itself for the identity permutation).
+Array permuted_copy(const Array& x, const std::vector<int>& perm);
+/// x (scalar or already of `shape`) broadcast to `shape`.
+Array broadcast_copy(const Array& x, const Shape& shape);
+
+/// jnp promotion of (dtype, weak) pairs: the least upper bound in JAX's type lattice.
+Aval join_types(const Aval& a, const Aval& b);
+/// Converts every input to their common dtype (weak scalars defer to strong operands).
+std::vector<Array> promote(std::vector<Array> xs);
+/// convert_element_type with an explicit weak_type on the result.
+Array convert_weak(const Array& x, DType d, bool weak);
+/// Integer/bool inputs become f32 (weak stays weak), as jnp does for float-only functions.
+Array to_float(const Array& x);
+/// Whether eager evaluation is current (no transformation active) and x is concrete.
+bool eager(const Array& x);
+
+/// Deterministic pseudo-random test input (splitmix64), values in [lo, hi).
+Array sample_array(DType d, const Shape& s, double lo, double hi, std::uint64_t seed);
+/// Samples for an elementwise unary primitive: shapes [], [0], [1,5], [3,4] per dtype kind.
+template <class Params>
+std::vector<Sample<Params>> unary_samples(unsigned k, double lo, double hi, Params p = {}) {
+  std::vector<Sample<Params>> out;
+  std::vector<DType> ds;
+  if (k & kFloat) ds.insert(ds.end(), {DType::f32, DType::f64});
+  if (k & kInt) ds.push_back(DType::i32);
+  if (k & kBool) ds.push_back(DType::bool_);
+  std::uint64_t seed = 1;
+  for (DType d : ds)
+    for (const Shape& s : {Shape{}, Shape{0}, Shape{1, 5}, Shape{3, 4}})
+      out.push_back({{sample_array(d, s, lo, hi, seed++)}, p, std::string(name(d)) + to_string(s)});
+  return out;
+}
+/// Samples for an elementwise binary primitive, including broadcasting pairs.
+template <class Params>
+std::vector<Sample<Params>> binary_samples(unsigned k, double lo, double hi, Params p = {}) {
+  std::vector<Sample<Params>> out;
+  std::vector<DType> ds;
+  if (k & kFloat) ds.insert(ds.end(), {DType::f32, DType::f64});
+  if (k & kInt) ds.push_back(DType::i32);
+  if (k & kBool) ds.push_back(DType::bool_);
+  std::uint64_t seed = 100;
+  const std::pair<Shape, Shape> shapes[] = {
+      {{3, 4}, {3, 4}}, {{3, 4}, {}}, {{}, {2, 3}}, {{2, 1, 3}, {4, 1}}, {{0, 3}, {3}}, {{1}, {5}}};
+  for (DType d : ds)
+    for (auto& [a, b] : shapes)
+      out.push_back({{sample_array(d, a, lo, hi, seed), sample_array(d, b, lo, hi, seed + 1)},
+                     p,
+                     std::string(name(d)) + to_string(a) + "," + to_string(b)});
+  return out;
+}
+
+}  // namespace canopy::detail
+
+namespace canopy::detail {
+/// Stock abstract_eval of reduce_*: axes in range and distinct, reduced dims dropped.
+Aval reduce_aval(std::string_view prim, const Aval& a, const std::vector<int>& axes, unsigned k);
+/// Stock reduction kernel.
+void eval_reduce(kernels::cpu::ReduceOp op, std::span<const Array> in, std::span<Array> out, const std::vector<int>& axes);
+/// Samples for reductions: single, multiple, negative and empty-dim axes.
+template <class Params>
+std::vector<Sample<Params>> reduce_samples(unsigned k) {
+  std::vector<Sample<Params>> out;
+  std::vector<DType> ds;
+  if (k & kFloat) ds.insert(ds.end(), {DType::f32, DType::f64});
+  if (k & kInt) ds.push_back(DType::i32);
+  std::uint64_t seed = 7;
+  for (DType d : ds) {
+    out.push_back({{sample_array(d, {3, 4}, -3, 3, seed++)}, {{1}}, "last axis"});
+    out.push_back({{sample_array(d, {3, 4}, -3, 3, seed++)}, {{0}}, "first axis"});
+    out.push_back({{sample_array(d, {2, 3, 4}, -3, 3, seed++)}, {{0, 2}}, "outer and inner"});
+    out.push_back({{sample_array(d, {2, 0, 3}, -3, 3, seed++)}, {{2}}, "empty kept dim"});
+    out.push_back({{sample_array(d, {5}, -3, 3, seed++)}, {{-1}}, "negative axis"});
+  }
+  return out;
+}
+}  // namespace canopy::detail

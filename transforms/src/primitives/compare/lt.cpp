@@ -1,0 +1,25 @@
+// Everything canopy knows about the `lt` primitive (x < y): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Lt {
+  static constexpr std::string_view name = "lt";
+  struct Params {};
+  static constexpr bool nondifferentiable = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::binary_aval(name, avals, detail::kAll, true);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_binary(kernels::cpu::BinaryOp::lt, in, out);
+  }
+  static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kAll, -2, 2); }
+};
+CANOPY_REGISTER_PRIMITIVE(Lt);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array lt(const Array& x, const Array& y) {
+  auto p = detail::promote({x, y});
+  return bind1<prim::Lt>({p[0], p[1]});
+}
+}  // namespace canopy

@@ -1,0 +1,25 @@
+// Everything canopy knows about the `ne` primitive (x != y): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Ne {
+  static constexpr std::string_view name = "ne";
+  struct Params {};
+  static constexpr bool nondifferentiable = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::binary_aval(name, avals, detail::kAll, true);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_binary(kernels::cpu::BinaryOp::ne, in, out);
+  }
+  static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kAll, -2, 2); }
+};
+CANOPY_REGISTER_PRIMITIVE(Ne);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array ne(const Array& x, const Array& y) {
+  auto p = detail::promote({x, y});
+  return bind1<prim::Ne>({p[0], p[1]});
+}
+}  // namespace canopy

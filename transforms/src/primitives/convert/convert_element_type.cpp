@@ -1,0 +1,50 @@
+// Everything canopy knows about `convert_element_type` (astype): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct ConvertElementType {
+  static constexpr std::string_view name = "convert_element_type";
+  struct Params {
+    DType new_dtype = DType::f32;
+    bool weak_type = false;
+  };
+  static constexpr bool linear = true;  // on floats; integer outputs get zero tangents
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    return {params.new_dtype, avals[0].shape, params.weak_type};
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    kernels::cpu::convert(in[0].dtype(), params.new_dtype, detail::cdata(in[0]), detail::mutable_data(out[0]),
+                          in[0].size());
+  }
+  static std::vector<Sample<Params>> samples() {
+    using detail::sample_array;
+    return {{{sample_array(DType::f32, {3, 4}, -5, 5, 1)}, {DType::i32}, "f32->i32"},
+            {{sample_array(DType::i32, {3, 4}, -5, 5, 2)}, {DType::f32}, "i32->f32"},
+            {{sample_array(DType::f64, {2, 0}, -5, 5, 3)}, {DType::bf16}, "f64->bf16 empty"},
+            {{sample_array(DType::bool_, {5}, 0, 1, 4)}, {DType::f32}, "bool->f32"},
+            {{sample_array(DType::f32, {5}, 0, 9, 5)}, {DType::u32}, "f32->u32"}};
+  }
+  static std::string params_string(const Params& params) {
+    return "new_dtype=" + std::string(canopy::name(params.new_dtype)) + (params.weak_type ? " weak_type=True" : "");
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(ConvertElementType);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array convert_element_type(const Array& x, DType dtype) {
+  if (x.dtype() == dtype && !x.weak_type()) return x;
+  return bind1<prim::ConvertElementType>({x}, {dtype, false});
+}
+namespace detail {
+Array convert_weak(const Array& x, DType d, bool weak) {
+  if (x.dtype() == d && x.weak_type() == weak) return x;
+  if (x.ndim() == 0 && eager(x)) {  // C++ scalars are promoted on every operator call: skip dispatch
+    Array y = make_concrete({d, {}, weak});
+    kernels::cpu::convert(x.dtype(), d, cdata(x), mutable_data(y), 1);
+    return y;
+  }
+  return bind1<prim::ConvertElementType>({x}, {d, weak});
+}
+}  // namespace detail
+}  // namespace canopy

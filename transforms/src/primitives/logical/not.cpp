@@ -1,0 +1,24 @@
+// Everything canopy knows about the `not` primitive (logical on bool, bitwise on integers).
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Not {
+  static constexpr std::string_view name = "not";
+  struct Params {};
+  static constexpr bool nondifferentiable = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kInt | detail::kBool);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::logical_not, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kInt | detail::kBool, 0, 100);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Not);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array logical_not(const Array& x) { return bind1<prim::Not>({x}); }
+}  // namespace canopy

@@ -1,0 +1,25 @@
+// Everything canopy knows about the `xor` primitive (logical/bitwise xor): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Xor {
+  static constexpr std::string_view name = "xor";
+  struct Params {};
+  static constexpr bool nondifferentiable = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::binary_aval(name, avals, detail::kInt | detail::kBool);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_binary(kernels::cpu::BinaryOp::logical_xor, in, out);
+  }
+  static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kInt | detail::kBool, 0, 100); }
+};
+CANOPY_REGISTER_PRIMITIVE(Xor);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array logical_xor(const Array& x, const Array& y) {
+  auto p = detail::promote({x, y});
+  return bind1<prim::Xor>({p[0], p[1]});
+}
+}  // namespace canopy

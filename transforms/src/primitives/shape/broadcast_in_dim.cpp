@@ -1,0 +1,57 @@
+// Everything canopy knows about `broadcast_in_dim`: rules, kernel (a stride-0 copy), samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct BroadcastInDim {
+  static constexpr std::string_view name = "broadcast_in_dim";
+  struct Params {
+    Shape shape;
+    std::vector<int> broadcast_dimensions;
+  };
+  static constexpr bool linear = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    const Aval& a = avals[0];
+    const auto& bd = params.broadcast_dimensions;
+    if (bd.size() != a.ndim())
+      detail::raise<ShapeError>(name, "broadcast_dimensions", "", detail::concat("has ", bd.size(), " entries but the operand ",
+                                                                                 to_string(a), " has rank ", a.ndim()));
+    for (std::size_t i = 0; i < bd.size(); ++i) {
+      bool ok = bd[i] >= 0 && bd[i] < static_cast<int>(params.shape.size()) && (i == 0 || bd[i] > bd[i - 1]);
+      if (ok) {
+        auto od = params.shape[static_cast<std::size_t>(bd[i])];
+        ok = a.shape[i] == 1 || a.shape[i] == od;
+      }
+      if (!ok)
+        detail::raise<ShapeError>(name, "operand", "dimension " + std::to_string(i),
+                                  detail::concat(to_string(a), " cannot broadcast into ", to_string(params.shape),
+                                                 " at output dimension ", bd[i]),
+                                  "each operand dim must be 1 or equal the target dim, in increasing order");
+    }
+    return {a.dtype, params.shape, a.weak_type};
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    Shape strides;
+    strides.resize(params.shape.size(), 0);
+    Shape in_strides = contiguous_strides(in[0].shape());
+    for (std::size_t i = 0; i < params.broadcast_dimensions.size(); ++i)
+      if (in[0].shape()[i] != 1) strides[static_cast<std::size_t>(params.broadcast_dimensions[i])] = in_strides[i];
+    kernels::cpu::strided_copy(itemsize(in[0].dtype()), detail::cdata(in[0]), strides, params.shape,
+                               detail::mutable_data(out[0]));
+  }
+  static std::vector<Sample<Params>> samples() {
+    using detail::sample_array;
+    return {{{sample_array(DType::f32, {3}, -1, 1, 1)}, {{2, 3}, {1}}, "row"},
+            {{sample_array(DType::f64, {3, 1}, -1, 1, 2)}, {{3, 4}, {0, 1}}, "column"},
+            {{sample_array(DType::i32, {}, -9, 9, 3)}, {{2, 0, 3}, {}}, "scalar into empty"},
+            {{sample_array(DType::bool_, {2}, 0, 1, 4)}, {{2, 5}, {0}}, "bool"}};
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(BroadcastInDim);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array broadcast_in_dim(const Array& x, const Shape& shape, const std::vector<int>& broadcast_dimensions) {
+  if (x.shape() == shape) return x;
+  return bind1<prim::BroadcastInDim>({x}, {shape, broadcast_dimensions});
+}
+}  // namespace canopy

@@ -1,0 +1,59 @@
+// Everything canopy knows about `reshape`: rules, kernel, samples, op (eagerly a zero-copy alias).
+#include <cstring>
+
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Reshape {
+  static constexpr std::string_view name = "reshape";
+  struct Params {
+    Shape new_sizes;
+  };
+  static constexpr bool linear = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    const Aval& a = avals[0];
+    if (shape_size(params.new_sizes) != a.size())
+      detail::raise<ShapeError>(name, "operand", "", detail::concat(to_string(a), " has ", a.size(),
+                                                                    " elements, which cannot be reshaped to ",
+                                                                    to_string(params.new_sizes)));
+    return {a.dtype, params.new_sizes, a.weak_type};
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]),
+                static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
+  }
+  static std::vector<Sample<Params>> samples() {
+    using detail::sample_array;
+    return {{{sample_array(DType::f32, {3, 4}, -1, 1, 1)}, {{2, 6}}, "2-D"},
+            {{sample_array(DType::i32, {6}, -9, 9, 2)}, {{1, 2, 3}}, "add dims"},
+            {{sample_array(DType::f64, {0, 4}, -1, 1, 3)}, {{4, 0}}, "empty"},
+            {{sample_array(DType::f32, {1}, -1, 1, 4)}, {Shape{}}, "to scalar"}};
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Reshape);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array reshape(const Array& x, const Shape& shape) {
+  Shape s = shape;
+  int infer = -1;
+  std::int64_t known = 1;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1 && infer < 0) infer = static_cast<int>(i);
+    else if (s[i] < 0) detail::raise<ShapeError>("reshape", "new shape", to_string(shape), "has a negative dimension");
+    else known *= s[i];
+  }
+  if (infer >= 0) {
+    if (known == 0 || x.size() % known != 0)
+      detail::raise<ShapeError>("reshape", "operand", "", detail::concat(to_string(x.aval()), " cannot be reshaped to ",
+                                                                         to_string(shape)));
+    s[static_cast<std::size_t>(infer)] = x.size() / known;
+  }
+  if (s == x.shape()) return x;
+  if (detail::eager(x)) {  // no data movement: a new handle on the same buffer
+    Aval in = x.aval();
+    return detail::alias(x, prim::Reshape::abstract_eval({&in, 1}, {s}));
+  }
+  return bind1<prim::Reshape>({x}, {s});
+}
+}  // namespace canopy

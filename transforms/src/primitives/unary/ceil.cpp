@@ -1,0 +1,23 @@
+// Everything canopy knows about the `ceil` primitive (round up): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Ceil {
+  static constexpr std::string_view name = "ceil";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::ceil, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat, -3, 3);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Ceil);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array ceil(const Array& x) { return is_floating(x.dtype()) ? bind1<prim::Ceil>({x}) : x; }
+}  // namespace canopy

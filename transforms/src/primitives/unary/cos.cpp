@@ -1,0 +1,23 @@
+// Everything canopy knows about the `cos` primitive (cosine): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Cos {
+  static constexpr std::string_view name = "cos";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::cos, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat, -4, 4);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Cos);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array cos(const Array& x) { return bind1<prim::Cos>({detail::to_float(x)}); }
+}  // namespace canopy

@@ -1,0 +1,23 @@
+// Everything canopy knows about the `erf` primitive (error function): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Erf {
+  static constexpr std::string_view name = "erf";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::erf, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat, -3, 3);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Erf);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array erf(const Array& x) { return bind1<prim::Erf>({detail::to_float(x)}); }
+}  // namespace canopy

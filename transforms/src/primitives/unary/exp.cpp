@@ -1,0 +1,23 @@
+// Everything canopy knows about the `exp` primitive (e^x): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Exp {
+  static constexpr std::string_view name = "exp";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::exp, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat, -3, 3);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Exp);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array exp(const Array& x) { return bind1<prim::Exp>({detail::to_float(x)}); }
+}  // namespace canopy

@@ -1,0 +1,23 @@
+// Everything canopy knows about the `exp2` primitive (2^x): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Exp2 {
+  static constexpr std::string_view name = "exp2";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::exp2, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat, -5, 5);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Exp2);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array exp2(const Array& x) { return bind1<prim::Exp2>({detail::to_float(x)}); }
+}  // namespace canopy

@@ -1,0 +1,23 @@
+// Everything canopy knows about the `expm1` primitive (e^x - 1): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Expm1 {
+  static constexpr std::string_view name = "expm1";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::expm1, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat, -3, 3);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Expm1);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array expm1(const Array& x) { return bind1<prim::Expm1>({detail::to_float(x)}); }
+}  // namespace canopy

@@ -1,0 +1,31 @@
+// Everything canopy knows about the `is_finite` primitive (bool: neither inf nor NaN).
+#include <cmath>
+
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct IsFinite {
+  static constexpr std::string_view name = "is_finite";
+  struct Params {};
+  static constexpr bool nondifferentiable = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat, /*bool_out=*/true);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::is_finite, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    auto s = detail::unary_samples<Params>(detail::kFloat, -3, 3);
+    s.push_back({{array({1.f, INFINITY, -INFINITY, NAN})}, {}, "f32 specials"});
+    return s;
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(IsFinite);
+}  // namespace canopy::prim
+
+namespace canopy {
+// jnp.isfinite on integers and booleans is all true.
+Array is_finite(const Array& x) {
+  return is_floating(x.dtype()) ? bind1<prim::IsFinite>({x}) : full(x.shape(), 1, DType::bool_);
+}
+}  // namespace canopy

@@ -1,0 +1,23 @@
+// Everything canopy knows about the `log1p` primitive (log(1 + x)): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Log1p {
+  static constexpr std::string_view name = "log1p";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::log1p, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat, -0.5, 3);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Log1p);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array log1p(const Array& x) { return bind1<prim::Log1p>({detail::to_float(x)}); }
+}  // namespace canopy

@@ -1,0 +1,23 @@
+// Everything canopy knows about the `logistic` primitive (1 / (1 + e^-x)): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Logistic {
+  static constexpr std::string_view name = "logistic";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::logistic, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat, -5, 5);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Logistic);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array logistic(const Array& x) { return bind1<prim::Logistic>({detail::to_float(x)}); }
+}  // namespace canopy

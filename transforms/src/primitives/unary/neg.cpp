@@ -1,0 +1,24 @@
+// Everything canopy knows about the `neg` primitive (-x): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Neg {
+  static constexpr std::string_view name = "neg";
+  struct Params {};
+  static constexpr bool linear = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat | detail::kInt);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::neg, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat | detail::kInt, -3, 3);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Neg);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array neg(const Array& x) { return bind1<prim::Neg>({x}); }
+}  // namespace canopy

@@ -1,0 +1,36 @@
+// Everything canopy knows about the `round` primitive (lax.round with a RoundingMethod).
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Round {
+  static constexpr std::string_view name = "round";
+  struct Params {
+    RoundingMethod rounding_method = RoundingMethod::away_from_zero;
+  };
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    using kernels::cpu::UnaryOp;
+    detail::eval_unary(params.rounding_method == RoundingMethod::to_nearest_even ? UnaryOp::round_even
+                                                                                  : UnaryOp::round_away,
+                       in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    auto s = detail::unary_samples<Params>(detail::kFloat, -3, 3);
+    auto e = detail::unary_samples<Params>(detail::kFloat, -3, 3, {RoundingMethod::to_nearest_even});
+    s.insert(s.end(), e.begin(), e.end());
+    return s;
+  }
+  static std::string params_string(const Params& params) {
+    return params.rounding_method == RoundingMethod::to_nearest_even ? "rounding_method=1" : "rounding_method=0";
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Round);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array round(const Array& x, RoundingMethod method) {
+  return is_floating(x.dtype()) ? bind1<prim::Round>({x}, {method}) : x;
+}
+}  // namespace canopy

@@ -1,0 +1,23 @@
+// Everything canopy knows about the `rsqrt` primitive (1 / sqrt(x)): rules, kernel, samples, op.
+#include "../common.hpp"
+
+namespace canopy::prim {
+struct Rsqrt {
+  static constexpr std::string_view name = "rsqrt";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::rsqrt, in, out);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat, 0.1, 5);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Rsqrt);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array rsqrt(const Array& x) { return bind1<prim::Rsqrt>({detail::to_float(x)}); }
+}  // namespace canopy
