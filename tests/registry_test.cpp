@@ -22,6 +22,7 @@ TEST_CASE("registry: the primitives are registered once, sorted, findable by nam
 TEST_CASE("registry: every primitive's samples run eagerly and agree with abstract_eval") {
   for (const PrimitiveInfo* p : registered_primitives()) {
     CAPTURE(std::string(p->name));
+    if (p->collective) continue;  // runs only inside a vmap naming its axis: vmap_collectives_test
     REQUIRE(bool(p->abstract_eval));
     REQUIRE(bool(p->cpu_kernel));
     REQUIRE(bool(p->samples));

@@ -36,6 +36,12 @@ class TracerError : public Error {
  public:
   using Error::Error;
 };
+/// A collective (psum, axis_index, ...) naming an axis no enclosing vmap binds.
+class AxisNameError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A primitive without the rule a transformation asked for.
 class UnimplementedRule : public Error {
  public:

@@ -18,6 +18,7 @@
 namespace canopy {
 
 class Array;
+class AtIndexer;  // numpy.hpp
 /// The outputs of a primitive, the inputs of a rule.
 using Arrays = std::vector<Array>;
 
@@ -86,6 +87,11 @@ class Array {
   Array reshape(const Shape& s) const;
   /// Reverses the axes (numpy `.T`).
   Array T() const;
+  /// Functional indexed access along the leading axes, jnp's `x.at[idx]`: `x.at(i).set(v)`,
+  /// `x.at({i, j}).add(v)`, `x.at(2).get()`. AtIndexer is defined in numpy.hpp.
+  AtIndexer at(const Array& index) const;
+  AtIndexer at(std::vector<Array> indices) const;
+  AtIndexer at(std::int64_t index) const;
 
   /// The shared implementation (for traces and kernels).
   const std::shared_ptr<detail::ArrayImpl>& impl() const { return impl_; }
@@ -106,12 +112,18 @@ namespace detail {
 Array array_from_vector_checked(const void* data, DType d, std::size_t n, const Shape& shape);
 }  // namespace detail
 
-/// 1-D array from a braced list; C++ types map as float->f32, double->f64, int->i32, unsigned->u32.
+/// 1-D array from a braced list; C++ types map as float->f32, double->f64, int->i32, unsigned->u32,
+/// bool->bool.
 template <class T>
 Array array(std::initializer_list<T> v) {
-  using U = std::conditional_t<std::is_same_v<T, int>, std::int32_t, std::conditional_t<std::is_same_v<T, unsigned>, std::uint32_t, T>>;
-  std::vector<U> d(v.begin(), v.end());
-  return array_from_data(d.data(), dtype_of<U>(), Shape{static_cast<std::int64_t>(d.size())});
+  if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> has no contiguous data()
+    std::vector<std::uint8_t> d(v.begin(), v.end());
+    return array_from_data(d.data(), DType::bool_, Shape{static_cast<std::int64_t>(d.size())});
+  } else {
+    using U = std::conditional_t<std::is_same_v<T, int>, std::int32_t, std::conditional_t<std::is_same_v<T, unsigned>, std::uint32_t, T>>;
+    std::vector<U> d(v.begin(), v.end());
+    return array_from_data(d.data(), dtype_of<U>(), Shape{static_cast<std::int64_t>(d.size())});
+  }
 }
 /// 2-D array from nested braced lists (rows must have equal length; ShapeError otherwise).
 template <class T>

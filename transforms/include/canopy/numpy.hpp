@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "canopy/array.hpp"
@@ -72,6 +73,31 @@ Array min(const Array& x, I axis, bool keepdims = false) {
   return min(x, Axes{{axis}}, keepdims);
 }
 
+// Statistics: logsumexp (jax.nn / jax.scipy.special), var and std with ddof (jnp).
+/// log(sum(exp(x))) over `axes`, max-shifted so it neither overflows nor underflows; all -inf
+/// (or an empty reduction) gives -inf. Integers promote to f32.
+Array logsumexp(const Array& x, const Axes& axes = std::nullopt, bool keepdims = false);
+/// One axis. Exactly `int`, as for sum.
+template <std::same_as<int> I>
+Array logsumexp(const Array& x, I axis, bool keepdims = false) {
+  return logsumexp(x, Axes{{axis}}, keepdims);
+}
+/// Variance: mean of squared deviations from the mean, divided by (count - ddof) clamped at 0
+/// as numpy does (so count <= ddof gives inf or NaN). Integers promote to f32.
+Array var(const Array& x, const Axes& axes = std::nullopt, int ddof = 0, bool keepdims = false);
+/// One axis. Exactly `int`, so that `var(x, 0.0)` cannot silently mean "axis 0".
+template <std::same_as<int> I>
+Array var(const Array& x, I axis, int ddof = 0, bool keepdims = false) {
+  return var(x, Axes{{axis}}, ddof, keepdims);
+}
+/// Standard deviation: sqrt(var(x, axes, ddof, keepdims)) (jnp.std).
+Array std(const Array& x, const Axes& axes = std::nullopt, int ddof = 0, bool keepdims = false);
+/// One axis. Exactly `int`.
+template <std::same_as<int> I>
+Array std(const Array& x, I axis, int ddof = 0, bool keepdims = false) {
+  return std(x, Axes{{axis}}, ddof, keepdims);
+}
+
 // Linear algebra.
 /// jnp.matmul: 1-D operands promoted to matrices, leading dims broadcast as a batch.
 Array matmul(const Array& a, const Array& b);
@@ -127,5 +153,100 @@ inline Array square(const Array& x) { return mul(x, x); }
 /// 1 / x (integers promote to float).
 Array reciprocal(const Array& x);
 inline Array isfinite(const Array& x) { return is_finite(x); }
+
+// Indexing, joining, splitting and padding (jax.numpy names; one_hot is jax.nn.one_hot).
+/// jnp.take: x's elements at `indices` along `axis` (flattened x when nullopt); the result has shape
+/// x.shape[:axis] + indices.shape + x.shape[axis+1:]. As in JAX, mode fill_or_drop ("fill", the
+/// default) counts negative indices in [-n, 0) from the end and reads `fill_value` (default NaN,
+/// lowest signed, highest unsigned, true) for the others out of range; clip clamps to [0, n-1]
+/// without wrapping negatives. Indices must be integers (TypeError).
+Array take(const Array& x, const Array& indices, std::optional<int> axis = std::nullopt,
+           GatherScatterMode mode = GatherScatterMode::fill_or_drop, std::optional<double> fill_value = std::nullopt);
+/// jnp.take_along_axis: indices has x's rank and broadcasts against it outside `axis` (default -1;
+/// nullopt flattens x and needs 1-D indices). Negative indices count from the end in every mode but
+/// promise_in_bounds; out-of-range ones fill (default) or clamp (clip), as in JAX.
+Array take_along_axis(const Array& x, const Array& indices, std::optional<int> axis = -1,
+                      GatherScatterMode mode = GatherScatterMode::fill_or_drop,
+                      std::optional<double> fill_value = std::nullopt);
+/// jax.nn.one_hot: x[..., None] == arange(num_classes) as `dtype`, the class axis at `axis` of the
+/// result; an index outside [0, num_classes) gives an all-zero row.
+Array one_hot(const Array& x, std::int64_t num_classes, DType dtype = DType::f32, int axis = -1);
+
+/// What `x.at(indices)` returns (jnp's `x.at[i0, i1, ...]`): integer index arrays (or ints) for the
+/// leading axes, broadcast together; negative indices count from the end. Nothing is mutated.
+class AtIndexer {
+ public:
+  AtIndexer(Array x, std::vector<Array> indices) : x_(std::move(x)), indices_(std::move(indices)) {}
+  /// x[indices]; by default (promise_in_bounds) out-of-range indices clamp, as JAX's get() does.
+  Array get(GatherScatterMode mode = GatherScatterMode::promise_in_bounds,
+            std::optional<double> fill_value = std::nullopt) const;
+  /// x with x[indices] = values (broadcast, cast to x's dtype); out-of-range updates are dropped by
+  /// default; with duplicate indices the last update wins.
+  Array set(const Array& values, GatherScatterMode mode = GatherScatterMode::fill_or_drop) const;
+  /// x with values added at x[indices]; duplicates accumulate (scatter-add).
+  Array add(const Array& values, GatherScatterMode mode = GatherScatterMode::fill_or_drop) const;
+  template <class S>
+    requires std::is_arithmetic_v<S>
+  Array set(S v, GatherScatterMode mode = GatherScatterMode::fill_or_drop) const {
+    return set(detail::weak_scalar_of(v), mode);
+  }
+  template <class S>
+    requires std::is_arithmetic_v<S>
+  Array add(S v, GatherScatterMode mode = GatherScatterMode::fill_or_drop) const {
+    return add(detail::weak_scalar_of(v), mode);
+  }
+
+ private:
+  Array x_;
+  std::vector<Array> indices_;
+};
+
+/// jnp.stack: the arrays (all of one shape) joined along a new axis.
+Array stack(const std::vector<Array>& xs, int axis = 0);
+/// jnp.split into `sections` equal pieces along `axis` (ShapeError unless it divides evenly).
+/// A template so that a braced list `split(x, {3})` means split points, as in numpy.
+template <std::integral I>
+std::vector<Array> split(const Array& x, I sections, int axis = 0);
+/// jnp.split at the given points along `axis` (numpy slicing: negative points count from the end,
+/// points past the end clamp, a point before its predecessor gives an empty piece).
+std::vector<Array> split(const Array& x, const std::vector<std::int64_t>& indices, int axis = 0);
+namespace detail {
+std::vector<Array> split_sections(const Array& x, std::int64_t sections, int axis);
+}
+template <std::integral I>
+std::vector<Array> split(const Array& x, I sections, int axis) {
+  return detail::split_sections(x, static_cast<std::int64_t>(sections), axis);
+}
+/// jnp.pad in "constant" mode: pad_width[d] = (before, after) elements of `constant_values` (a
+/// single pair applies to every axis); negative widths are ShapeErrors (lax.pad allows them).
+Array pad(const Array& x, const std::vector<std::pair<std::int64_t, std::int64_t>>& pad_width,
+          double constant_values = 0);
+/// jnp.pad with the same width before and after every axis.
+template <std::integral I>
+Array pad(const Array& x, I pad_width, double constant_values = 0) {
+  auto w = static_cast<std::int64_t>(pad_width);
+  return pad(x, std::vector<std::pair<std::int64_t, std::int64_t>>{{w, w}}, constant_values);
+}
+
+// Products, arg-extrema, sorting and shifts (jax.numpy names).
+/// jnp.prod: bool promotes to i32 (integers wrap).
+Array prod(const Array& x, const Axes& axes = std::nullopt, bool keepdims = false);
+/// One axis. Exactly `int`, so that `prod(x, 0.0)` cannot silently mean "axis 0".
+template <std::same_as<int> I>
+Array prod(const Array& x, I axis, bool keepdims = false) {
+  return prod(x, Axes{{axis}}, keepdims);
+}
+/// jnp.argmax: i32 indices over `axis` (all elements flattened when nullopt); ShapeError if empty.
+Array argmax(const Array& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
+/// jnp.argmin: as argmax, for the smallest element.
+Array argmin(const Array& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
+/// jnp.sort along `axis` (flattened when nullopt); stable, NaNs last.
+Array sort(const Array& x, std::optional<int> axis = -1);
+/// jnp.argsort: i32 indices that sort x along `axis` (flattened when nullopt); stable.
+Array argsort(const Array& x, std::optional<int> axis = -1);
+/// jnp.left_shift.
+inline Array left_shift(const Array& x, const Array& y) { return shift_left(x, y); }
+/// jnp.right_shift: arithmetic on signed integers, logical on unsigned ones.
+Array right_shift(const Array& x, const Array& y);
 
 }  // namespace canopy

@@ -2,6 +2,10 @@
 // jax.numpy semantics: operands are promoted (weak C++ scalars defer) and broadcast.
 #pragma once
 
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "canopy/array.hpp"
@@ -81,7 +85,146 @@ Array reduce_max(const Array& x, const std::vector<int>& axes);
 /// Minimum over `axes`.
 Array reduce_min(const Array& x, const std::vector<int>& axes);
 
+/// The identity, with a zero derivative: gradients do not flow through it (lax.stop_gradient).
+Array stop_gradient(const Array& x);
+
+// Collectives over the axis of an enclosing vmap(..., axis_name(name)); AxisNameError elsewhere.
+/// Sum over the lanes (every lane gets the total).
+Array psum(const Array& x, const std::string& axis_name);
+/// Mean over the lanes.
+Array pmean(const Array& x, const std::string& axis_name);
+/// Maximum over the lanes.
+Array pmax(const Array& x, const std::string& axis_name);
+/// Minimum over the lanes.
+Array pmin(const Array& x, const std::string& axis_name);
+/// Every lane's x, stacked along a new leading axis (each lane gets the whole stack).
+Array all_gather(const Array& x, const std::string& axis_name);
+/// This lane's index along the axis (i32 scalar).
+Array axis_index(const std::string& axis_name);
+
 /// Index along `dimension` of an array of `shape`.
 Array iota(DType dtype, const Shape& shape, int dimension = 0);
+
+// Slicing, indexing, concatenation and padding (jax.lax). Start indices that leave the operand are
+// clamped (dynamic_*), clamped or filled/dropped (gather/scatter, per GatherScatterMode); static
+// bounds that do not fit are ShapeErrors.
+/// lax.slice: elements start[d], start[d] + strides[d], ... below limit[d] (strides default to 1).
+Array slice(const Array& x, const std::vector<std::int64_t>& start_indices, const std::vector<std::int64_t>& limit_indices,
+            const std::vector<std::int64_t>& strides = {});
+/// lax.dynamic_slice: a `slice_sizes` window at runtime starts (one integer scalar per dim). Negative
+/// starts count from the end; then, as in JAX, each start is clamped to [0, dim - size] so the window fits.
+Array dynamic_slice(const Array& x, const std::vector<Array>& start_indices, const std::vector<std::int64_t>& slice_sizes);
+/// dynamic_slice with static starts (same negative-index and clamping rules).
+Array dynamic_slice(const Array& x, const std::vector<std::int64_t>& start_indices,
+                    const std::vector<std::int64_t>& slice_sizes);
+/// lax.dynamic_update_slice: x with `update` written at the starts (normalised and clamped as dynamic_slice).
+Array dynamic_update_slice(const Array& x, const Array& update, const std::vector<Array>& start_indices);
+/// dynamic_update_slice with static starts.
+Array dynamic_update_slice(const Array& x, const Array& update, const std::vector<std::int64_t>& start_indices);
+
+/// lax.GatherScatterMode: what a window whose start index leaves the operand does.
+enum class GatherScatterMode {
+  clip,               ///< starts are clamped so the whole window is in bounds
+  fill_or_drop,       ///< gather: the window reads the fill value; scatter: the update is dropped (JAX's default)
+  promise_in_bounds,  ///< caller promises in-bounds; gathers then clamp and scatters drop, as on XLA
+};
+/// lax.GatherDimensionNumbers without batching dims; the last dim of start_indices is the index vector.
+struct GatherDimensionNumbers {
+  std::vector<int> offset_dims;           ///< output dims holding the window's non-collapsed dims, sorted
+  std::vector<int> collapsed_slice_dims;  ///< operand dims of window size 1 left out of the output, sorted
+  std::vector<int> start_index_map;       ///< the operand dim each index-vector entry starts
+};
+/// lax.gather. Output = batch dims of start_indices interleaved with the window dims at offset_dims.
+/// fill_value defaults to JAX's: NaN (floats), the lowest (signed) or highest (unsigned) integer, true.
+Array gather(const Array& operand, const Array& start_indices, const GatherDimensionNumbers& dimension_numbers,
+             const Shape& slice_sizes, GatherScatterMode mode = GatherScatterMode::fill_or_drop,
+             std::optional<double> fill_value = std::nullopt);
+/// lax.ScatterDimensionNumbers without batching dims; the last dim of scatter_indices is the index vector.
+struct ScatterDimensionNumbers {
+  std::vector<int> update_window_dims;            ///< updates dims that form the window, sorted
+  std::vector<int> inserted_window_dims;          ///< operand dims of window size 1 absent from updates, sorted
+  std::vector<int> scatter_dims_to_operand_dims;  ///< the operand dim each index-vector entry starts
+};
+/// lax.scatter: operand with each update window written at its start (duplicates: the last one wins).
+Array scatter(const Array& operand, const Array& scatter_indices, const Array& updates,
+              const ScatterDimensionNumbers& dimension_numbers, GatherScatterMode mode = GatherScatterMode::fill_or_drop);
+/// lax.scatter_add: operand with each update window added at its start (duplicates accumulate).
+Array scatter_add(const Array& operand, const Array& scatter_indices, const Array& updates,
+                  const ScatterDimensionNumbers& dimension_numbers,
+                  GatherScatterMode mode = GatherScatterMode::fill_or_drop);
+
+/// jnp.concatenate / lax.concatenate: joins along `axis` (negative counts from the end); dtypes promote.
+Array concatenate(const std::vector<Array>& xs, int axis = 0);
+/// One dim of lax.pad's padding_config; negative low/high remove elements.
+struct PadConfig {
+  std::int64_t low = 0, high = 0, interior = 0;
+};
+/// lax.pad: `low` and `high` elements of padding_value at each end, `interior` between neighbours.
+Array pad(const Array& x, const Array& padding_value, const std::vector<PadConfig>& padding_config);
+
+// Convolution and windowed reductions (jax.lax), for canopy::nn's conv and pooling layers.
+/// lax padding: "SAME", "SAME_LOWER" or "VALID" (any case), or explicit (low, high) pairs, one per
+/// spatial dimension (conv) or per operand dimension (reduce_window).
+struct Padding {
+  Padding(const char* mode) : mode(mode) {}   // NOLINT: implicit, so "SAME" reads as in JAX
+  Padding(std::string mode) : mode(std::move(mode)) {}  // NOLINT
+  Padding(std::vector<std::pair<std::int64_t, std::int64_t>> pairs) : pairs(std::move(pairs)) {}  // NOLINT
+  /// Braced pairs: `{{1, 1}, {0, 2}}`.
+  Padding(std::initializer_list<std::pair<std::int64_t, std::int64_t>> pairs) : pairs(pairs) {}
+  std::string mode;  ///< empty when `pairs` holds the padding
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+};
+/// lax.conv_general_dilated's dimension_numbers in JAX's string form: lhs "NHWC" (N batch, C
+/// features), rhs "HWIO" (O output, I input features), out "NHWC"; any other letters are spatial
+/// and must be the same in all three. Empty strings mean lax's default "NC..", "OI..", "NC..".
+struct ConvDimensionNumbers {
+  std::string lhs, rhs, out;
+};
+/// lax.conv_general_dilated: `feature_group_count` groups (lhs features = groups * rhs I, rhs O a
+/// multiple of groups); dilations default to 1. Float dtypes (TypeError otherwise); f32 runs on
+/// oneDNN, f64/bf16, lhs_dilation > 1 (transposed convolution) and negative padding on plain loops.
+/// Unlike lax, a window larger than the padded input is a ShapeError rather than an empty output.
+Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector<std::int64_t>& window_strides,
+                           const Padding& padding, const std::vector<std::int64_t>& lhs_dilation = {},
+                           const std::vector<std::int64_t>& rhs_dilation = {},
+                           const ConvDimensionNumbers& dimension_numbers = {}, std::int64_t feature_group_count = 1);
+/// lax.reduce_window with lax.max: windows of `window_dimensions` (one per operand dim) stepped by
+/// `window_strides`; padding counts as -inf (the lowest integer). Dilations default to 1. A window
+/// larger than the padded operand is a ShapeError. f32 channels-last/first pooling runs on oneDNN.
+Array reduce_window_max(const Array& x, const std::vector<std::int64_t>& window_dimensions,
+                        const std::vector<std::int64_t>& window_strides, const Padding& padding,
+                        const std::vector<std::int64_t>& base_dilation = {},
+                        const std::vector<std::int64_t>& window_dilation = {});
+/// lax.reduce_window with lax.add (padding counts as 0); same geometry as reduce_window_max.
+Array reduce_window_sum(const Array& x, const std::vector<std::int64_t>& window_dimensions,
+                        const std::vector<std::int64_t>& window_strides, const Padding& padding,
+                        const std::vector<std::int64_t>& base_dilation = {},
+                        const std::vector<std::int64_t>& window_dilation = {});
+
+// Special functions, shifts, products, arg-extrema and sorting (issue 3 ops the PRNG needs).
+/// Inverse error function on (-1, 1); +-inf at +-1, NaN outside. Giles' polynomials evaluated as
+/// XLA does: <= 4 ulp for |x| < 0.99, relative error up to ~6e-6 (f32) closer to +-1.
+Array erf_inv(const Array& x);
+/// The float next to x in the direction of y (bit-level, so denormals included).
+Array nextafter(const Array& x, const Array& y);
+/// x << y on integers; shift amounts outside [0, 32) give 0. TypeError on floats and bool.
+Array shift_left(const Array& x, const Array& y);
+/// x >> y filling with zeros (on the bits, also for i32); amounts outside [0, 32) give 0.
+Array shift_right_logical(const Array& x, const Array& y);
+/// x >> y copying the top bit (also for u32, as XLA); amounts outside [0, 32) fill with it.
+Array shift_right_arithmetic(const Array& x, const Array& y);
+/// Product over `axes` (integers wrap).
+Array reduce_prod(const Array& x, const std::vector<int>& axes);
+/// lax.argmax: index of the largest element along `axis` (first on ties; the first NaN wins).
+Array argmax(const Array& x, int axis, DType index_dtype);
+/// lax.argmin: index of the smallest element along `axis` (first on ties; the first NaN wins).
+Array argmin(const Array& x, int axis, DType index_dtype);
+/// lax.sort: operands of one shape sorted along `dimension` by the first `num_keys` of them
+/// (lexicographically); floats order -inf < ... < -0.0 == 0.0 < ... < inf < NaN. Always stable.
+std::vector<Array> sort(const std::vector<Array>& operands, int dimension = -1, bool is_stable = true, int num_keys = 1);
+/// lax.sort_key_val: (keys sorted, values in the keys' order).
+std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int dimension = -1, bool is_stable = true);
+/// jax.extend.random.threefry_2x32 on u32 word arrays (broadcast together): the two output words.
+std::pair<Array, Array> threefry2x32(const Array& k0, const Array& k1, const Array& x0, const Array& x1);
 
 }  // namespace canopy

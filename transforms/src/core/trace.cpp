@@ -3,6 +3,7 @@
 #include "canopy/core/trace.hpp"
 
 #include "array_impl.hpp"
+#include "canopy/core/custom.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
 
@@ -45,15 +46,33 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
   return res;
 }
 
+Arrays Trace::process_custom(const detail::CustomRule& rule, std::span<const Array> in) {
+  return rule.fun(Arrays(in.begin(), in.end()));
+}
+
 namespace detail {
 
-Arrays bind(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
+/// The innermost trace among the inputs' tracers and the current trace (escaped tracers raise).
+Trace* top_trace(std::string_view api, std::span<const Array> in) {
   Trace* top = current_trace();
   for (const Array& x : in) {
-    if (!x.valid()) raise<TypeError>(p.name, "input", "", "is an empty Array handle");
-    if (TracerImpl* t = x.tracer(); t && t->trace()->level() > top->level()) top = t->trace();
+    if (!x.valid()) raise<TypeError>(api, "input", "", "is an empty Array handle");
+    TracerImpl* t = x.tracer();
+    if (!t) continue;
+    if (!t->trace()->active())
+      raise<TracerError>(api, "input", "argument " + std::to_string(&x - in.data()),
+                         "is a tracer of a transformation that has already returned",
+                         "a traced value escaped (stored in a global or captured by reference); pass it out "
+                         "as a return value instead");
+    if (t->trace()->level() > top->level()) top = t->trace();
   }
-  return top->process(p, in, params);
+  return top;
+}
+
+Arrays bind_custom(const CustomRule& rule, std::span<const Array> in) { return top_trace(rule.name, in)->process_custom(rule, in); }
+
+Arrays bind(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
+  return top_trace(p.name, in)->process(p, in, params);
 }
 
 }  // namespace detail

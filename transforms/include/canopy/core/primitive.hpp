@@ -2,6 +2,7 @@
 // bind(), which hands an application to the innermost trace. Included by primitive .cpp files.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,6 +44,15 @@ using TransposeFn = Arrays (*)(std::span<const Array> cotangent, std::span<const
 using BatchFn = std::pair<Arrays, std::vector<int>> (*)(std::span<const Array> primals, std::span<const int> bdims,
                                                         const ParamsRef& params);
 
+/// The params of every collective primitive (psum, pmax, all_gather, axis_index...).
+struct CollectiveParams {
+  std::string axis_name;
+};
+/// A collective over the mapped axis of the vmap that binds its axis name: batched inputs and
+/// their batch dims (-1: unbatched) and the axis size in, outputs and their batch dims out.
+using CollectiveFn = std::pair<Arrays, std::vector<int>> (*)(std::span<const Array> x, std::span<const int> bdims,
+                                                             std::int64_t axis_size, const ParamsRef& params);
+
 /// One input set a generic test runs the primitive on.
 template <class Params>
 struct Sample {
@@ -72,8 +82,12 @@ struct PrimitiveInfo {
   BatchFn batch = nullptr;
   bool linear = false;             ///< jvp is the primitive itself; needs transpose
   bool nondifferentiable = false;  ///< integer/boolean outputs: zero tangents, no jvp needed
+  /// Set for collectives (Params = CollectiveParams): what vmap does on the axis they name.
+  CollectiveFn collective = nullptr;
   std::vector<ErasedSample> (*samples)() = nullptr;
   std::string (*params_to_string)(const ParamsRef& params) = nullptr;
+  /// An owned copy of the params, for traces that record applications (linearize, jit).
+  std::shared_ptr<const void> (*clone_params)(const ParamsRef& params) = nullptr;
 };
 
 namespace detail {
@@ -114,12 +128,19 @@ PrimitiveInfo make_info() {
       return P::batch(primals, bdims, params.get<Params>());
     };
   if constexpr (requires { bool{P::linear}; }) i.linear = P::linear;
+  if constexpr (requires { &P::collective; })
+    i.collective = [](std::span<const Array> x, std::span<const int> bdims, std::int64_t n, const ParamsRef& params) {
+      return P::collective(x, bdims, n, params.get<Params>());
+    };
   if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
   i.samples = []() {
     std::vector<ErasedSample> out;
     for (auto& s : P::samples())
       out.push_back({std::move(s.inputs), std::make_shared<Params>(s.params), &typeid(Params), std::move(s.note)});
     return out;
+  };
+  i.clone_params = [](const ParamsRef& params) -> std::shared_ptr<const void> {
+    return std::make_shared<Params>(params.get<Params>());
   };
   if constexpr (requires(const Params& p) { P::params_string(p); })
     i.params_to_string = [](const ParamsRef& params) { return P::params_string(params.get<Params>()); };

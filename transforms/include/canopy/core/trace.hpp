@@ -13,6 +13,8 @@ struct ParamsRef;
 class Trace;
 
 namespace detail {
+struct CustomRule;
+
 /// What a transformation stores in an Array instead of a buffer (JvpTracer, BatchTracer, ...).
 /// The next issue derives from it; an Array holding one reports is_tracer() == true.
 class TracerImpl {
@@ -34,14 +36,23 @@ class Trace {
 
   /// Applies primitive `p` to `in` (some of which may be this trace's tracers) with `params`.
   virtual Arrays process(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) = 0;
+  /// Applies a function with custom derivative rules; by default it is just called (its own
+  /// primitives then reach this trace one by one). Differentiation and batching override it.
+  virtual Arrays process_custom(const detail::CustomRule& rule, std::span<const Array> in);
   /// The trace below this one; rules run there (TraceGuard below(parent())).
   Trace* parent() const { return parent_; }
   /// 0 for the eval trace, +1 per nested transformation.
   int level() const { return level_; }
+  /// False once the transformation that made this trace has returned: a tracer of an ended
+  /// trace has escaped (stored in a global, captured by reference), and using it is an error.
+  bool active() const { return active_; }
+  /// Called by the transformation when it returns.
+  void end() { active_ = false; }
 
  private:
   Trace* parent_;
   int level_;
+  bool active_ = true;
 };
 
 /// The bottom of every stack: concrete inputs in, concrete outputs out, via the device kernels.

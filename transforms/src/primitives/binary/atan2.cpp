@@ -1,5 +1,5 @@
 // Everything canopy knows about the `atan2` primitive (atan(x / y) with quadrant): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Atan2 {
@@ -10,6 +10,16 @@ struct Atan2 {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::atan2, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    Array y = atan2(x[0], x[1]);
+    Array denom = x[0] * x[0] + x[1] * x[1];
+    Array t0 = t[0].valid() ? t[0] * x[1] / denom : Array();
+    Array t1 = t[1].valid() ? -(t[1] * x[0] / denom) : Array();
+    return {{y}, {detail::add_tangents(t0, t1)}};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Atan2>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kFloat, -3, 3); }
 };

@@ -1,5 +1,5 @@
 // Everything canopy knows about the `div` primitive (x / y, integers toward zero): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Div {
@@ -10,6 +10,22 @@ struct Div {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::div, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    Array y = div(x[0], x[1]);
+    Array t0 = t[0].valid() ? div(t[0], x[1]) : Array();
+    Array t1 = t[1].valid() ? -div(t[1] * y, x[1]) : Array();
+    return {{y}, {detail::add_tangents(t0, t1)}};
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params&) {
+    // Linear in the numerator only.
+    if (!primals[1].valid())
+      detail::raise<UnimplementedRule>(name, "transpose", "", "the divisor is not linear");
+    return {detail::unbroadcast(div(ct[0], primals[1]), avals[0]), Array()};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Div>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kFloat | detail::kInt, 1, 4); }
 };

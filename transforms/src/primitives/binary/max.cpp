@@ -1,5 +1,5 @@
 // Everything canopy knows about the `max` primitive (elementwise maximum): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Max {
@@ -10,6 +10,18 @@ struct Max {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::max, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    // Where x == y the derivative is split evenly between the two (jax's balanced rule).
+    Array y = max(x[0], x[1]);
+    DType d = y.dtype();
+    Array w0 = (x[0] > x[1]).astype(d) + (x[0] == x[1]).astype(d) * 0.5;
+    Array t0 = t[0].valid() ? t[0] * w0 : Array();
+    Array t1 = t[1].valid() ? t[1] * (1.0 - w0) : Array();
+    return {{y}, {detail::add_tangents(t0, t1)}};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Max>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kAll, -3, 3); }
 };

@@ -1,5 +1,5 @@
 // Everything canopy knows about the `mul` primitive (x * y): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Mul {
@@ -10,6 +10,25 @@ struct Mul {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::mul, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    Array y = x[0] * x[1];
+    Array t0 = t[0].valid() ? t[0] * x[1] : Array();
+    Array t1 = t[1].valid() ? x[0] * t[1] : Array();
+    return {{y}, {detail::add_tangents(t0, t1)}};
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params&) {
+    // Bilinear: transposable in whichever operand is the linear one (the other is known).
+    if (primals[0].valid() == primals[1].valid())
+      detail::raise<UnimplementedRule>(name, "transpose", "", "needs exactly one known operand");
+    int i = primals[0].valid() ? 1 : 0;
+    Arrays res(2);
+    res[static_cast<std::size_t>(i)] = detail::unbroadcast(ct[0] * primals[static_cast<std::size_t>(1 - i)], avals[static_cast<std::size_t>(i)]);
+    return res;
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Mul>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kFloat | detail::kInt, -3, 3); }
 };

@@ -1,5 +1,5 @@
 // Everything canopy knows about the `pow` primitive (x ** y): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Pow {
@@ -10,6 +10,16 @@ struct Pow {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::pow, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    Array y = pow(x[0], x[1]);
+    Array t0 = t[0].valid() ? t[0] * x[1] * pow(x[0], x[1] - 1.0) : Array();
+    // d/dy x^y = x^y log x, taken as 0 at x == 0 (as jax does) instead of 0 * -inf.
+    Array t1 = t[1].valid() ? t[1] * y * log(where(x[0] == 0.0, 1.0, x[0])) : Array();
+    return {{y}, {detail::add_tangents(t0, t1)}};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Pow>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kFloat | detail::kInt, 0.5, 3); }
 };

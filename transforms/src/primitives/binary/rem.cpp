@@ -1,5 +1,5 @@
 // Everything canopy knows about the `rem` primitive (remainder with the sign of x): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Rem {
@@ -10,6 +10,17 @@ struct Rem {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::rem, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    // x - y * trunc(x / y): d/dx = 1, d/dy = -trunc(x / y).
+    Array y = rem(x[0], x[1]);
+    Array t0 = t[0].valid() ? broadcast_to(t[0], y.shape()) : Array();
+    Array q = div(x[0], x[1]);
+    Array t1 = t[1].valid() ? -(t[1] * sign(q) * floor(abs(q))) : Array();
+    return {{y}, {detail::add_tangents(t0, t1)}};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Rem>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kFloat | detail::kInt, 1, 5); }
 };

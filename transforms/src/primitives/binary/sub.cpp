@@ -1,5 +1,5 @@
 // Everything canopy knows about the `sub` primitive (x - y): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Sub {
@@ -11,6 +11,14 @@ struct Sub {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::sub, in, out);
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params&) {
+    return {primals[0].valid() ? Array() : detail::unbroadcast(ct[0], avals[0]),
+            primals[1].valid() ? Array() : detail::unbroadcast(-ct[0], avals[1])};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Sub>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kFloat | detail::kInt, -3, 3); }
 };

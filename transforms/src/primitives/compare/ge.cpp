@@ -1,5 +1,5 @@
 // Everything canopy knows about the `ge` primitive (x >= y): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Ge {
@@ -11,6 +11,9 @@ struct Ge {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::ge, in, out);
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Ge>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kAll, -2, 2); }
 };

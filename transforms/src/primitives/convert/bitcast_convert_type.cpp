@@ -1,7 +1,7 @@
 // Everything canopy knows about `bitcast_convert_type` (reinterpret bits; u32 <-> f32 for the PRNG).
 #include <cstring>
 
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct BitcastConvertType {
@@ -20,6 +20,9 @@ struct BitcastConvertType {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]),
                 static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<BitcastConvertType>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

@@ -1,5 +1,5 @@
 // Everything canopy knows about `convert_element_type` (astype): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct ConvertElementType {
@@ -15,6 +15,15 @@ struct ConvertElementType {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     kernels::cpu::convert(in[0].dtype(), params.new_dtype, detail::cdata(in[0]), detail::mutable_data(out[0]),
                           in[0].size());
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params&) {
+    (void)primals;
+    if (!is_floating(avals[0].dtype)) return {Array()};  // integer inputs carry no cotangent
+    return {convert_element_type(ct[0], avals[0].dtype)};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<ConvertElementType>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 namespace {
@@ -42,6 +42,42 @@ void check_dims(const Aval& a, const std::vector<int>& d, const char* what) {
                                 detail::concat("are not distinct axes of ", to_string(a)));
     seen[static_cast<std::size_t>(x)] = true;
   }
+}
+
+
+/// The cotangent of dot_general's lhs x given the output cotangent g and the known rhs y
+/// (jax's _dot_general_transpose_lhs; `swap` when the roles were exchanged for the rhs).
+Array transpose_lhs(const Array& g, const Aval& x, const Array& y, const DotDimensionNumbers& dn, bool swap) {
+  auto remaining = [](std::size_t rank, const std::vector<int>& a, const std::vector<int>& b) {
+    std::vector<int> r;
+    for (int i = 0; i < static_cast<int>(rank); ++i)
+      if (std::find(a.begin(), a.end(), i) == a.end() && std::find(b.begin(), b.end(), i) == b.end()) r.push_back(i);
+    return r;
+  };
+  auto iota_from = [](int start, std::size_t n) {
+    std::vector<int> r(n);
+    for (std::size_t i = 0; i < n; ++i) r[i] = start + static_cast<int>(i);
+    return r;
+  };
+  std::vector<int> x_kept = remaining(x.ndim(), dn.lhs_contracting, dn.lhs_batch);
+  std::vector<int> y_kept = remaining(y.ndim(), dn.rhs_contracting, dn.rhs_batch);
+  int nb = static_cast<int>(dn.lhs_batch.size());
+  // Output dims of the forward product: (batch, x kept, y kept), or (batch, y kept, x kept) if swapped.
+  std::vector<int> ans_batch = iota_from(0, dn.lhs_batch.size());
+  std::vector<int> ans_y = swap ? iota_from(nb, y_kept.size())
+                                : iota_from(nb + static_cast<int>(x_kept.size()), y_kept.size());
+  DotDimensionNumbers dims{ans_y, y_kept, ans_batch, dn.rhs_batch};
+  // x's contracting dims, ordered as y's matching dims come out of the product above.
+  std::vector<std::size_t> order(dn.rhs_contracting.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return dn.rhs_contracting[a] < dn.rhs_contracting[b]; });
+  std::vector<int> produced = dn.lhs_batch;
+  produced.insert(produced.end(), x_kept.begin(), x_kept.end());
+  for (std::size_t i : order) produced.push_back(dn.lhs_contracting[i]);
+  std::vector<int> out_axes(produced.size());  // argsort of `produced`
+  for (std::size_t i = 0; i < out_axes.size(); ++i) out_axes[i] = static_cast<int>(i);
+  std::sort(out_axes.begin(), out_axes.end(), [&](int a, int b) { return produced[static_cast<std::size_t>(a)] < produced[static_cast<std::size_t>(b)]; });
+  return transpose(dot_general(g, y, dims), out_axes);
 }
 
 }  // namespace
@@ -96,6 +132,43 @@ struct DotGeneral {
       return;
     }
     kernels::cpu::matmul(l.dtype(), detail::cdata(lt), detail::cdata(rt), detail::mutable_data(out[0]), batch, m, k, n);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
+    Array y = dot_general(x[0], x[1], params);
+    Array t0 = t[0].valid() ? dot_general(t[0], x[1], params) : Array();
+    Array t1 = t[1].valid() ? dot_general(x[0], t[1], params) : Array();
+    return {{y}, {detail::add_tangents(t0, t1)}};
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& params) {
+    // Bilinear: transposable in whichever operand is the linear one (the other is known).
+    if (primals[0].valid() == primals[1].valid())
+      detail::raise<UnimplementedRule>(name, "transpose", "", "needs exactly one known operand");
+    if (!primals[0].valid()) return {transpose_lhs(ct[0], avals[0], primals[1], params, false), Array()};
+    DotDimensionNumbers swapped{params.rhs_contracting, params.lhs_contracting, params.rhs_batch, params.lhs_batch};
+    return {Array(), transpose_lhs(ct[0], avals[1], primals[0], swapped, true)};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    // Batch axes go first; batched on both sides they become a new leading batch dimension,
+    // on one side a leading free dimension of that side.
+    auto shift = [](const std::vector<int>& d) {
+      std::vector<int> r;
+      for (int v : d) r.push_back(v + 1);
+      return r;
+    };
+    Array l = detail::batch_to_front(x[0], bdims[0]), r = detail::batch_to_front(x[1], bdims[1]);
+    DotDimensionNumbers dn = params;
+    if (bdims[0] >= 0) dn.lhs_contracting = shift(dn.lhs_contracting), dn.lhs_batch = shift(dn.lhs_batch);
+    if (bdims[1] >= 0) dn.rhs_contracting = shift(dn.rhs_contracting), dn.rhs_batch = shift(dn.rhs_batch);
+    int nb = static_cast<int>(params.lhs_batch.size());
+    if (bdims[0] >= 0 && bdims[1] >= 0) {
+      dn.lhs_batch.insert(dn.lhs_batch.begin(), 0);
+      dn.rhs_batch.insert(dn.rhs_batch.begin(), 0);
+      return {{dot_general(l, r, dn)}, {0}};
+    }
+    if (bdims[0] >= 0) return {{dot_general(l, r, dn)}, {nb}};
+    int lhs_free = static_cast<int>(x[0].ndim() - params.lhs_batch.size() - params.lhs_contracting.size());
+    return {{dot_general(l, r, dn)}, {nb + lhs_free}};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

@@ -1,5 +1,5 @@
 // Everything canopy knows about the `not` primitive (logical on bool, bitwise on integers).
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Not {
@@ -11,6 +11,9 @@ struct Not {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::logical_not, in, out);
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Not>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     return detail::unary_samples<Params>(detail::kInt | detail::kBool, 0, 100);

@@ -1,5 +1,5 @@
 // Everything canopy knows about `reduce_sum`: rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct ReduceSum {
@@ -13,6 +13,20 @@ struct ReduceSum {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     detail::eval_reduce(kernels::cpu::ReduceOp::sum, in, out, params.axes);
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& params) {
+    (void)primals;
+    std::vector<int> kept;  // the operand dims that survive the reduction, in order
+    for (int d = 0; d < static_cast<int>(avals[0].ndim()); ++d) {
+      bool reduced = false;
+      for (int a : params.axes) reduced |= (a < 0 ? a + static_cast<int>(avals[0].ndim()) : a) == d;
+      if (!reduced) kept.push_back(d);
+    }
+    return {broadcast_in_dim(ct[0], avals[0].shape, kept)};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return {{reduce_sum(detail::batch_to_front(x[0], bdims[0]), detail::shift_axes(params.axes, x[0].ndim() - 1))}, {0}};
   }
   static std::vector<Sample<Params>> samples() { return detail::reduce_samples<Params>(detail::kFloat | detail::kInt); }
 };

@@ -1,5 +1,5 @@
 // Everything canopy knows about `select_n` (lax.select_n): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct SelectN {
@@ -30,6 +30,53 @@ struct SelectN {
     for (std::size_t i = 1; i < in.size(); ++i) cases.push_back(detail::cdata(in[i]));
     kernels::cpu::select_n(which.dtype(), detail::cdata(which), cases, itemsize(out[0].dtype()),
                            detail::mutable_data(out[0]), out[0].size());
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    Arrays cases(x.begin() + 1, x.end()), tangents;
+    for (std::size_t i = 1; i < x.size(); ++i) tangents.push_back(detail::instantiate(t[i], x[i].aval()));
+    return {{select_n(x[0], cases)}, {select_n(x[0], tangents)}};
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params&) {
+    // Linear in the cases: case i receives the cotangent where `which` chose it, zero elsewhere.
+    Arrays res(primals.size());
+    Array zero = zeros(ct[0].shape(), ct[0].dtype());
+    for (std::size_t i = 1; i < primals.size(); ++i) {
+      if (primals[i].valid()) continue;
+      Arrays cases(primals.size() - 1, zero);
+      cases[i - 1] = ct[0];
+      res[i] = select_n(primals[0], cases);
+    }
+    (void)avals;
+    return res;
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params&) {
+    // select_n wants `which` scalar or case-shaped, and equal case shapes: bring every operand
+    // to (batch, *case shape), except an unbatched scalar `which`, which may stay scalar.
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (bdims[i] >= 0) n = x[i].shape()[static_cast<std::size_t>(bdims[i])];
+    auto full_dims = x[1].shape().vec();
+    if (bdims[1] >= 0) full_dims.erase(full_dims.begin() + bdims[1]);
+    full_dims.insert(full_dims.begin(), n);
+    Shape full(full_dims);
+    Arrays ops;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      Array v = detail::batch_to_front(x[i], bdims[i]);
+      if (i == 0 && bdims[0] < 0 && v.ndim() == 0) {
+        ops.push_back(v);
+      } else if (bdims[i] >= 0) {
+        std::vector<int> dims{0};  // a per-example scalar `which` spreads over the case shape
+        for (std::size_t d = 1; d < v.ndim(); ++d) dims.push_back(static_cast<int>(d));
+        ops.push_back(v.ndim() == full.size() ? v : broadcast_in_dim(v, full, dims));
+      } else {
+        std::vector<int> dims;
+        for (std::size_t d = 0; d < v.ndim(); ++d) dims.push_back(static_cast<int>(d + 1));
+        ops.push_back(broadcast_in_dim(v, full, dims));
+      }
+    }
+    Arrays cases(ops.begin() + 1, ops.end());
+    return {{select_n(ops[0], cases)}, {0}};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

@@ -1,5 +1,7 @@
 // Everything canopy knows about `broadcast_in_dim`: rules, kernel (a stride-0 copy), samples, op.
-#include "../common.hpp"
+#include <algorithm>
+
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct BroadcastInDim {
@@ -37,6 +39,30 @@ struct BroadcastInDim {
       if (in[0].shape()[i] != 1) strides[static_cast<std::size_t>(params.broadcast_dimensions[i])] = in_strides[i];
     kernels::cpu::strided_copy(itemsize(in[0].dtype()), detail::cdata(in[0]), strides, params.shape,
                                detail::mutable_data(out[0]));
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& params) {
+    // Sum over the dims broadcasting created or stretched, then drop the created ones.
+    (void)primals;
+    const Aval& a = avals[0];
+    std::vector<int> axes;
+    std::vector<bool> mapped(params.shape.size(), false);
+    for (std::size_t i = 0; i < params.broadcast_dimensions.size(); ++i) {
+      auto d = static_cast<std::size_t>(params.broadcast_dimensions[i]);
+      mapped[d] = true;
+      if (a.shape[i] == 1 && params.shape[d] != 1) axes.push_back(static_cast<int>(d));
+    }
+    for (std::size_t d = 0; d < params.shape.size(); ++d)
+      if (!mapped[d]) axes.push_back(static_cast<int>(d));
+    std::sort(axes.begin(), axes.end());
+    return {reshape(reduce_sum(ct[0], axes), a.shape)};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    auto dims = params.shape.vec();
+    dims.insert(dims.begin(), x[0].shape()[static_cast<std::size_t>(bdims[0])]);
+    std::vector<int> bd{0};
+    for (int d : params.broadcast_dimensions) bd.push_back(d + 1);
+    return {{broadcast_in_dim(detail::batch_to_front(x[0], bdims[0]), Shape(dims), bd)}, {0}};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

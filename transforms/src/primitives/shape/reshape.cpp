@@ -1,7 +1,7 @@
 // Everything canopy knows about `reshape`: rules, kernel, samples, op (eagerly a zero-copy alias).
 #include <cstring>
 
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Reshape {
@@ -21,6 +21,16 @@ struct Reshape {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]),
                 static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params&) {
+    (void)primals;
+    return {reshape(ct[0], avals[0].shape)};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    auto dims = params.new_sizes.vec();
+    dims.insert(dims.begin(), x[0].shape()[static_cast<std::size_t>(bdims[0])]);
+    return {{reshape(detail::batch_to_front(x[0], bdims[0]), Shape(dims))}, {0}};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

@@ -1,5 +1,5 @@
 // Everything canopy knows about `transpose`: rules, kernel (a strided copy), samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Transpose {
@@ -35,6 +35,18 @@ struct Transpose {
     for (int p : params.permutation) perm_st.push_back(st[static_cast<std::size_t>(p)]);
     kernels::cpu::strided_copy(itemsize(in[0].dtype()), detail::cdata(in[0]), perm_st, out[0].shape(),
                                detail::mutable_data(out[0]));
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& params) {
+    (void)primals, (void)avals;
+    std::vector<int> inverse(params.permutation.size());
+    for (std::size_t i = 0; i < inverse.size(); ++i) inverse[static_cast<std::size_t>(params.permutation[i])] = static_cast<int>(i);
+    return {canopy::transpose(ct[0], inverse)};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    std::vector<int> perm{0};
+    for (int d : params.permutation) perm.push_back(d + 1);
+    return {{canopy::transpose(detail::batch_to_front(x[0], bdims[0]), perm)}, {0}};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

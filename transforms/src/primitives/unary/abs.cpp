@@ -1,5 +1,5 @@
 // Everything canopy knows about the `abs` primitive (|x|): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Abs {
@@ -10,6 +10,13 @@ struct Abs {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::abs, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    return detail::unary_jvp(x, t, [](const Array& a) { return abs(a); },
+                             [](const Array& a, const Array& y) { (void)a; (void)y; return sign(a); });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Abs>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     return detail::unary_samples<Params>(detail::kFloat | detail::kInt, -3, 3);

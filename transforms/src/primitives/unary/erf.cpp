@@ -1,5 +1,5 @@
 // Everything canopy knows about the `erf` primitive (error function): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Erf {
@@ -10,6 +10,13 @@ struct Erf {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::erf, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    return detail::unary_jvp(x, t, [](const Array& a) { return erf(a); },
+                             [](const Array& a, const Array& y) { (void)a; (void)y; return 1.1283791670955126 * exp(-(a * a))  /* 2/sqrt(pi) e^{-x^2} */; });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Erf>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     return detail::unary_samples<Params>(detail::kFloat, -3, 3);

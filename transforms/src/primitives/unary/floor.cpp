@@ -1,5 +1,5 @@
 // Everything canopy knows about the `floor` primitive (round down): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Floor {
@@ -10,6 +10,12 @@ struct Floor {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::floor, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array>, const Params&) {
+    return detail::zero_jvp(x, [&](const Array& a) { return floor(a); });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Floor>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     return detail::unary_samples<Params>(detail::kFloat, -3, 3);

@@ -1,7 +1,7 @@
 // Everything canopy knows about the `is_finite` primitive (bool: neither inf nor NaN).
 #include <cmath>
 
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct IsFinite {
@@ -13,6 +13,9 @@ struct IsFinite {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::is_finite, in, out);
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<IsFinite>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     auto s = detail::unary_samples<Params>(detail::kFloat, -3, 3);

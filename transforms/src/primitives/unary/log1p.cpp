@@ -1,5 +1,5 @@
 // Everything canopy knows about the `log1p` primitive (log(1 + x)): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Log1p {
@@ -10,6 +10,13 @@ struct Log1p {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::log1p, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    return detail::unary_jvp(x, t, [](const Array& a) { return log1p(a); },
+                             [](const Array& a, const Array& y) { (void)a; (void)y; return 1.0 / (a + 1.0); });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Log1p>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     return detail::unary_samples<Params>(detail::kFloat, -0.5, 3);

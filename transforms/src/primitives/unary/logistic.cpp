@@ -1,5 +1,5 @@
 // Everything canopy knows about the `logistic` primitive (1 / (1 + e^-x)): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Logistic {
@@ -10,6 +10,13 @@ struct Logistic {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::logistic, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    return detail::unary_jvp(x, t, [](const Array& a) { return logistic(a); },
+                             [](const Array& a, const Array& y) { (void)a; (void)y; return y * (1.0 - y); });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Logistic>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     return detail::unary_samples<Params>(detail::kFloat, -5, 5);

@@ -1,5 +1,5 @@
 // Everything canopy knows about the `round` primitive (lax.round with a RoundingMethod).
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Round {
@@ -15,6 +15,12 @@ struct Round {
     detail::eval_unary(params.rounding_method == RoundingMethod::to_nearest_even ? UnaryOp::round_even
                                                                                   : UnaryOp::round_away,
                        in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array>, const Params& params) {
+    return detail::zero_jvp(x, [&](const Array& a) { return round(a, params.rounding_method); });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Round>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     auto s = detail::unary_samples<Params>(detail::kFloat, -3, 3);

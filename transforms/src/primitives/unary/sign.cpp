@@ -1,5 +1,5 @@
 // Everything canopy knows about the `sign` primitive (-1, 0 or 1): rules, kernel, samples, op.
-#include "../common.hpp"
+#include "../rules.hpp"
 
 namespace canopy::prim {
 struct Sign {
@@ -10,6 +10,12 @@ struct Sign {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::sign, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array>, const Params&) {
+    return detail::zero_jvp(x, [&](const Array& a) { return sign(a); });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Sign>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     return detail::unary_samples<Params>(detail::kFloat | detail::kInt, -3, 3);

@@ -1,0 +1,53 @@
+// Softmax / log-softmax along one axis on plain loops (f64, bf16, and f32 when oneDNN does not
+// apply): per row, subtract the max, exponentiate, normalise; f64 accumulates in double.
+#include <cmath>
+#include <limits>
+
+#include "canopy/kernels/runtime.hpp"
+#include "loops.hpp"
+#include "nn_loops.hpp"
+
+namespace canopy::kernels::cpu::loops {
+namespace {
+
+template <class T>
+void softmax_typed(bool log, const T* in, T* out, const Shape& shape, int axis) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  std::int64_t outer = 1, n = shape[static_cast<std::size_t>(axis)], inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= shape[static_cast<std::size_t>(d)];
+  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  parallel_for(outer * inner, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t row = b; row < e; ++row) {
+      const std::int64_t base = row / inner * n * inner + row % inner;
+      C m = -std::numeric_limits<C>::infinity();
+      for (std::int64_t j = 0; j < n; ++j) {
+        C v = load(in[base + j * inner]);
+        m = v > m || v != v ? v : m;
+      }
+      C s = 0;
+      for (std::int64_t j = 0; j < n; ++j) s += std::exp(static_cast<C>(load(in[base + j * inner])) - m);
+      const C ls = std::log(s);
+      for (std::int64_t j = 0; j < n; ++j) {
+        C z = static_cast<C>(load(in[base + j * inner])) - m;
+        out[base + j * inner] = store<T>(log ? z - ls : std::exp(z) / s);
+      }
+    }
+  }, kParallelMin / (n > 0 ? n : 1));
+}
+
+}  // namespace
+
+void softmax(DType dtype, bool log, const void* in, void* out, const Shape& shape, int axis) {
+  ensure_runtime();
+  auto run = [&]<class T>(std::type_identity<T>) {
+    softmax_typed(log, static_cast<const T*>(in), static_cast<T*>(out), shape, axis);
+  };
+  switch (dtype) {
+    case DType::f32: return run(std::type_identity<float>{});
+    case DType::f64: return run(std::type_identity<double>{});
+    case DType::bf16: return run(std::type_identity<bf16>{});
+    default: return;  // the primitive admits floating dtypes only
+  }
+}
+
+}  // namespace canopy::kernels::cpu::loops

@@ -1,0 +1,195 @@
+// The discrete samplers: randint (JAX's two-words algorithm), permutation (repeated stable sorts
+// by fresh random keys, JAX's _shuffle) and choice, composed from Array ops as jax/_src/random.py.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "internal.hpp"
+
+namespace canopy::random {
+namespace {
+
+using canopy::detail::concat;
+using canopy::detail::raise;
+
+void check_int_dtype(const char* api, DType dtype) {
+  if (dtype != DType::i32 && dtype != DType::u32)
+    raise<TypeError>(api, "dtype", "", concat(dtype, " is not an integer dtype"), "use i32 or u32");
+}
+
+// offset = ((hi % span) * (2^32 % span) + lo % span) % span, in u32 arithmetic that wraps as
+// JAX's does (2^32 % span is computed as (2^16 % span)^2 % span, also wrapping).
+Array two_word_offset(const Array& hi, const Array& lo, const Array& span) {
+  const Array m0 = rem(scalar(std::uint32_t{1} << 16), span);
+  const Array mult = rem(m0 * m0, span);
+  return rem(rem(hi, span) * mult + rem(lo, span), span);
+}
+
+// JAX's _shuffle: ceil(3 ln(size) / ln(2^32 - 1)) rounds of a stable sort by fresh random keys.
+Array shuffle(Array k, Array x, int axis) {
+  const double size = static_cast<double>(std::max<std::int64_t>(1, x.size()));
+  const int rounds = static_cast<int>(std::ceil(3.0 * std::log(size) / std::log(4294967295.0)));
+  for (int r = 0; r < rounds; ++r) {
+    auto [next, sub] = split2(k);
+    k = next;
+    x = sort_key_val(bits(sub, x.shape()), x, axis, true).second;
+  }
+  return x;
+}
+
+// jnp.cumsum on a concrete 1-D p. JAX lowers cumsum to a reduce-window that XLA's CPU backend
+// evaluates left to right, so the sums are sequential.
+Array cumsum_1d(const Array& p) {
+  return visit_dtype(p.dtype(), [&]<class T>(std::type_identity<T>) -> Array {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      std::vector<T> v = p.to_vector<T>();
+      T acc = 0;
+      for (auto& x : v) x = acc = acc + x;
+      return array(v, p.shape());
+    } else {
+      return p;  // unreachable: p is promoted to f32/f64 first
+    }
+  });
+}
+
+// JAX raises nothing for bad probabilities; canopy rejects what cannot be a distribution.
+void check_probabilities(const Array& p) {
+  if (p.is_tracer()) return;
+  double total = 0;
+  for (double x : p.astype(DType::f64).to_vector<double>()) {
+    if (!(x >= 0))
+      raise<ValueError>("choice", "p", to_string(p.aval()), concat("holds ", x, ", not a probability"),
+                        "probabilities must be non-negative and not NaN");
+    total += x;
+  }
+  if (!(total > 0) || std::isinf(total))
+    raise<ValueError>("choice", "p", to_string(p.aval()), concat("sums to ", total), "p must have a positive, finite sum");
+}
+
+Array choice_impl(const Array& key, const std::optional<Array>& arr, std::int64_t n_inputs, const Shape& shape,
+                  bool replace, const std::optional<Array>& p, int axis) {
+  detail::check_shape("choice", shape);
+  const std::int64_t n_draws = shape_size(shape);
+  const bool scalar_a = !arr || arr->ndim() == 0;
+  Shape out_shape = shape;
+  if (!scalar_a) {
+    out_shape = Shape{};
+    for (int d = 0; d < axis; ++d) out_shape.push_back(arr->shape()[static_cast<std::size_t>(d)]);
+    for (auto d : shape) out_shape.push_back(d);
+    for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < arr->ndim(); ++d) out_shape.push_back(arr->shape()[d]);
+  }
+  if (n_draws == 0) return zeros(shape, arr ? arr->dtype() : DType::i32);
+  if (n_inputs <= 0)
+    raise<ValueError>("choice", "a", std::to_string(n_inputs), "must be greater than 0 unless no samples are taken");
+  if (!replace && n_draws > n_inputs)
+    raise<ValueError>("choice", "shape", to_string(shape),
+                      concat("asks for ", n_draws, " samples without replacement from a population of ", n_inputs),
+                      "use replace=true or a smaller shape");
+  Array result;
+  if (!p) {
+    if (replace) {
+      const Array ind = randint(key, shape, 0, n_inputs);
+      result = scalar_a ? ind : take(*arr, ind, axis);
+    } else {
+      const Array perm = scalar_a ? permutation(key, n_inputs) : permutation(key, *arr, axis);
+      std::vector<std::int64_t> start(perm.ndim(), 0), limit(perm.shape().begin(), perm.shape().end());
+      limit[static_cast<std::size_t>(scalar_a ? 0 : axis)] = n_draws;
+      result = slice(perm, start, limit);
+    }
+  } else {
+    const Array pa = is_floating(p->dtype()) ? *p : p->astype(DType::f32);
+    if (!(pa.shape() == Shape{n_inputs}))
+      raise<ShapeError>("choice", "p", to_string(pa.aval()),
+                        concat("must be a 1-d vector of the population size ", n_inputs));
+    check_probabilities(pa);
+    Array ind;
+    if (replace) {
+      const Array cuml = cumsum_1d(pa);
+      const Array r = detail::row(cuml, n_inputs - 1) * (1 - uniform(key, shape, pa.dtype()));
+      // searchsorted(cuml, r, side="left") on a sorted cuml: how many entries are below r.
+      ind = sum(cuml < expand_dims(r, {static_cast<int>(shape.size())}), static_cast<int>(shape.size()));
+    } else {
+      // Gumbel top-k: the n_draws smallest of -gumbel - log(p).
+      const Array g = -gumbel(key, Shape{n_inputs}, pa.dtype()) - log(pa);
+      ind = slice(argsort(g), {0}, {n_draws});
+    }
+    result = scalar_a ? ind : take(*arr, ind, axis);
+  }
+  return reshape(result, out_shape);
+}
+
+}  // namespace
+
+Array randint(const Array& key, const Shape& shape, std::int64_t minval, std::int64_t maxval, DType dtype) {
+  detail::check_key("randint", key, true);
+  check_int_dtype("randint", dtype);
+  detail::check_shape("randint", shape);
+  if (minval >= maxval)
+    raise<ValueError>("randint", "range", concat("[", minval, ", ", maxval, ")"), "is empty",
+                      "minval must be below maxval (JAX would return minval everywhere)");
+  // Bounds clipped into dtype; a maxval above dtype's range makes the span one larger (JAX).
+  const std::int64_t lo_lim = dtype == DType::i32 ? std::numeric_limits<std::int32_t>::min() : 0;
+  const std::int64_t hi_lim = dtype == DType::i32 ? std::numeric_limits<std::int32_t>::max()
+                                                  : std::int64_t{std::numeric_limits<std::uint32_t>::max()};
+  const std::int64_t mn = std::clamp(minval, lo_lim, hi_lim), mx = std::clamp(maxval, lo_lim, hi_lim);
+  std::uint32_t span = mx <= mn ? 1u : static_cast<std::uint32_t>(mx - mn);
+  if (maxval > hi_lim && mx > mn) span += 1u;  // may wrap to 0: the full 2^32 range
+  auto [k1, k2] = split2(key);
+  const Array hi = bits(k1, shape), lo = bits(k2, shape);
+  const Array base = dtype == DType::i32 ? scalar(static_cast<std::int32_t>(mn)) : scalar(static_cast<std::uint32_t>(mn));
+  // XLA's x % 0 is x, so JAX's formula reduces to lo when the span wraps; canopy's rem gives 0.
+  const Array offset = span == 0 ? lo : two_word_offset(hi, lo, scalar(span));
+  return base + offset.astype(dtype);
+}
+
+Array randint(const Array& key, const Shape& shape, const Array& minval, const Array& maxval, DType dtype) {
+  detail::check_key("randint", key, true);
+  check_int_dtype("randint", dtype);
+  detail::check_shape("randint", shape);
+  for (const Array* b : {&minval, &maxval})
+    if (!is_integer(b->dtype()))
+      raise<TypeError>("randint", "bounds", to_string(b->aval()), "must have an integer dtype");
+  const Shape bs = broadcast_shapes(minval.shape(), maxval.shape(), "randint");
+  if (!(broadcast_shapes(shape, bs, "randint") == shape))
+    raise<ShapeError>("randint", "shape", to_string(shape), concat("does not cover the bounds' shape ", to_string(bs)));
+  const Array mn = broadcast_to(minval.astype(dtype), shape), mx = broadcast_to(maxval.astype(dtype), shape);
+  auto [k1, k2] = split2(key);
+  const Array hi = bits(k1, shape), lo = bits(k2, shape);
+  const Array span = where(mx <= mn, ones(shape, DType::u32), (mx - mn).astype(DType::u32));
+  return mn + two_word_offset(hi, lo, span).astype(dtype);
+}
+
+Array permutation(const Array& key, std::int64_t n) {
+  detail::check_key("permutation", key, true);
+  return shuffle(key, arange(std::max<std::int64_t>(n, 0)), 0);
+}
+
+Array permutation(const Array& key, const Array& x, int axis, bool independent) {
+  detail::check_key("permutation", key, true);
+  if (x.ndim() == 0) {
+    if (!is_integer(x.dtype()))
+      raise<TypeError>("permutation", "x", to_string(x.aval()), "must be an integer or at least 1-dimensional");
+    return permutation(key, x.astype(DType::i32).item<std::int32_t>());
+  }
+  const int ax = detail::axis_of("permutation", axis, x);
+  if (independent || x.ndim() == 1) return shuffle(key, x, ax);
+  const Array ind = shuffle(key, arange(x.shape(ax)), 0);
+  return take(x, ind, ax);
+}
+
+Array choice(const Array& key, std::int64_t n, const Shape& shape, bool replace, const std::optional<Array>& p) {
+  detail::check_key("choice", key, true);
+  return choice_impl(key, std::nullopt, n, shape, replace, p, 0);
+}
+
+Array choice(const Array& key, const Array& a, const Shape& shape, bool replace, const std::optional<Array>& p, int axis) {
+  detail::check_key("choice", key, true);
+  if (a.ndim() == 0) {
+    if (!is_integer(a.dtype())) raise<TypeError>("choice", "a", to_string(a.aval()), "must be an integer or an array");
+    return choice_impl(key, std::nullopt, a.astype(DType::i32).item<std::int32_t>(), shape, replace, p, 0);
+  }
+  const int ax = detail::axis_of("choice", axis, a);
+  return choice_impl(key, a, a.shape(ax), shape, replace, p, ax);
+}
+
+}  // namespace canopy::random

@@ -1,0 +1,178 @@
+// grad, value_and_grad, jvp and vjp on the caller's own pytrees, their compositions, and the
+// errors they raise. Values are checked against closed forms.
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include <boost/hana/define_struct.hpp>
+#include <canopy/transforms.hpp>
+
+using namespace canopy;
+
+namespace {
+
+struct Linear {
+  Array w, b;
+  int features = 0;  // a non-Array leaf: passes through, its "gradient" is 0
+};
+
+struct Model {
+  BOOST_HANA_DEFINE_STRUCT(Model, (std::vector<Linear>, layers), (std::map<std::string, Array>, extra));
+};
+
+std::vector<double> values(const Array& x) { return x.astype(DType::f64).to_vector<double>(); }
+
+void check_values(const Array& got, const std::vector<double>& want, double tol = 1e-5) {
+  auto g = values(got);
+  REQUIRE(g.size() == want.size());
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    CAPTURE(i);
+    CHECK(g[i] == doctest::Approx(want[i]).epsilon(tol));
+  }
+}
+
+Array rosenbrock(const Array& p) {
+  Array x = reshape(p, {2});
+  Array a = sum(array({1.0, 0.0}) * x);  // x0
+  Array b = sum(array({0.0, 1.0}) * x);  // x1
+  return (1.0 - a) * (1.0 - a) + 100.0 * (b - a * a) * (b - a * a);
+}
+
+}  // namespace
+
+TEST_CASE("grad of a sum of squares is twice the input") {
+  auto g = grad([](const Array& x) { return sum(x * x); });
+  check_values(g(array({1.f, -2.f, 3.f})), {2, -4, 6});
+}
+
+TEST_CASE("grad returns the parameters' own type, through vectors, maps and aggregates") {
+  Model m;
+  m.layers = {{array({{1.f, 2.f}, {3.f, 4.f}}), array({0.5f, -0.5f}), 2}};
+  m.extra["scale"] = scalar(3.f);
+  Array x = array({1.f, -1.f});
+  auto loss = [&](const Model& mm) {
+    const Linear& l = mm.layers[0];
+    Array h = matmul(x, l.w) + l.b;  // [1-3, 2-4] + b = [-1.5, -2.5]
+    return sum(h * h) * mm.extra.at("scale");
+  };
+  Model g = grad(loss)(m);
+  // dL/dh = 2 h s = [-9, -15]; dL/dw = outer(x, dL/dh); dL/db = dL/dh; dL/ds = sum(h^2) = 8.5.
+  check_values(g.layers[0].w, {-9, -15, 9, 15});
+  check_values(g.layers[0].b, {-9, -15});
+  check_values(g.extra.at("scale"), {8.5});
+  CHECK(g.layers[0].features == 0);
+  CHECK(g.layers[0].w.dtype() == DType::f32);
+}
+
+TEST_CASE("value_and_grad with several argnums and has_aux") {
+  auto f = [](const Array& x, const Array& y, int power) {
+    Array loss = sum(x * y) * static_cast<double>(power);
+    return std::make_pair(loss, std::make_pair(x + y, power));
+  };
+  auto vg = value_and_grad(f, argnums<0, 1>, has_aux);
+  auto [value, grads] = vg(array({1.0, 2.0}), array({3.0, 4.0}), 2);
+  auto [loss, aux] = value;
+  CHECK(loss.item<double>() == 22.0);
+  check_values(aux.first, {4, 6});
+  CHECK(aux.second == 2);
+  check_values(std::get<0>(grads), {6, 8});
+  check_values(std::get<1>(grads), {2, 4});
+  CHECK(!aux.first.is_tracer());
+}
+
+TEST_CASE("grad of grad of x cubed is 6x; grad composes to third order") {
+  auto f = [](const Array& x) { return x * x * x; };
+  auto d1 = grad(f);
+  auto d2 = grad([&](const Array& x) { return d1(x); });
+  auto d3 = grad([&](const Array& x) { return d2(x); });
+  Array x = scalar(2.0);
+  CHECK(d1(x).item<double>() == doctest::Approx(12.0));
+  CHECK(d2(x).item<double>() == doctest::Approx(12.0));
+  CHECK(d3(x).item<double>() == doctest::Approx(6.0));
+}
+
+TEST_CASE("nested derivatives do not confuse perturbations") {
+  // d/dx [x * (d/dy (x + y))] = d/dx [x * 1] = 1; perturbation confusion would give 2.
+  auto outer = grad([](const Array& x) {
+    auto inner = grad([&](const Array& y) { return x + y; });
+    return x * inner(x);
+  });
+  CHECK(outer(scalar(3.0)).item<double>() == doctest::Approx(1.0));
+}
+
+TEST_CASE("jvp of grad gives Hessian-vector products of the Rosenbrock function") {
+  auto g = grad(rosenbrock);
+  double x = 0.5, y = -0.25;
+  Array p = array({x, y});
+  // H = [[2 - 400 (y - x^2) + 800 x^2, -400 x], [-400 x, 200]].
+  double h00 = 2 - 400 * (y - x * x) + 800 * x * x, h01 = -400 * x, h11 = 200;
+  auto [gp, hv0] = jvp(g, std::tuple{p}, std::tuple{array({1.0, 0.0})});
+  auto [gp2, hv1] = jvp(g, std::tuple{p}, std::tuple{array({0.0, 1.0})});
+  check_values(gp, {-2 * (1 - x) - 400 * x * (y - x * x), 200 * (y - x * x)});
+  check_values(hv0, {h00, h01});
+  check_values(hv1, {h01, h11});
+  // Reverse over reverse gives the same rows.
+  auto row0 = grad([&](const Array& q) { return sum(g(q) * array({1.0, 0.0})); });
+  check_values(row0(p), {h00, h01});
+}
+
+TEST_CASE("jvp on pytrees returns outputs and tangents in the result's type") {
+  auto f = [](const std::pair<Array, Array>& xy) { return std::make_pair(sin(xy.first) * xy.second, xy.second); };
+  // std::make_tuple, not std::tuple{...}: CTAD turns tuple{pair} into a 2-tuple.
+  auto [out, tangent] = jvp(f, std::make_tuple(std::make_pair(scalar(0.0), scalar(2.0))),
+                            std::make_tuple(std::make_pair(scalar(1.0), scalar(0.0))));
+  CHECK(out.first.item<double>() == doctest::Approx(0.0));
+  CHECK(tangent.first.item<double>() == doctest::Approx(2.0));  // cos(0) * 2
+  CHECK(tangent.second.item<double>() == doctest::Approx(0.0));
+}
+
+TEST_CASE("vjp of a vector function pulls back cotangents; it can be called twice") {
+  Array a = array({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});
+  auto [y, pullback] = vjp([&](const Array& x) { return matmul(a, x); }, array({1.0, 1.0, 1.0}));
+  check_values(y, {6, 15});
+  auto [g1] = pullback(array({1.0, 0.0}));
+  auto [g2] = pullback(array({0.0, 1.0}));
+  check_values(g1, {1, 2, 3});
+  check_values(g2, {4, 5, 6});
+}
+
+TEST_CASE("linear regression's gradient matches the normal-equation form") {
+  Array X = array({{1.0, 2.0}, {3.0, 4.0}, {5.0, 7.0}});
+  Array y = array({1.0, 0.0, 2.0});
+  Array w = array({0.5, -0.25});
+  auto loss = [&](const Array& ww) { return mean(square(matmul(X, ww) - y)); };
+  Array r = matmul(X, w) - y;
+  Array want = matmul(transpose(X), r) * (2.0 / 3.0);
+  check_values(grad(loss)(w), values(want));
+}
+
+TEST_CASE("gradients flow through max, where, reshape, broadcasting and reductions") {
+  auto f = [](const Array& x) {
+    Array m = max(x, Axes{{1}});                     // row maxima
+    Array z = where(x > 0.0, x, x * 0.1);           // leaky relu
+    return sum(m) + sum(reshape(z, {6}) * array({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}));
+  };
+  Array x = array({{1.0, -2.0, 3.0}, {-4.0, 5.0, 0.5}});
+  check_values(grad(f)(x), {1, 0.2, 3 + 1, 0.4, 5 + 1, 6});
+}
+
+TEST_CASE("grad of a non-scalar or integer result is a TypeError naming grad and the shape") {
+  auto vec = grad([](const Array& x) { return x * 2.0; });
+  CHECK_THROWS_WITH_AS(vec(array({1.0, 2.0})), doctest::Contains("grad: f's result"), TypeError);
+  CHECK_THROWS_WITH_AS(vec(array({1.0, 2.0})), doctest::Contains("f64[2]"), TypeError);
+  auto integer = grad([](const Array& x) { return sum(x.astype(DType::i32)); });
+  CHECK_THROWS_AS(integer(array({1.0, 2.0})), TypeError);
+}
+
+TEST_CASE("a tracer that escapes its transformation is a TracerError when used") {
+  Array leaked;
+  auto g = grad([&](const Array& x) {
+    leaked = x;
+    return sum(x * x);
+  });
+  g(array({1.0, 2.0}));
+  REQUIRE(leaked.is_tracer());
+  CHECK_THROWS_WITH_AS(leaked + 1.0, doctest::Contains("escaped"), TracerError);
+}

@@ -1,0 +1,158 @@
+// lax.slice, dynamic_slice and dynamic_update_slice against plain-loop references on random
+// shapes (size-0/1 dims, transposed inputs), start-index clamping and negative starts, and errors.
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <canopy/canopy.hpp>
+
+#include "helpers/nd_ref.hpp"
+
+using namespace canopy;
+using nd_ref::Index;
+
+namespace {
+
+// out[i] = x[start + i * stride] for every index i of the output shape.
+std::vector<double> slice_ref(const Array& x, const Index& start, const Shape& out_shape, const Index& strides) {
+  auto xv = x.to_vector<double>();
+  std::vector<double> out;
+  for (std::int64_t i = 0; i < shape_size(out_shape); ++i) {
+    Index ix = nd_ref::unravel(i, out_shape);
+    for (std::size_t d = 0; d < ix.size(); ++d) ix[d] = start[d] + ix[d] * strides[d];
+    out.push_back(xv[static_cast<std::size_t>(nd_ref::ravel(ix, x.shape()))]);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("slice: matches the strided reference on random shapes, dtypes and transposed inputs") {
+  std::mt19937 g(11);
+  int checked = 0;
+  for (DType d : {DType::f32, DType::f64, DType::i32, DType::u32, DType::bool_, DType::bf16}) {
+    for (int trial = 0; trial < 12; ++trial) {
+      Shape s = nd_ref::random_shape(g, 1, 4);
+      Array x = trial % 2 ? nd_ref::transposed_values(s, d, trial) : nd_ref::values(s, d, trial);
+      Index lo, hi, st;
+      Shape out;
+      for (auto n : s) {
+        std::uniform_int_distribution<std::int64_t> a(0, n);
+        std::int64_t l = a(g), h = a(g);
+        if (l > h) std::swap(l, h);
+        std::int64_t k = std::uniform_int_distribution<std::int64_t>(1, 3)(g);
+        lo.push_back(l), hi.push_back(h), st.push_back(k);
+        out.push_back((h - l + k - 1) / k);
+      }
+      CAPTURE(to_string(s));
+      Array y = slice(x, lo, hi, st);
+      REQUIRE(y.shape() == out);
+      CHECK(y.dtype() == d);
+      CHECK(y.to_vector<double>() == slice_ref(x, lo, out, st));
+      ++checked;
+    }
+  }
+  CHECK(checked == 72);
+}
+
+TEST_CASE("slice: default strides, whole-array slice, scalar operand") {
+  Array x = array({{1, 2, 3}, {4, 5, 6}});
+  CHECK(slice(x, {0, 1}, {2, 3}).to_vector<int>() == std::vector<int>{2, 3, 5, 6});
+  CHECK(slice(x, {0, 0}, {2, 3}).to_vector<int>() == x.to_vector<int>());
+  CHECK(slice(scalar(4.f), {}, {}).item<float>() == 4.f);
+  CHECK(slice(x, {1, 0}, {1, 3}).shape() == Shape{0, 3});
+}
+
+TEST_CASE("slice: out-of-bounds or malformed static bounds are ShapeErrors naming slice and the shapes") {
+  Array x = zeros({2, 3});
+  CHECK_THROWS_WITH_AS(slice(x, {0, 0}, {2, 4}), doctest::Contains("slice: bounds"), ShapeError);
+  CHECK_THROWS_WITH_AS(slice(x, {0, 0}, {2, 4}), doctest::Contains("f32[2,3]"), ShapeError);
+  CHECK_THROWS_AS(slice(x, {-1, 0}, {2, 3}), ShapeError);
+  CHECK_THROWS_AS(slice(x, {2, 0}, {1, 3}), ShapeError);
+  CHECK_THROWS_AS(slice(x, {0, 0}, {2, 3}, {1, 0}), ShapeError);
+  CHECK_THROWS_WITH_AS(slice(x, {0}, {2}), doctest::Contains("rank 2"), ShapeError);
+}
+
+TEST_CASE("dynamic_slice: clamps starts so the window fits, counts negative starts from the end") {
+  std::mt19937 g(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    Shape s = nd_ref::random_shape(g, 1, 3);
+    Array x = trial % 2 ? nd_ref::transposed_values(s, DType::f32, trial) : nd_ref::values(s, DType::i32, trial);
+    Index sizes, starts, eff;
+    std::vector<Array> start_arrays;
+    for (auto n : s) {
+      std::int64_t size = std::uniform_int_distribution<std::int64_t>(0, n)(g);
+      std::int64_t start = std::uniform_int_distribution<std::int64_t>(-n - 3, n + 3)(g);
+      sizes.push_back(size);
+      starts.push_back(start);
+      start_arrays.push_back(scalar(static_cast<std::int32_t>(start)));
+      std::int64_t norm = start < 0 ? start + n : start;
+      eff.push_back(std::clamp<std::int64_t>(norm, 0, n - size));
+    }
+    CAPTURE(to_string(s));
+    auto want = slice_ref(x, eff, Shape(sizes), Index(s.size(), 1));
+    Array a = dynamic_slice(x, start_arrays, sizes);
+    REQUIRE(a.shape() == Shape(sizes));
+    CHECK(a.to_vector<double>() == want);
+    CHECK(dynamic_slice(x, starts, sizes).to_vector<double>() == want);
+  }
+  Array v = array({0, 1, 2, 3, 4});
+  CHECK(dynamic_slice(v, Index{-1}, {2}).to_vector<int>() == std::vector<int>{3, 4});  // 4 clamped to 3
+  CHECK(dynamic_slice(v, Index{3}, {3}).to_vector<int>() == std::vector<int>{2, 3, 4});
+  CHECK(dynamic_slice(v, {scalar(1u)}, {2}).to_vector<int>() == std::vector<int>{1, 2});
+}
+
+TEST_CASE("dynamic_slice: errors name the op and the shapes") {
+  Array x = zeros({3, 4});
+  CHECK_THROWS_WITH_AS(dynamic_slice(x, Index{0, 0}, {4, 1}), doctest::Contains("dynamic_slice"), ShapeError);
+  CHECK_THROWS_WITH_AS(dynamic_slice(x, Index{0}, {1, 1}), doctest::Contains("f32[3,4]"), ShapeError);
+  CHECK_THROWS_AS(dynamic_slice(x, Index{0, 0}, {1}), ShapeError);
+  CHECK_THROWS_AS(dynamic_slice(x, {scalar(0.5f), scalar(0)}, {1, 1}), TypeError);
+  CHECK_THROWS_AS(dynamic_slice(x, {array({0}), scalar(0)}, {1, 1}), ShapeError);
+}
+
+TEST_CASE("dynamic_update_slice: writes the update at the clamped start, leaves the rest") {
+  std::mt19937 g(9);
+  for (int trial = 0; trial < 40; ++trial) {
+    Shape s = nd_ref::random_shape(g, 1, 3);
+    Array x = trial % 2 ? nd_ref::transposed_values(s, DType::f64, trial) : nd_ref::values(s, DType::f64, trial);
+    Shape us;
+    Index starts, eff;
+    for (auto n : s) {
+      us.push_back(std::uniform_int_distribution<std::int64_t>(0, n)(g));
+      starts.push_back(std::uniform_int_distribution<std::int64_t>(-n - 2, n + 2)(g));
+      std::int64_t norm = starts.back() < 0 ? starts.back() + n : starts.back();
+      eff.push_back(std::clamp<std::int64_t>(norm, 0, n - us.back()));
+    }
+    Array u = nd_ref::transposed_values(us, DType::f64, 100 + trial) + 100.0;
+    auto want = x.to_vector<double>();
+    auto uv = u.to_vector<double>();
+    for (std::int64_t i = 0; i < u.size(); ++i) {
+      Index ix = nd_ref::unravel(i, us);
+      for (std::size_t d = 0; d < ix.size(); ++d) ix[d] += eff[d];
+      want[static_cast<std::size_t>(nd_ref::ravel(ix, s))] = uv[static_cast<std::size_t>(i)];
+    }
+    CAPTURE(to_string(s));
+    CHECK(dynamic_update_slice(x, u, starts).to_vector<double>() == want);
+    std::vector<Array> sa;
+    for (auto v : starts) sa.push_back(scalar(static_cast<std::int32_t>(v)));
+    CHECK(dynamic_update_slice(x, u, sa).to_vector<double>() == want);
+  }
+  Array v = array({0, 1, 2, 3, 4});
+  CHECK(dynamic_update_slice(v, array({9, 9}), Index{4}).to_vector<int>() == std::vector<int>{0, 1, 2, 9, 9});
+  CHECK(dynamic_update_slice(v, array({7}), Index{-2}).to_vector<int>() == std::vector<int>{0, 1, 2, 7, 4});
+  CHECK(v.to_vector<int>() == std::vector<int>{0, 1, 2, 3, 4});  // functional: v itself is untouched
+}
+
+TEST_CASE("dynamic_update_slice: dtype, rank, size and start errors") {
+  Array x = zeros({3, 4});
+  CHECK_THROWS_WITH_AS(dynamic_update_slice(x, zeros({1, 1}, DType::f64), Index{0, 0}),
+                       doctest::Contains("dynamic_update_slice"), TypeError);
+  CHECK_THROWS_WITH_AS(dynamic_update_slice(x, zeros({4, 1}), Index{0, 0}), doctest::Contains("f32[4,1]"), ShapeError);
+  CHECK_THROWS_AS(dynamic_update_slice(x, zeros({1}), Index{0, 0}), ShapeError);
+  CHECK_THROWS_AS(dynamic_update_slice(x, zeros({1, 1}), Index{0}), ShapeError);
+  CHECK_THROWS_AS(dynamic_update_slice(x, zeros({1, 1}), {scalar(1.f), scalar(0)}), TypeError);
+}

@@ -1,0 +1,29 @@
+// The type-erased core of vmap: a function of flat Arrays, each with the axis it is mapped
+// over (or none). The pytree layer in <canopy/transforms.hpp> builds these lists from in_axes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "canopy/core/autodiff.hpp"
+
+namespace canopy::detail {
+
+/// What vmap_flat needs besides f and its inputs.
+struct VmapSpec {
+  std::vector<std::optional<int>> in_axes;   ///< one per input; none = not mapped
+  /// One per output (called after f ran, since outputs are known only then); none = the output
+  /// must not depend on the batch. Unset: 0 for every output.
+  std::function<std::vector<std::optional<int>>()> out_axes;
+  std::int64_t axis_size = -1;               ///< -1: taken from the mapped inputs
+  std::string axis_name;                     ///< for psum & co (empty: unnamed)
+  std::vector<std::string> in_names;         ///< key paths of the inputs, for error messages
+};
+
+/// Maps f over the given axes: inputs are sliced along in_axes, f sees one example, outputs
+/// are stacked along out_axes. Throws ShapeError on inconsistent sizes, naming the inputs.
+Arrays vmap_flat(const FlatFn& f, const Arrays& in, const VmapSpec& spec);
+
+}  // namespace canopy::detail

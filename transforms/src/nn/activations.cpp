@@ -1,0 +1,66 @@
+// jax.nn's activation functions and the several-axes softmax, composed from primitive ops
+// with the formulas jax.nn uses (so results and, later, gradients agree with JAX's).
+#include <cmath>
+
+#include "../primitives/common.hpp"
+#include "canopy/nn.hpp"
+
+namespace canopy::nn {
+
+Array relu(const Array& x) { return maximum(x, 0); }
+
+Array gelu(const Array& x, bool approximate) {
+  Array xf = detail::to_float(x);
+  if (approximate) {
+    const double k = std::sqrt(2.0 / M_PI);
+    return xf * (0.5 * (1.0 + tanh(k * (xf + 0.044715 * (xf * xf * xf)))));
+  }
+  return xf * (erf(xf * (1.0 / std::sqrt(2.0))) + 1.0) * 0.5;
+}
+
+Array silu(const Array& x) {
+  Array xf = detail::to_float(x);
+  return xf * logistic(xf);
+}
+
+// logaddexp(x, 0) = max(x, 0) + log1p(exp(-|x|)): exact at +-inf, NaN propagates through max.
+Array softplus(const Array& x) {
+  Array xf = detail::to_float(x);
+  return maximum(xf, 0) + log1p(exp(-abs(xf)));
+}
+
+namespace {
+
+// x - max over `axes` (kept), the shared first step of both softmaxes.
+Array shifted(const char* api, const Array& x, const std::vector<int>& axes, std::vector<int>& norm) {
+  for (int a : axes) norm.push_back(detail::normalize_axis(api, a, x.ndim(), x.aval()));
+  Shape keep = x.shape();
+  for (int a : norm) keep[static_cast<std::size_t>(a)] = 1;
+  return x - reshape(reduce_max(x, norm), keep);
+}
+
+Shape kept(const Array& x, const std::vector<int>& axes) {
+  Shape keep = x.shape();
+  for (int a : axes) keep[static_cast<std::size_t>(a)] = 1;
+  return keep;
+}
+
+}  // namespace
+
+Array softmax(const Array& x, const std::vector<int>& axes) {
+  if (axes.size() == 1) return softmax(x, axes[0]);
+  Array xf = detail::to_float(x);
+  std::vector<int> ax;
+  Array e = exp(shifted("softmax", xf, axes, ax));
+  return e / reshape(reduce_sum(e, ax), kept(xf, ax));
+}
+
+Array log_softmax(const Array& x, const std::vector<int>& axes) {
+  if (axes.size() == 1) return log_softmax(x, axes[0]);
+  Array xf = detail::to_float(x);
+  std::vector<int> ax;
+  Array s = shifted("log_softmax", xf, axes, ax);
+  return s - reshape(log(reduce_sum(exp(s), ax)), kept(xf, ax));
+}
+
+}  // namespace canopy::nn

@@ -1,0 +1,35 @@
+// Everything canopy knows about the `nextafter` primitive (lax.nextafter: the float next to x in
+// the direction of y): rules, kernel, samples, op. truncated_normal clamps with it.
+#include <cmath>
+
+#include "../rules.hpp"
+#include "elementwise_loop.hpp"
+
+namespace canopy::prim {
+struct Nextafter {
+  static constexpr std::string_view name = "nextafter";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    const Aval out = detail::binary_aval(name, avals, detail::kFloat);
+    if (out.dtype == DType::bf16)
+      detail::raise<TypeError>(name, "operands", "", detail::concat(to_string(avals[0]), " are bf16"), "use f32 or f64");
+    return out;
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    // std::nextafter works on the representation, so flush-to-zero does not affect it.
+    detail::eval_binary_loop<float, double>(in, out, []<class T>(T x, T y) { return std::nextafter(x, y); });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Nextafter>(x, bdims, params);
+  }
+  static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kFloat, -2, 2); }
+};
+CANOPY_REGISTER_PRIMITIVE(Nextafter);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array nextafter(const Array& x, const Array& y) {
+  auto p = detail::promote({detail::to_float(x), detail::to_float(y)});
+  return bind1<prim::Nextafter>({p[0], p[1]});
+}
+}  // namespace canopy

@@ -1,0 +1,36 @@
+// Everything canopy knows about the `shift_right_arithmetic` primitive (lax.shift_right_arithmetic: bits shifted right copying the top bit; amounts outside [0, bits) fill with it): rules, kernel, samples, op.
+// As in XLA, the amount is read as unsigned, so negative amounts are out of range too.
+#include "../rules.hpp"
+#include "elementwise_loop.hpp"
+
+namespace canopy::prim {
+struct ShiftRightArithmetic {
+  static constexpr std::string_view name = "shift_right_arithmetic";
+  struct Params {};
+  static constexpr bool nondifferentiable = true;  // integer outputs
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::binary_aval(name, avals, detail::kInt);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_binary_loop<std::int32_t, std::uint32_t>(in, out, []<class T>(T x, T amount) {
+      using U = std::uint32_t;
+      const U s = static_cast<U>(amount);
+      const U fill = (U(x) >> 31) ? ~U(0) : U(0);  // the top bit, whatever the signedness (as XLA)
+      if (s >= 32) return static_cast<T>(fill);
+      return static_cast<T>(s == 0 ? U(x) : static_cast<U>((U(x) >> s) | (fill << (32 - s))));
+    });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<ShiftRightArithmetic>(x, bdims, params);
+  }
+  static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kInt, -40, 40); }
+};
+CANOPY_REGISTER_PRIMITIVE(ShiftRightArithmetic);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array shift_right_arithmetic(const Array& x, const Array& y) {
+  auto p = detail::promote({x, y});
+  return bind1<prim::ShiftRightArithmetic>({p[0], p[1]});
+}
+}  // namespace canopy

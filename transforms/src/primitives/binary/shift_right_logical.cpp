@@ -1,0 +1,34 @@
+// Everything canopy knows about the `shift_right_logical` primitive (lax.shift_right_logical: bits shifted right filling zeros; amounts outside [0, bits) give 0): rules, kernel, samples, op.
+// As in XLA, the amount is read as unsigned, so negative amounts are out of range too.
+#include "../rules.hpp"
+#include "elementwise_loop.hpp"
+
+namespace canopy::prim {
+struct ShiftRightLogical {
+  static constexpr std::string_view name = "shift_right_logical";
+  struct Params {};
+  static constexpr bool nondifferentiable = true;  // integer outputs
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::binary_aval(name, avals, detail::kInt);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_binary_loop<std::int32_t, std::uint32_t>(in, out, []<class T>(T x, T amount) {
+      using U = std::uint32_t;
+      const U s = static_cast<U>(amount);
+      return static_cast<T>(s >= 32 ? U(0) : static_cast<U>(U(x) >> s));
+    });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<ShiftRightLogical>(x, bdims, params);
+  }
+  static std::vector<Sample<Params>> samples() { return detail::binary_samples<Params>(detail::kInt, -40, 40); }
+};
+CANOPY_REGISTER_PRIMITIVE(ShiftRightLogical);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array shift_right_logical(const Array& x, const Array& y) {
+  auto p = detail::promote({x, y});
+  return bind1<prim::ShiftRightLogical>({p[0], p[1]});
+}
+}  // namespace canopy

@@ -1,0 +1,25 @@
+// Everything canopy knows about `axis_index`: each lane's position along a named vmap axis.
+#include "collective.hpp"
+
+namespace canopy::prim {
+struct AxisIndex {
+  static constexpr std::string_view name = "axis_index";
+  using Params = CollectiveParams;
+  static constexpr bool nondifferentiable = true;
+  static Aval abstract_eval(std::span<const Aval>, const Params&) { return {DType::i32, {}, false}; }
+  static void eval_cpu(std::span<const Array>, std::span<Array>, const Params& params) {
+    detail::raise_unbound_axis(name, params);
+  }
+  static detail::BatchResult collective(std::span<const Array>, std::span<const int>, std::int64_t n, const Params&) {
+    return {{iota(DType::i32, {n})}, {0}};
+  }
+  static std::vector<Sample<Params>> samples() { return {}; }  // needs a vmap: tested in vmap_collectives_test
+};
+CANOPY_REGISTER_PRIMITIVE(AxisIndex);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array axis_index(const std::string& axis_name) {
+  return bind<prim::AxisIndex>(std::span<const Array>(), {axis_name})[0];
+}
+}  // namespace canopy

@@ -1,0 +1,27 @@
+// Everything canopy knows about `pmax`: the max over the lanes of a named vmap axis.
+#include "collective.hpp"
+
+namespace canopy::prim {
+struct PMax {
+  static constexpr std::string_view name = "pmax";
+  using Params = CollectiveParams;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) { return avals[0]; }
+  static void eval_cpu(std::span<const Array>, std::span<Array>, const Params& params) {
+    detail::raise_unbound_axis(name, params);
+  }
+  static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t,
+                                        const Params&) {
+    if (bdims[0] < 0) return {{x[0]}, {-1}};  // every lane holds the same value
+    return {{reduce_max(x[0], {bdims[0]})}, {-1}};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_lanewise<PMax>(x, bdims, params);
+  }
+  static std::vector<Sample<Params>> samples() { return {}; }  // needs a vmap: tested in vmap_collectives_test
+};
+CANOPY_REGISTER_PRIMITIVE(PMax);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array pmax(const Array& x, const std::string& axis_name) { return bind1<prim::PMax>({x}, {axis_name}); }
+}  // namespace canopy

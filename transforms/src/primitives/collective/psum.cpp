@@ -1,0 +1,36 @@
+// Everything canopy knows about `psum`: the sum over the lanes of a named vmap axis.
+#include "collective.hpp"
+
+namespace canopy::prim {
+struct Psum {
+  static constexpr std::string_view name = "psum";
+  using Params = CollectiveParams;
+  static constexpr bool linear = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) { return avals[0]; }
+  static void eval_cpu(std::span<const Array>, std::span<Array>, const Params& params) {
+    detail::raise_unbound_axis(name, params);
+  }
+  static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,
+                                        const Params&) {
+    if (bdims[0] < 0) return {{x[0] * static_cast<double>(n)}, {-1}};  // every lane holds the same value
+    return {{reduce_sum(x[0], {bdims[0]})}, {-1}};
+  }
+  // Each lane's result is the sum of all lanes, so each lane's cotangent is the sum of all of them.
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array>, std::span<const Aval>, const Params& params) {
+    return {psum(ct[0], params.axis_name)};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_lanewise<Psum>(x, bdims, params);
+  }
+  static std::vector<Sample<Params>> samples() { return {}; }  // needs a vmap: tested in vmap_collectives_test
+};
+CANOPY_REGISTER_PRIMITIVE(Psum);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array psum(const Array& x, const std::string& axis_name) { return bind1<prim::Psum>({x}, {axis_name}); }
+Array pmean(const Array& x, const std::string& axis_name) {
+  Array xf = detail::to_float(x);
+  return psum(xf, axis_name) / psum(ones({}, xf.dtype()), axis_name);
+}
+}  // namespace canopy

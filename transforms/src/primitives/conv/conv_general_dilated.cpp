@@ -1,0 +1,222 @@
+// Everything canopy knows about `conv_general_dilated` (lax semantics): rules, kernel (oneDNN
+// convolution for f32 reading the operands in their own layouts, loops otherwise), samples, op.
+#include <algorithm>
+#include <string>
+
+#include "../window/geometry.hpp"
+
+namespace canopy::prim {
+namespace {
+
+std::string perm_text(const std::vector<int>& p) {
+  std::vector<std::int64_t> v(p.begin(), p.end());
+  return detail::list_text(v);
+}
+
+bool is_permutation(const std::vector<int>& p, std::size_t r) {
+  std::vector<bool> seen(r, false);
+  if (p.size() != r) return false;
+  for (int x : p) {
+    if (x < 0 || x >= static_cast<int>(r) || seen[static_cast<std::size_t>(x)]) return false;
+    seen[static_cast<std::size_t>(x)] = true;
+  }
+  return true;
+}
+
+}  // namespace
+
+struct ConvGeneralDilated {
+  static constexpr std::string_view name = "conv_general_dilated";
+  /// lax's parameters; the specs are lax.ConvDimensionNumbers: for each operand, the dim holding
+  /// (batch | out features, features | in features, spatial 0, spatial 1, ...).
+  struct Params {
+    std::vector<std::int64_t> window_strides;
+    detail::PadPairs padding;
+    std::vector<std::int64_t> lhs_dilation, rhs_dilation;
+    std::vector<int> lhs_spec, rhs_spec, out_spec;
+    std::int64_t feature_group_count = 1;
+  };
+  // Bilinear, like dot_general: its jvp and transposes arrive with the transformations issue.
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& p) {
+    const Aval &l = avals[0], &r = avals[1];
+    detail::expect_kind(name, l, detail::kFloat, 0);
+    if (l.dtype != r.dtype)
+      detail::raise<TypeError>(name, "operands", "", detail::concat(to_string(l), " and ", to_string(r), " have different dtypes"));
+    const std::size_t rank = l.ndim();
+    if (rank < 3 || r.ndim() != rank)
+      detail::raise<ShapeError>(name, "operands", "",
+                                detail::concat(to_string(l), " and ", to_string(r), " must have the same rank, at least 3"),
+                                "lhs is (batch, features, spatial...), rhs (out, in, spatial...) in some order");
+    for (auto* spec : {&p.lhs_spec, &p.rhs_spec, &p.out_spec})
+      if (!is_permutation(*spec, rank))
+        detail::raise<ShapeError>(name, "dimension_numbers", perm_text(*spec),
+                                  detail::concat("is not a permutation of the ", rank, " dims of ", to_string(l)));
+    const std::size_t nsp = rank - 2;
+    auto positive = [&](const char* what, const std::vector<std::int64_t>& v) {
+      if (v.size() != nsp || std::any_of(v.begin(), v.end(), [](std::int64_t x) { return x <= 0; }))
+        detail::raise<ShapeError>(name, what, detail::list_text(v), detail::concat("must be ", nsp, " positive integers"));
+    };
+    positive("window_strides", p.window_strides);
+    positive("lhs_dilation", p.lhs_dilation);
+    positive("rhs_dilation", p.rhs_dilation);
+    if (p.padding.size() != nsp)
+      detail::raise<ShapeError>(name, "padding", detail::pads_text(p.padding), detail::concat("must have ", nsp, " pairs"));
+    auto ldim = [&](std::size_t i) { return l.shape[static_cast<std::size_t>(p.lhs_spec[i])]; };
+    auto rdim = [&](std::size_t i) { return r.shape[static_cast<std::size_t>(p.rhs_spec[i])]; };
+    const std::int64_t groups = p.feature_group_count;
+    if (groups < 1)
+      detail::raise<ShapeError>(name, "feature_group_count", std::to_string(groups), "must be positive");
+    if (ldim(1) != rdim(1) * groups)
+      detail::raise<ShapeError>(name, "features", "",
+                                detail::concat("of lhs ", to_string(l), " (", ldim(1), ") must equal rhs ", to_string(r),
+                                               " input features (", rdim(1), ") times feature_group_count (", groups, ")"));
+    if (rdim(0) % groups != 0)
+      detail::raise<ShapeError>(name, "output features", "",
+                                detail::concat("of rhs ", to_string(r), " (", rdim(0),
+                                               ") must be a multiple of feature_group_count (", groups, ")"));
+    Aval out{l.dtype, {}, l.weak_type && r.weak_type};
+    out.shape.resize(rank);
+    out.shape[static_cast<std::size_t>(p.out_spec[0])] = ldim(0);
+    out.shape[static_cast<std::size_t>(p.out_spec[1])] = rdim(0);
+    for (std::size_t d = 0; d < nsp; ++d) {
+      std::int64_t in = ldim(2 + d) == 0 ? 0 : (ldim(2 + d) - 1) * p.lhs_dilation[d] + 1;
+      std::int64_t padded = in + p.padding[d].first + p.padding[d].second;
+      std::int64_t win = rdim(2 + d) == 0 ? 0 : (rdim(2 + d) - 1) * p.rhs_dilation[d] + 1;
+      std::int64_t o = padded < win ? 0 : (padded - win) / p.window_strides[d] + 1;
+      if (padded < win && ldim(2 + d) != 0)
+        detail::raise<ShapeError>(name, "window", "",
+                                  detail::concat("of rhs ", to_string(r), " does not fit in lhs ", to_string(l), " padded by ",
+                                                 detail::pads_text(p.padding), " (spatial dim ", d, ": ", win, " > ", padded, ")"),
+                                  "use \"SAME\" padding or a smaller window");
+      out.shape[static_cast<std::size_t>(p.out_spec[2 + d])] = o;
+    }
+    return out;
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& p) {
+    const Array &l = in[0], &r = in[1], &y = out[0];
+    Shape ls = contiguous_strides(l.shape()), rs = contiguous_strides(r.shape()), ys = contiguous_strides(y.shape());
+    kernels::cpu::ConvGeometry g;
+    auto at = [](const Shape& s, const std::vector<int>& spec, std::size_t i) { return s[static_cast<std::size_t>(spec[i])]; };
+    g.batch = at(l.shape(), p.lhs_spec, 0);
+    g.in_features = at(l.shape(), p.lhs_spec, 1);
+    g.out_features = at(r.shape(), p.rhs_spec, 0);
+    g.groups = p.feature_group_count;
+    for (std::size_t i = 0; i < l.ndim(); ++i) {
+      g.lhs_strides.push_back(at(ls, p.lhs_spec, i));
+      g.rhs_strides.push_back(at(rs, p.rhs_spec, i));
+      g.out_strides.push_back(at(ys, p.out_spec, i));
+    }
+    for (std::size_t d = 0; d + 2 < l.ndim(); ++d) {
+      g.in_size.push_back(at(l.shape(), p.lhs_spec, 2 + d));
+      g.window.push_back(at(r.shape(), p.rhs_spec, 2 + d));
+      g.out_size.push_back(at(y.shape(), p.out_spec, 2 + d));
+      g.pad_lo.push_back(p.padding[d].first);
+      g.pad_hi.push_back(p.padding[d].second);
+    }
+    g.strides = p.window_strides;
+    g.lhs_dilation = p.lhs_dilation;
+    g.rhs_dilation = p.rhs_dilation;
+    kernels::cpu::conv(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(y), g);
+  }
+  static std::vector<Sample<Params>> samples() {
+    using detail::sample_array;
+    const std::vector<int> nhwc{0, 3, 1, 2}, hwio{3, 2, 0, 1}, id4{0, 1, 2, 3};
+    std::vector<Sample<Params>> s;
+    s.push_back({{sample_array(DType::f32, {2, 5, 5, 3}, -1, 1, 1), sample_array(DType::f32, {3, 3, 3, 4}, -1, 1, 2)},
+                 {{1, 1}, {{1, 1}, {1, 1}}, {1, 1}, {1, 1}, nhwc, hwio, nhwc, 1}, "NHWC/HWIO same"});
+    s.push_back({{sample_array(DType::f64, {1, 2, 6, 5}, -1, 1, 3), sample_array(DType::f64, {4, 2, 2, 3}, -1, 1, 4)},
+                 {{2, 1}, {{0, 1}, {1, 0}}, {1, 1}, {1, 1}, id4, id4, id4, 1}, "f64 NCHW strided"});
+    s.push_back({{sample_array(DType::f32, {1, 4, 5, 5}, -1, 1, 5), sample_array(DType::f32, {6, 2, 3, 3}, -1, 1, 6)},
+                 {{1, 1}, {{0, 0}, {0, 0}}, {1, 1}, {2, 1}, id4, id4, id4, 2}, "groups, rhs dilation"});
+    s.push_back({{sample_array(DType::f32, {1, 1, 3, 3}, -1, 1, 7), sample_array(DType::f32, {1, 1, 2, 2}, -1, 1, 8)},
+                 {{1, 1}, {{1, 1}, {1, 1}}, {2, 2}, {1, 1}, id4, id4, id4, 1}, "lhs dilation"});
+    s.push_back({{sample_array(DType::f32, {2, 7, 3}, -1, 1, 9), sample_array(DType::f32, {3, 3, 2}, -1, 1, 10)},
+                 {{2}, {{1, 1}}, {1}, {1}, {0, 2, 1}, {2, 1, 0}, {0, 2, 1}, 1}, "1-D NWC/WIO"});
+    s.push_back({{sample_array(DType::f32, {0, 4, 4, 2}, -1, 1, 11), sample_array(DType::f32, {2, 2, 2, 3}, -1, 1, 12)},
+                 {{1, 1}, {{0, 0}, {0, 0}}, {1, 1}, {1, 1}, nhwc, hwio, nhwc, 1}, "empty batch"});
+    return s;
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(ConvGeneralDilated);
+}  // namespace canopy::prim
+
+namespace canopy {
+namespace {
+
+// JAX's conv_general_permutations: N/C (O/I) positions, then the spatial letters in rhs order.
+std::vector<int> spec_of(const std::string& spec, const std::string& rhs, char batch, char feature) {
+  std::vector<int> p{static_cast<int>(spec.find(batch)), static_cast<int>(spec.find(feature))};
+  std::vector<int> spatial;
+  for (std::size_t i = 0; i < spec.size(); ++i)
+    if (spec[i] != batch && spec[i] != feature) spatial.push_back(static_cast<int>(i));
+  if (&spec != &rhs)
+    std::stable_sort(spatial.begin(), spatial.end(), [&](int a, int b) {
+      return rhs.find(spec[static_cast<std::size_t>(a)]) < rhs.find(spec[static_cast<std::size_t>(b)]);
+    });
+  p.insert(p.end(), spatial.begin(), spatial.end());
+  return p;
+}
+
+}  // namespace
+
+Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector<std::int64_t>& window_strides,
+                           const Padding& padding, const std::vector<std::int64_t>& lhs_dilation,
+                           const std::vector<std::int64_t>& rhs_dilation, const ConvDimensionNumbers& dimension_numbers,
+                           std::int64_t feature_group_count) {
+  constexpr std::string_view api = "conv_general_dilated";
+  const std::size_t rank = lhs.ndim();
+  if (rank < 3 || rhs.ndim() != rank)
+    detail::raise<ShapeError>(api, "operands", "",
+                              detail::concat(to_string(lhs.aval()), " and ", to_string(rhs.aval()),
+                                             " must have the same rank, at least 3"),
+                              "lhs is (batch, features, spatial...), rhs (out, in, spatial...) in some order");
+  ConvDimensionNumbers dn = dimension_numbers;
+  if (dn.lhs.empty() && dn.rhs.empty() && dn.out.empty()) {
+    const std::string sp = std::string("0123456789").substr(0, std::min<std::size_t>(rank - 2, 10));
+    dn = {detail::concat("NC", sp), detail::concat("OI", sp), detail::concat("NC", sp)};
+  }
+  auto bad = [&](const std::string& why) {
+    detail::raise<ShapeError>(api, "dimension_numbers", detail::concat("(\"", dn.lhs, "\", \"", dn.rhs, "\", \"", dn.out, "\")"),
+                              detail::concat(why, " (lhs ", to_string(lhs.aval()), ", rhs ", to_string(rhs.aval()), ")"),
+                              "e.g. (\"NHWC\", \"HWIO\", \"NHWC\") or (\"NCHW\", \"OIHW\", \"NCHW\")");
+  };
+  const std::pair<const std::string*, std::string> specs[] = {{&dn.lhs, "NC"}, {&dn.rhs, "OI"}, {&dn.out, "NC"}};
+  for (auto& [spec, chars] : specs) {
+    if (spec->size() != rank) bad(detail::concat("\"", *spec, "\" has ", spec->size(), " letters but the operands have rank ", rank));
+    for (char c : chars)
+      if (std::count(spec->begin(), spec->end(), c) != 1) bad(detail::concat("\"", *spec, "\" must contain '", c, "' exactly once"));
+    std::string sorted = *spec;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) bad(detail::concat("\"", *spec, "\" repeats a letter"));
+  }
+  auto spatial_set = [](const std::string& s, const char* skip) {
+    std::string r;
+    for (char c : s)
+      if (c != skip[0] && c != skip[1]) r += c;
+    std::sort(r.begin(), r.end());
+    return r;
+  };
+  if (spatial_set(dn.lhs, "NC") != spatial_set(dn.rhs, "OI") || spatial_set(dn.out, "NC") != spatial_set(dn.rhs, "OI"))
+    bad("the spatial letters differ between lhs, rhs and out");
+  prim::ConvGeneralDilated::Params p;
+  p.lhs_spec = spec_of(dn.lhs, dn.rhs, 'N', 'C');
+  p.rhs_spec = spec_of(dn.rhs, dn.rhs, 'O', 'I');
+  p.out_spec = spec_of(dn.out, dn.rhs, 'N', 'C');
+  const std::size_t nsp = rank - 2;
+  p.window_strides = detail::ones_or(api, "window_strides", window_strides, nsp);
+  p.lhs_dilation = detail::ones_or(api, "lhs_dilation", lhs_dilation, nsp);
+  p.rhs_dilation = detail::ones_or(api, "rhs_dilation", rhs_dilation, nsp);
+  p.feature_group_count = feature_group_count;
+  std::vector<std::int64_t> in, win;
+  for (std::size_t d = 0; d < nsp; ++d) {
+    in.push_back(lhs.shape()[static_cast<std::size_t>(p.lhs_spec[2 + d])]);
+    std::int64_t k = rhs.shape()[static_cast<std::size_t>(p.rhs_spec[2 + d])];
+    win.push_back(k == 0 ? 0 : (k - 1) * p.rhs_dilation[d] + 1);
+  }
+  // As lax does: string padding is computed from the undilated lhs and the dilated window.
+  p.padding = detail::resolve_padding(api, padding, in, win, p.window_strides);
+  auto ops = detail::promote({lhs, rhs});
+  return bind1<prim::ConvGeneralDilated>({ops[0], ops[1]}, p);
+}
+
+}  // namespace canopy

@@ -1,0 +1,52 @@
+// Everything canopy knows about `log_softmax`: (x - max) - log(sum(exp(x - max))) along one axis, fused into one
+// primitive so f32 runs as a single oneDNN pass (JAX composes it from reduce_max/exp/reduce_sum,
+// and the kernel computes exactly that); rules, kernel, samples, op (jax.nn.log_softmax).
+#include "../rules.hpp"
+#include "canopy/kernels/nn.hpp"
+#include "canopy/nn.hpp"
+
+namespace canopy::prim {
+struct LogSoftmax {
+  static constexpr std::string_view name = "log_softmax";
+  struct Params {
+    int axis = -1;  ///< non-negative after the op normalises it
+  };
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    Aval out = detail::unary_aval(name, avals, detail::kFloat);
+    detail::normalize_axis(name, params.axis, out.ndim(), out);
+    return out;
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    int axis = detail::normalize_axis(name, params.axis, in[0].ndim(), in[0].aval());
+    kernels::cpu::softmax(in[0].dtype(), true, detail::cdata(in[0]), detail::mutable_data(out[0]), in[0].shape(), axis);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
+    // d log_softmax = t - sum(softmax * t) along the axis.
+    Array y = nn::log_softmax(x[0], params.axis);
+    Array keep = reduce_sum(exp(y) * t[0], {params.axis});
+    return {{y}, {t[0] - expand_dims(keep, {params.axis})}};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    // The axis is one of an example's: behind a leading batch axis it moves up by one.
+    Array front = detail::batch_to_front(x[0], bdims[0]);
+    const int rank = static_cast<int>(front.ndim()) - 1;
+    return {{bind1<LogSoftmax>({front}, {(params.axis < 0 ? params.axis + rank : params.axis) + 1})}, {0}};
+  }
+  static std::vector<Sample<Params>> samples() {
+    using detail::sample_array;
+    return {{{sample_array(DType::f32, {3, 5}, -4, 4, 1)}, {1}, "rows"},
+            {{sample_array(DType::f32, {2, 3, 4}, -4, 4, 2)}, {1}, "middle axis"},
+            {{sample_array(DType::f64, {4, 3}, -4, 4, 3)}, {0}, "f64 columns"},
+            {{sample_array(DType::bf16, {2, 6}, -4, 4, 4)}, {1}, "bf16"},
+            {{sample_array(DType::f32, {0, 3}, -4, 4, 5)}, {1}, "empty"}};
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(LogSoftmax);
+}  // namespace canopy::prim
+
+namespace canopy::nn {
+Array log_softmax(const Array& x, int axis) {
+  Array xf = detail::to_float(x);
+  return bind1<prim::LogSoftmax>({xf}, {detail::normalize_axis("log_softmax", axis, xf.ndim(), xf.aval())});
+}
+}  // namespace canopy::nn

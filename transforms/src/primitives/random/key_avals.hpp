@@ -1,0 +1,42 @@
+// Internal to the random_* primitives: the shape rule of a key array (u32[..., 2], JAX's raw
+// threefry keys) and the Params pieces they share.
+#pragma once
+
+#include <canopy/kernels/random.hpp>
+
+#include "../common.hpp"
+
+namespace canopy::detail {
+
+/// TypeError/ShapeError unless `k` is u32[..., 2]; returns the batch shape (all but the last dim).
+inline Shape key_batch_shape(std::string_view prim, const Aval& k, int arg = 0) {
+  if (k.dtype != DType::u32)
+    raise<TypeError>(prim, "key", "argument " + std::to_string(arg), concat(to_string(k), " must have dtype u32"),
+                     "keys are u32[..., 2] arrays from random::key or PRNGKey");
+  if (k.ndim() == 0 || k.shape.back() != 2)
+    raise<ShapeError>(prim, "key", "argument " + std::to_string(arg), concat(to_string(k), " must have a last dimension of 2"),
+                      "keys are u32[..., 2] arrays from random::key or PRNGKey");
+  return Shape(std::span<const std::int64_t>(k.shape.data(), k.ndim() - 1));
+}
+
+/// `a` followed by `b`.
+inline Shape joined(const Shape& a, const Shape& b) {
+  Shape r = a;
+  for (auto d : b) r.push_back(d);
+  return r;
+}
+
+/// Sample keys for the registry tests: one key, and a batch of three.
+inline Array sample_keys(const Shape& batch, std::uint32_t seed) {
+  std::vector<std::uint32_t> w;
+  for (std::int64_t i = 0; i < 2 * shape_size(batch); ++i) w.push_back(seed * 7919u + static_cast<std::uint32_t>(i));
+  return array(w, joined(batch, {2}));
+}
+
+/// Shape check of the params' sample shape (no negative dims).
+inline void expect_shape(std::string_view prim, const Shape& s) {
+  for (auto d : s)
+    if (d < 0) raise<ShapeError>(prim, "shape", to_string(s), "has a negative dimension");
+}
+
+}  // namespace canopy::detail

@@ -1,0 +1,33 @@
+// Everything canopy knows about `random_fold_in` (jax.random.fold_in at the key level): key i of a
+// u32[..., 2] key array hashed with the u32 message i (same batch shape): rules, kernel, samples.
+// The op is canopy::random::fold_in (random/src/keys.cpp).
+#include "key_avals.hpp"
+
+namespace canopy::prim {
+struct RandomFoldIn {
+  static constexpr std::string_view name = "random_fold_in";
+  struct Params {};
+  static constexpr bool nondifferentiable = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    const Shape batch = detail::key_batch_shape(name, avals[0]);
+    if (avals[1].dtype != DType::u32 || !(avals[1].shape == batch))
+      detail::raise<TypeError>(name, "data", "argument 1",
+                               detail::concat(to_string(avals[1]), " must be u32 of the keys' batch shape ", to_string(batch)));
+    return avals[0];
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    kernels::cpu::random_fold_in(static_cast<const std::uint32_t*>(detail::cdata(in[0])),
+                                 static_cast<const std::uint32_t*>(detail::cdata(in[1])),
+                                 static_cast<std::uint32_t*>(detail::mutable_data(out[0])), in[1].size());
+  }
+  static std::vector<Sample<Params>> samples() {
+    return {{{detail::sample_keys({}, 1), scalar(7u)}, {}, "one key"},
+            {{detail::sample_keys({3}, 2), array({0u, 1u, 4000000000u})}, {}, "batch"}};
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(RandomFoldIn);
+}  // namespace canopy::prim
+
+namespace canopy::detail {
+Array random_fold_in_p(const Array& keys, const Array& data) { return bind1<prim::RandomFoldIn>({keys, data}); }
+}  // namespace canopy::detail

@@ -1,0 +1,41 @@
+// Everything canopy knows about `random_split` (jax.random.split at the key level): every key of
+// a u32[..., 2] key array becomes `shape` new keys, laid out as the Params' layout says: rules,
+// kernel, samples. The op is canopy::random::split (random/src/keys.cpp).
+#include "key_avals.hpp"
+
+namespace canopy::prim {
+struct RandomSplit {
+  static constexpr std::string_view name = "random_split";
+  struct Params {
+    Shape shape;
+    random::Layout layout = random::default_layout;
+  };
+  static constexpr bool nondifferentiable = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    detail::expect_shape(name, params.shape);
+    return {DType::u32, detail::joined(detail::joined(detail::key_batch_shape(name, avals[0]), params.shape), {2}), false};
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    kernels::cpu::random_split(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
+                               static_cast<std::uint32_t*>(detail::mutable_data(out[0])), shape_size(params.shape),
+                               params.layout);
+  }
+  static std::vector<Sample<Params>> samples() {
+    // Params filled field by field: brace-initialising a Shape inside the list trips GCC 12's
+    // -Wmaybe-uninitialized on Shape's heap pointer.
+    auto make = [](Shape shape, random::Layout layout) { Params p; p.shape = std::move(shape); p.layout = layout; return p; };
+    std::vector<Sample<Params>> s;
+    s.push_back({{detail::sample_keys({}, 1)}, make({2}, random::Layout::partitionable), "one key in two"});
+    s.push_back({{detail::sample_keys({3}, 2)}, make({2, 2}, random::Layout::legacy), "batch of keys, legacy"});
+    s.push_back({{detail::sample_keys({}, 3)}, make({0}, random::Layout::partitionable), "no keys"});
+    return s;
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(RandomSplit);
+}  // namespace canopy::prim
+
+namespace canopy::detail {
+Array random_split_p(const Array& keys, const Shape& shape, random::Layout layout) {
+  return bind1<prim::RandomSplit>({keys}, {shape, layout});
+}
+}  // namespace canopy::detail

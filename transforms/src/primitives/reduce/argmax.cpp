@@ -1,0 +1,23 @@
+// Everything canopy knows about `argmax` (lax.argmax: index of the largest element along one axis):
+// rules, kernel, samples, op. Shared with its twin in argminmax.hpp.
+#include "argminmax.hpp"
+
+namespace canopy::prim {
+struct ArgMax {
+  static constexpr std::string_view name = "argmax";
+  using Params = detail::ArgParams;
+  static constexpr bool nondifferentiable = true;  // integer output
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    return detail::arg_aval(name, avals[0], params);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::eval_arg<true>(in, out, params);
+  }
+  static std::vector<Sample<Params>> samples() { return detail::arg_samples<Params>(); }
+};
+CANOPY_REGISTER_PRIMITIVE(ArgMax);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array argmax(const Array& x, int axis, DType index_dtype) { return bind1<prim::ArgMax>({x}, {axis, index_dtype}); }
+}  // namespace canopy

@@ -1,0 +1,23 @@
+// Everything canopy knows about `argmin` (lax.argmin: index of the smallest element along one axis):
+// rules, kernel, samples, op. Shared with its twin in argminmax.hpp.
+#include "argminmax.hpp"
+
+namespace canopy::prim {
+struct ArgMin {
+  static constexpr std::string_view name = "argmin";
+  using Params = detail::ArgParams;
+  static constexpr bool nondifferentiable = true;  // integer output
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    return detail::arg_aval(name, avals[0], params);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::eval_arg<false>(in, out, params);
+  }
+  static std::vector<Sample<Params>> samples() { return detail::arg_samples<Params>(); }
+};
+CANOPY_REGISTER_PRIMITIVE(ArgMin);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array argmin(const Array& x, int axis, DType index_dtype) { return bind1<prim::ArgMin>({x}, {axis, index_dtype}); }
+}  // namespace canopy

@@ -1,0 +1,99 @@
+// Everything canopy knows about `pad` (lax.pad): rules, kernel (fill, then one strided copy of the
+// operand elements that survive negative low/high padding), samples, op.
+#include "../rules.hpp"
+#include "../slicing/windows.hpp"
+
+namespace canopy::prim {
+struct Pad {
+  static constexpr std::string_view name = "pad";
+  struct Params {
+    std::vector<PadConfig> padding_config;
+  };
+  static constexpr bool linear = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    const Aval &a = avals[0], &v = avals[1];
+    const auto& cfg = params.padding_config;
+    if (v.dtype != a.dtype || v.ndim() != 0)
+      detail::raise<TypeError>(name, "padding_value", "argument 1",
+                               detail::concat(to_string(v), " must be a scalar of the operand's dtype ", to_string(a)));
+    if (cfg.size() != a.ndim())
+      detail::raise<ShapeError>(name, "padding_config", "",
+                                detail::concat("has ", cfg.size(), " entries but the operand ", to_string(a), " has rank ",
+                                               a.ndim()));
+    Aval out{a.dtype, {}, a.weak_type && v.weak_type};
+    for (std::size_t d = 0; d < a.ndim(); ++d) {
+      const PadConfig& c = cfg[d];
+      std::int64_t n = a.shape[d];
+      std::int64_t size = c.low + c.high + n + (n > 0 ? (n - 1) * c.interior : 0);
+      if (c.interior < 0 || size < 0)
+        detail::raise<ShapeError>(name, "padding_config", "dimension " + std::to_string(d),
+                                  detail::concat("(low=", c.low, ", high=", c.high, ", interior=", c.interior,
+                                                 ") does not fit the operand ", to_string(a)),
+                                  "interior must be >= 0 and the padded size >= 0");
+      out.shape.push_back(size);
+    }
+    return out;
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    const Array& a = in[0];
+    const std::size_t w = itemsize(a.dtype());
+    kernels::cpu::fill(w, detail::cdata(in[1]), detail::mutable_data(out[0]), out[0].size());
+    Shape ist = contiguous_strides(a.shape()), ost = contiguous_strides(out[0].shape()), counts, dst_st;
+    std::int64_t src = 0, dst = 0;
+    for (std::size_t d = 0; d < a.ndim(); ++d) {
+      const PadConfig& c = params.padding_config[d];
+      const std::int64_t step = c.interior + 1, od = out[0].shape()[d];
+      // Element i lands at low + i * step; keep those with 0 <= position < od.
+      std::int64_t first = c.low >= 0 ? 0 : (-c.low + step - 1) / step;
+      std::int64_t end = od - c.low <= 0 ? 0 : std::min(a.shape()[d], (od - c.low + step - 1) / step);
+      counts.push_back(std::max<std::int64_t>(0, end - first));
+      src += first * ist[d];
+      dst += (c.low + first * step) * ost[d];
+      dst_st.push_back(step * ost[d]);
+    }
+    if (shape_size(counts) == 0) return;
+    const auto sw = static_cast<std::int64_t>(w);
+    kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(a)) + src * sw, ist, counts,
+                               static_cast<char*>(detail::mutable_data(out[0])) + dst * sw, dst_st);
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    Params p = params;
+    p.padding_config.insert(p.padding_config.begin(), PadConfig{});
+    Array operand = detail::batch_to_front(x[0], bdims[0]);
+    if (bdims[1] < 0) {
+      if (bdims[0] >= 0) return {{bind1<Pad>({operand, x[1]}, p)}, {0}};
+      return {{bind1<Pad>({operand, x[1]}, params)}, {-1}};
+    }
+    // A padding value per example: pad with any value, then select it where a mask says "padding".
+    const std::int64_t n = x[1].shape()[static_cast<std::size_t>(bdims[1])];
+    if (bdims[0] < 0) {
+      auto dims = operand.shape().vec();
+      dims.insert(dims.begin(), n);
+      std::vector<int> keep;
+      for (std::size_t d = 0; d < operand.ndim(); ++d) keep.push_back(static_cast<int>(d + 1));
+      operand = broadcast_in_dim(operand, Shape(dims), keep);
+    }
+    Array values = x[1].ndim() == 1 ? x[1] : detail::batch_to_front(x[1], bdims[1]);
+    Array padded = bind1<Pad>({operand, zeros({}, operand.dtype())}, p);
+    Array mask = bind1<Pad>({zeros(operand.shape(), DType::bool_), ones({}, DType::bool_)}, p);
+    Array fill = broadcast_in_dim(reshape(values, {n}), padded.shape(), {0});
+    return {{select_n(mask, {padded, fill})}, {0}};
+  }
+  static std::vector<Sample<Params>> samples() {
+    using detail::sample_array;
+    return {{{sample_array(DType::f32, {3, 4}, -1, 1, 1), scalar(0.5f)}, {{{1, 2, 0}, {0, 1, 1}}}, "edges, interior"},
+            {{sample_array(DType::i32, {5}, -9, 9, 2), scalar(7)}, {{{-2, -1, 1}}}, "negative"},
+            {{sample_array(DType::f64, {0, 2}, -1, 1, 3), scalar(1.0)}, {{{1, 1, 3}, {0, 0, 0}}}, "empty operand"},
+            {{sample_array(DType::bool_, {2}, 0, 1, 4), scalar(true)}, {{{-2, 0, 0}}}, "all removed"}};
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Pad);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array pad(const Array& x, const Array& padding_value, const std::vector<PadConfig>& padding_config) {
+  // A weakly typed padding value (a C++ scalar) takes the operand's dtype, as in jnp.
+  Array v = padding_value.weak_type() ? detail::convert_weak(padding_value, x.dtype(), false) : padding_value;
+  return bind1<prim::Pad>({x, v}, {padding_config});
+}
+}  // namespace canopy

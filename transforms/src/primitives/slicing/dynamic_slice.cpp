@@ -1,0 +1,91 @@
+// Everything canopy knows about `dynamic_slice` (lax.dynamic_slice): rules, kernel, samples, ops.
+// Inputs: the operand, then one integer scalar start per dim; the kernel clamps each start to
+// [0, dim - size] as XLA does (the public op has already turned negative starts into dim + start).
+#include "windows.hpp"
+
+namespace canopy::prim {
+struct DynamicSlice {
+  static constexpr std::string_view name = "dynamic_slice";
+  struct Params {
+    std::vector<std::int64_t> slice_sizes;
+  };
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    const Aval& a = avals[0];
+    if (avals.size() != a.ndim() + 1 || params.slice_sizes.size() != a.ndim())
+      detail::raise<ShapeError>(name, "start_indices/slice_sizes", "",
+                                detail::concat("have ", avals.size() - 1, "/", params.slice_sizes.size(),
+                                               " entries but the operand ", to_string(a), " has rank ", a.ndim()));
+    for (std::size_t d = 1; d < avals.size(); ++d) {
+      detail::expect_index(name, "start index", avals[d], static_cast<int>(d));
+      if (avals[d].ndim() != 0)
+        detail::raise<ShapeError>(name, "start index", "argument " + std::to_string(d),
+                                  detail::concat(to_string(avals[d]), " must be a scalar"));
+    }
+    for (std::size_t d = 0; d < a.ndim(); ++d)
+      if (params.slice_sizes[d] < 0 || params.slice_sizes[d] > a.shape[d])
+        detail::raise<ShapeError>(name, "slice_sizes", detail::list_text(params.slice_sizes),
+                                  detail::concat("do not fit the operand ", to_string(a)),
+                                  "need 0 <= size <= dim in every dimension");
+    return {a.dtype, Shape(params.slice_sizes), a.weak_type};
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    const Shape& s = in[0].shape();
+    Shape ist = contiguous_strides(s);
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      std::int64_t start = detail::index_values(in[d + 1])[0];
+      off += std::clamp<std::int64_t>(start, 0, s[d] - params.slice_sizes[d]) * ist[d];
+    }
+    const std::size_t w = itemsize(in[0].dtype());
+    kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
+                               ist, out[0].shape(), detail::mutable_data(out[0]), contiguous_strides(out[0].shape()));
+  }
+  static std::vector<Sample<Params>> samples() {
+    using detail::sample_array;
+    return {{{sample_array(DType::f32, {5, 6}, -1, 1, 1), scalar(1), scalar(4)}, {{2, 3}}, "clamped column"},
+            {{sample_array(DType::i32, {4}, -9, 9, 2), scalar(7u)}, {{0}}, "empty"},
+            {{sample_array(DType::f64, {}, -1, 1, 3)}, {{}}, "scalar"}};
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(DynamicSlice);
+}  // namespace canopy::prim
+
+namespace canopy {
+namespace detail {
+// lax's _dynamic_slice_indices: a negative start s means dim + s. Count mismatches fall through
+// to abstract_eval's ShapeError.
+std::vector<Array> normalize_starts(const Array& x, const std::vector<Array>& starts, const char* api) {
+  std::vector<Array> out;
+  for (std::size_t d = 0; d < starts.size(); ++d) {
+    const Array& s = starts[d];
+    expect_index(api, "start index", s.aval(), static_cast<int>(d) + 1);
+    if (s.dtype() == DType::u32 || d >= x.ndim()) { out.push_back(s); continue; }
+    Array dim = full({}, static_cast<double>(x.shape()[d]), s.dtype());
+    out.push_back(where(s < 0, s + dim, s));
+  }
+  return out;
+}
+std::vector<Array> static_starts(const Array& x, const std::vector<std::int64_t>& starts) {
+  std::vector<Array> out;
+  for (std::size_t d = 0; d < starts.size(); ++d) {
+    std::int64_t s = starts[d] < 0 && d < x.ndim() ? starts[d] + x.shape()[d] : starts[d];
+    // Clamping first keeps huge starts representable in i32 without changing the result.
+    std::int64_t hi = d < x.ndim() ? x.shape()[d] : 0;
+    out.push_back(scalar(static_cast<std::int32_t>(std::clamp<std::int64_t>(s, 0, hi))));
+  }
+  return out;
+}
+}  // namespace detail
+
+Array dynamic_slice(const Array& x, const std::vector<Array>& start_indices, const std::vector<std::int64_t>& slice_sizes) {
+  std::vector<Array> in{x};
+  for (auto& s : detail::normalize_starts(x, start_indices, "dynamic_slice")) in.push_back(s);
+  return bind<prim::DynamicSlice>(in, {slice_sizes})[0];
+}
+Array dynamic_slice(const Array& x, const std::vector<std::int64_t>& start_indices,
+                    const std::vector<std::int64_t>& slice_sizes) {
+  std::vector<Array> in{x};
+  for (auto& s : detail::static_starts(x, start_indices)) in.push_back(s);
+  return bind<prim::DynamicSlice>(in, {slice_sizes})[0];
+}
+}  // namespace canopy

@@ -1,0 +1,74 @@
+// Everything canopy knows about `dynamic_update_slice` (lax.dynamic_update_slice): rules, kernel,
+// samples, ops. Inputs: operand, update, one integer scalar start per dim; starts are clamped to
+// [0, dim - update dim] so the update always lands whole, as in XLA.
+#include "windows.hpp"
+
+#include <cstring>
+
+namespace canopy::prim {
+struct DynamicUpdateSlice {
+  static constexpr std::string_view name = "dynamic_update_slice";
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    const Aval &a = avals[0], &u = avals[1];
+    if (a.dtype != u.dtype)
+      detail::raise<TypeError>(name, "update", "argument 1",
+                               detail::concat(to_string(u), " must have the operand's dtype ", to_string(a)));
+    if (u.ndim() != a.ndim() || avals.size() != a.ndim() + 2)
+      detail::raise<ShapeError>(name, "update/start_indices", "",
+                                detail::concat("update ", to_string(u), " and ", avals.size() - 2,
+                                               " start indices do not match the operand ", to_string(a)),
+                                "both need one entry per operand dim");
+    for (std::size_t d = 0; d < a.ndim(); ++d)
+      if (u.shape[d] > a.shape[d])
+        detail::raise<ShapeError>(name, "update", "argument 1",
+                                  detail::concat(to_string(u), " is larger than the operand ", to_string(a)));
+    for (std::size_t d = 2; d < avals.size(); ++d) {
+      detail::expect_index(name, "start index", avals[d], static_cast<int>(d));
+      if (avals[d].ndim() != 0)
+        detail::raise<ShapeError>(name, "start index", "argument " + std::to_string(d),
+                                  detail::concat(to_string(avals[d]), " must be a scalar"));
+    }
+    return {a.dtype, a.shape, a.weak_type && u.weak_type};
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    const Shape &s = in[0].shape(), &us = in[1].shape();
+    const std::size_t w = itemsize(in[0].dtype());
+    std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]), static_cast<std::size_t>(in[0].size()) * w);
+    Shape ost = contiguous_strides(s);
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < s.size(); ++d)
+      off += std::clamp<std::int64_t>(detail::index_values(in[d + 2])[0], 0, s[d] - us[d]) * ost[d];
+    kernels::cpu::copy_strided(w, detail::cdata(in[1]), contiguous_strides(us), us,
+                               static_cast<char*>(detail::mutable_data(out[0])) + off * static_cast<std::int64_t>(w), ost);
+  }
+  static std::vector<Sample<Params>> samples() {
+    using detail::sample_array;
+    return {{{sample_array(DType::f32, {5, 6}, -1, 1, 1), sample_array(DType::f32, {2, 3}, -1, 1, 2), scalar(1),
+              scalar(5)}, {}, "clamped"},
+            {{sample_array(DType::i32, {4}, -9, 9, 3), sample_array(DType::i32, {0}, -9, 9, 4), scalar(2u)}, {}, "empty"},
+            {{sample_array(DType::f64, {}, -1, 1, 5), sample_array(DType::f64, {}, -1, 1, 6)}, {}, "scalar"}};
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(DynamicUpdateSlice);
+}  // namespace canopy::prim
+
+namespace canopy {
+namespace {
+Array update_as_operand(const Array& x, const Array& update) {
+  // A weakly typed update (a C++ scalar) takes the operand's dtype; a strong one must match.
+  return update.weak_type() && update.dtype() != x.dtype() ? detail::convert_weak(update, x.dtype(), false) : update;
+}
+}  // namespace
+
+Array dynamic_update_slice(const Array& x, const Array& update, const std::vector<Array>& start_indices) {
+  std::vector<Array> in{x, update_as_operand(x, update)};
+  for (auto& s : detail::normalize_starts(x, start_indices, "dynamic_update_slice")) in.push_back(s);
+  return bind<prim::DynamicUpdateSlice>(in)[0];
+}
+Array dynamic_update_slice(const Array& x, const Array& update, const std::vector<std::int64_t>& start_indices) {
+  std::vector<Array> in{x, update_as_operand(x, update)};
+  for (auto& s : detail::static_starts(x, start_indices)) in.push_back(s);
+  return bind<prim::DynamicUpdateSlice>(in)[0];
+}
+}  // namespace canopy

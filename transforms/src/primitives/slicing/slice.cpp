@@ -1,0 +1,87 @@
+// Everything canopy knows about `slice` (lax.slice, static bounds and strides): rules, kernel, samples, op.
+#include "../rules.hpp"
+#include "windows.hpp"
+
+namespace canopy::prim {
+struct Slice {
+  static constexpr std::string_view name = "slice";
+  struct Params {
+    std::vector<std::int64_t> start_indices, limit_indices, strides;
+  };
+  static constexpr bool linear = true;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    const Aval& a = avals[0];
+    const auto &lo = params.start_indices, &hi = params.limit_indices, &st = params.strides;
+    if (lo.size() != a.ndim() || hi.size() != a.ndim() || st.size() != a.ndim())
+      detail::raise<ShapeError>(name, "start/limit/strides", "",
+                                detail::concat("have ", lo.size(), "/", hi.size(), "/", st.size(),
+                                               " entries but the operand ", to_string(a), " has rank ", a.ndim()));
+    Aval out{a.dtype, {}, a.weak_type};
+    for (std::size_t d = 0; d < a.ndim(); ++d) {
+      if (lo[d] < 0 || hi[d] < lo[d] || hi[d] > a.shape[d] || st[d] < 1)
+        detail::raise<ShapeError>(name, "bounds", "dimension " + std::to_string(d),
+                                  detail::concat("start ", detail::list_text(lo), " limit ", detail::list_text(hi),
+                                                 " strides ", detail::list_text(st), " do not fit the operand ",
+                                                 to_string(a)),
+                                  "need 0 <= start <= limit <= dim and stride >= 1");
+      out.shape.push_back((hi[d] - lo[d] + st[d] - 1) / st[d]);
+    }
+    return out;
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    Shape ist = contiguous_strides(in[0].shape()), step;
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < ist.size(); ++d) {
+      off += params.start_indices[d] * ist[d];
+      step.push_back(params.strides[d] * ist[d]);
+    }
+    const std::size_t w = itemsize(in[0].dtype());
+    kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
+                               step, out[0].shape(), detail::mutable_data(out[0]), contiguous_strides(out[0].shape()));
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& params) {
+    // The cotangent goes back where the slice came from: zeros around and between the taken elements.
+    (void)primals;
+    const Aval& a = avals[0];
+    std::vector<PadConfig> cfg;
+    for (std::size_t d = 0; d < a.ndim(); ++d) {
+      std::int64_t st = params.strides.empty() ? 1 : params.strides[d];
+      std::int64_t out = ct[0].shape()[d];
+      std::int64_t start = params.start_indices[d];
+      std::int64_t used = out == 0 ? 0 : (out - 1) * st + 1;
+      cfg.push_back({start, a.shape[d] - start - used, out == 0 ? 0 : st - 1});
+    }
+    if (ct[0].size() == 0) return {zeros(a.shape, a.dtype)};
+    return {pad(ct[0], zeros({}, ct[0].dtype()), cfg)};
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    Array front = detail::batch_to_front(x[0], bdims[0]);
+    Params p = params;
+    p.start_indices.insert(p.start_indices.begin(), 0);
+    p.limit_indices.insert(p.limit_indices.begin(), front.shape()[0]);
+    if (!p.strides.empty()) p.strides.insert(p.strides.begin(), 1);
+    return {{bind1<Slice>({front}, p)}, {0}};
+  }
+  static std::vector<Sample<Params>> samples() {
+    using detail::sample_array;
+    return {{{sample_array(DType::f32, {5, 6}, -1, 1, 1)}, {{1, 2}, {4, 6}, {1, 1}}, "box"},
+            {{sample_array(DType::f64, {7, 3}, -1, 1, 2)}, {{0, 1}, {7, 2}, {3, 1}}, "strided"},
+            {{sample_array(DType::i32, {4}, -9, 9, 3)}, {{2}, {2}, {1}}, "empty"},
+            {{sample_array(DType::bool_, {2, 0}, 0, 1, 4)}, {{1, 0}, {2, 0}, {1, 1}}, "empty operand"}};
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Slice);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array slice(const Array& x, const std::vector<std::int64_t>& start_indices, const std::vector<std::int64_t>& limit_indices,
+            const std::vector<std::int64_t>& strides) {
+  std::vector<std::int64_t> st = strides.empty() ? std::vector<std::int64_t>(x.ndim(), 1) : strides;
+  bool whole = st.size() == x.ndim() && start_indices.size() == x.ndim() && limit_indices.size() == x.ndim();
+  for (std::size_t d = 0; whole && d < x.ndim(); ++d)
+    whole = start_indices[d] == 0 && limit_indices[d] == x.shape()[d] && st[d] == 1;
+  if (whole) return x;
+  return bind1<prim::Slice>({x}, {start_indices, limit_indices, st});
+}
+}  // namespace canopy

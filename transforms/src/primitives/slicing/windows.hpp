@@ -1,0 +1,54 @@
+// Internal to the slicing primitives: dimension-number checks that raise the standard errors,
+// and the offset tables that turn gather/scatter/dynamic_* into the kernels' window loops.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "../common.hpp"
+#include "canopy/kernels/cpu_indexing.hpp"
+
+namespace canopy::detail {
+
+/// ShapeError unless `dims` are distinct, in [0, bound) and (when `sorted`) increasing.
+void expect_dims(std::string_view prim, std::string_view what, const std::vector<int>& dims, std::size_t bound,
+                 bool sorted, const Aval& about);
+/// TypeError unless `a` is i32 or u32.
+void expect_index(std::string_view prim, std::string_view what, const Aval& a, int arg);
+/// "[1,2,3]" for messages.
+std::string list_text(std::span<const int> v);
+std::string list_text(std::span<const std::int64_t> v);
+
+/// sum(i[k] * strides[k]) for every index i of `sizes`, row-major.
+std::vector<std::int64_t> offset_table(std::span<const std::int64_t> sizes, std::span<const std::int64_t> strides);
+/// The elements of a concrete i32/u32 array as int64.
+std::vector<std::int64_t> index_values(const Array& x);
+
+/// Operand offset of each window's start. Window b starts at indices[b, k] along operand dim
+/// dim_map[k] (0 along the others). A start outside [0, shape[d] - extent[d]] is clamped when
+/// `clip`, otherwise the window is marked -1 (filled by gather, dropped by scatter).
+std::vector<std::int64_t> window_starts(const Array& indices, std::span<const int> dim_map, const Shape& operand_shape,
+                                        std::span<const std::int64_t> extent, bool clip);
+
+/// Start-index Arrays with negative entries replaced by dim + start (lax's _dynamic_slice_indices);
+/// TypeError (naming `api`) for non-integer starts.
+std::vector<Array> normalize_starts(const Array& x, const std::vector<Array>& starts, const char* api);
+/// Static starts as i32 scalars, normalised the same way and pre-clamped into [0, dim].
+std::vector<Array> static_starts(const Array& x, const std::vector<std::int64_t>& starts);
+
+/// Shape rule shared by scatter and scatter-add: operand, indices, updates -> the operand's aval.
+Aval scatter_aval(std::string_view prim, std::span<const Aval> avals, const ScatterDimensionNumbers& dn, unsigned kinds);
+/// Kernel shared by scatter and scatter-add: copies the operand, then combines the update windows.
+void eval_scatter(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
+                  const ScatterDimensionNumbers& dn, GatherScatterMode mode);
+
+/// JAX's gather fill value when none is given: NaN, lowest signed, highest unsigned, true.
+double default_fill_value(DType d);
+/// One element of dtype d holding v, in storage wide enough for any dtype.
+struct ElementBytes {
+  alignas(8) unsigned char bytes[8] = {};
+  ElementBytes(DType d, double v);
+};
+
+}  // namespace canopy::detail

@@ -1,0 +1,130 @@
+// Everything canopy knows about `sort` (lax.sort): several operands of one shape sorted together
+// along `dimension` by their first `num_keys` operands (lexicographically): rules, kernel, samples, op.
+// Floats order as JAX's comparator does: -0.0 equals 0.0 and every NaN sorts last, all equal.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "../common.hpp"
+
+namespace canopy::prim {
+namespace {
+
+// -1, 0 or 1 comparing a and b in JAX's total order.
+template <class C>
+int compare(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    const bool na = std::isnan(a), nb = std::isnan(b);
+    if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
+  }
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+// The row-local comparison of operand `op` at positions i and j.
+struct RowKey {
+  const void* data;
+  DType dtype;
+  int cmp(std::int64_t i, std::int64_t j) const {
+    return visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
+      using C = std::conditional_t<std::is_same_v<T, bf16>, float, T>;
+      const T* p = static_cast<const T*>(data);
+      return compare(static_cast<C>(p[i]), static_cast<C>(p[j]));
+    });
+  }
+};
+
+}  // namespace
+
+struct Sort {
+  static constexpr std::string_view name = "sort";
+  struct Params {
+    int dimension = -1;
+    bool is_stable = true;
+    int num_keys = 1;
+  };
+  static std::vector<Aval> abstract_eval(std::span<const Aval> avals, const Params& params) {
+    if (avals.empty()) detail::raise<TypeError>(name, "operands", "", "are empty", "pass at least one array");
+    const Aval& a = avals[0];
+    if (a.ndim() == 0) detail::raise<ShapeError>(name, "operand", "argument 0", detail::concat(to_string(a), " is a scalar"));
+    detail::normalize_axis(name, params.dimension, a.ndim(), a);
+    if (params.num_keys < 1 || params.num_keys > static_cast<int>(avals.size()))
+      detail::raise<ShapeError>(name, "num_keys", std::to_string(params.num_keys),
+                                detail::concat("is not in [1, ", avals.size(), "]"));
+    std::vector<Aval> out;
+    for (std::size_t i = 0; i < avals.size(); ++i) {
+      if (!(avals[i].shape == a.shape))
+        detail::raise<ShapeError>(name, "operand", "argument " + std::to_string(i),
+                                  detail::concat(to_string(avals[i]), " does not have the shape of ", to_string(a)));
+      out.push_back(avals[i]);
+    }
+    return out;
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    const int r = static_cast<int>(in[0].ndim()), dim = params.dimension < 0 ? params.dimension + r : params.dimension;
+    // Move `dimension` last, sort each row's index order, gather every operand, move it back.
+    std::vector<int> perm, inverse(static_cast<std::size_t>(r));
+    for (int i = 0; i < r; ++i) if (i != dim) perm.push_back(i);
+    perm.push_back(dim);
+    for (int i = 0; i < r; ++i) inverse[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])] = i;
+    std::vector<Array> rows;
+    for (const Array& x : in) rows.push_back(detail::permuted_copy(x, perm));
+    const std::int64_t len = in[0].shape()[static_cast<std::size_t>(dim)];
+    const std::int64_t nrows = len == 0 ? 0 : in[0].size() / len;
+    std::vector<std::vector<std::int64_t>> orders(static_cast<std::size_t>(nrows));
+    for (std::int64_t row = 0; row < nrows; ++row) {
+      std::vector<RowKey> keys;
+      for (int k = 0; k < params.num_keys; ++k) {
+        const Array& x = rows[static_cast<std::size_t>(k)];
+        keys.push_back({static_cast<const char*>(detail::cdata(x)) + row * len * itemsize(x.dtype()), x.dtype()});
+      }
+      auto& order = orders[static_cast<std::size_t>(row)];
+      order.resize(static_cast<std::size_t>(len));
+      std::iota(order.begin(), order.end(), std::int64_t{0});
+      const auto less = [&](std::int64_t i, std::int64_t j) {
+        for (const RowKey& k : keys)
+          if (int c = k.cmp(i, j)) return c < 0;
+        return false;
+      };
+      // Stable either way: an unstable request may be stable (as on XLA's CPU backend).
+      std::stable_sort(order.begin(), order.end(), less);
+    }
+    for (std::size_t o = 0; o < in.size(); ++o) {
+      const Array& src = rows[o];
+      const std::size_t isz = itemsize(src.dtype());
+      Array sorted = detail::make_concrete(src.aval(), src.device());
+      const char* s = static_cast<const char*>(detail::cdata(src));
+      char* d = static_cast<char*>(detail::mutable_data(sorted));
+      for (std::int64_t row = 0; row < nrows; ++row)
+        for (std::int64_t j = 0; j < len; ++j)
+          std::memcpy(d + (row * len + j) * isz, s + (row * len + orders[static_cast<std::size_t>(row)][static_cast<std::size_t>(j)]) * isz, isz);
+      const Array back = detail::permuted_copy(sorted, inverse);
+      if (back.size() > 0) std::memcpy(detail::mutable_data(out[o]), detail::cdata(back), isz * static_cast<std::size_t>(back.size()));
+    }
+  }
+  static std::vector<Sample<Params>> samples() {
+    using detail::sample_array;
+    std::vector<Sample<Params>> s;
+    std::uint64_t seed = 51;
+    for (DType d : {DType::f32, DType::f64, DType::i32, DType::u32, DType::bool_})
+      s.push_back({{sample_array(d, {3, 5}, 0, 4, seed++)}, {-1, true, 1}, std::string(canopy::name(d)) + " rows"});
+    s.push_back({{sample_array(DType::f32, {4, 3}, 0, 3, seed++), sample_array(DType::i32, {4, 3}, -9, 9, seed++)},
+                 {0, true, 1}, "key and value along dim 0"});
+    s.push_back({{sample_array(DType::i32, {6}, 0, 2, seed++), sample_array(DType::f32, {6}, 0, 2, seed++),
+                  sample_array(DType::f64, {6}, 0, 2, seed++)}, {0, true, 2}, "two keys"});
+    s.push_back({{sample_array(DType::f32, {2, 0}, 0, 1, seed++)}, {1, true, 1}, "empty"});
+    return s;
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Sort);
+}  // namespace canopy::prim
+
+namespace canopy {
+std::vector<Array> sort(const std::vector<Array>& operands, int dimension, bool is_stable, int num_keys) {
+  return bind<prim::Sort>(operands, {dimension, is_stable, num_keys});
+}
+std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int dimension, bool is_stable) {
+  auto r = sort({keys, values}, dimension, is_stable, 1);
+  return {r[0], r[1]};
+}
+}  // namespace canopy

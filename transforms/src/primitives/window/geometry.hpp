@@ -1,0 +1,145 @@
+// Internal to the windowed primitives (reduce_window_*, conv_general_dilated): lax's padding
+// resolution, and the shared shape rule, kernel geometry and samples of reduce_window_max/sum.
+#pragma once
+
+#include <algorithm>
+#include <cctype>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../common.hpp"
+#include "canopy/kernels/nn.hpp"
+
+namespace canopy::detail {
+
+using PadPairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+/// `(1,2,3)` for messages.
+inline std::string list_text(std::span<const std::int64_t> v) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
+  return s + ")";
+}
+inline std::string pads_text(const PadPairs& p) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (i) s += ',';
+    s += concat("(", p[i].first, ",", p[i].second, ")");
+  }
+  return s + ")";
+}
+
+/// lax.padtype_to_pads: (low, high) per dim for `padding` over input sizes `in` with (dilated)
+/// window sizes `window`. SAME gives ceil(in / stride) outputs, the odd pad element going high
+/// (SAME_LOWER: low). Explicit pairs must number in.size().
+inline PadPairs resolve_padding(std::string_view api, const Padding& padding, std::span<const std::int64_t> in,
+                                std::span<const std::int64_t> window, std::span<const std::int64_t> strides) {
+  if (padding.mode.empty()) {
+    if (padding.pairs.size() != in.size())
+      raise<ShapeError>(api, "padding", pads_text(padding.pairs),
+                        concat("has ", padding.pairs.size(), " (low, high) pairs but ", in.size(), " are needed"));
+    return padding.pairs;
+  }
+  std::string mode = padding.mode;
+  std::transform(mode.begin(), mode.end(), mode.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+  if (mode != "SAME" && mode != "SAME_LOWER" && mode != "VALID")
+    raise<ShapeError>(api, "padding", padding.mode, "is not a padding type",
+                      "use \"SAME\", \"SAME_LOWER\", \"VALID\" or explicit (low, high) pairs");
+  PadPairs out(in.size(), {0, 0});
+  if (mode == "VALID") return out;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    std::int64_t s = std::max<std::int64_t>(strides[d], 1), o = (in[d] + s - 1) / s;
+    std::int64_t total = std::max<std::int64_t>((o - 1) * s + window[d] - in[d], 0);
+    std::int64_t small = total / 2;
+    out[d] = mode == "SAME" ? std::pair{small, total - small} : std::pair{total - small, small};
+  }
+  return out;
+}
+
+/// Dilation/stride defaults: empty means all ones; otherwise `n` positive entries.
+inline std::vector<std::int64_t> ones_or(std::string_view api, const char* what, const std::vector<std::int64_t>& v,
+                                         std::size_t n) {
+  if (v.empty()) return std::vector<std::int64_t>(n, 1);
+  bool ok = v.size() == n && std::all_of(v.begin(), v.end(), [](std::int64_t x) { return x > 0; });
+  if (!ok) raise<ShapeError>(api, what, list_text(v), concat("must be ", n, " positive integers"));
+  return v;
+}
+
+/// The parameters of reduce_window_max / reduce_window_sum (lax's, padding resolved).
+struct WindowParams {
+  std::vector<std::int64_t> window_dimensions, window_strides;
+  PadPairs padding;
+  std::vector<std::int64_t> base_dilation, window_dilation;
+};
+
+/// Shape rule shared by reduce_window_*: one entry per operand dim, and the (dilated) window must
+/// fit in the (dilated, padded) operand on every dim.
+inline Aval window_aval(std::string_view prim, const Aval& a, const WindowParams& p, unsigned kinds) {
+  expect_kind(prim, a, kinds);
+  const std::size_t r = a.ndim();
+  auto check = [&](const char* what, std::size_t n, bool positive, std::span<const std::int64_t> v) {
+    bool ok = n == r && std::all_of(v.begin(), v.end(), [&](std::int64_t x) { return !positive || x > 0; });
+    if (!ok)
+      raise<ShapeError>(prim, what, list_text(v),
+                        concat("must have ", r, positive ? " positive" : "", " entries, one per dimension of ", to_string(a)));
+  };
+  check("window_dimensions", p.window_dimensions.size(), true, p.window_dimensions);
+  check("window_strides", p.window_strides.size(), true, p.window_strides);
+  check("base_dilation", p.base_dilation.size(), true, p.base_dilation);
+  check("window_dilation", p.window_dilation.size(), true, p.window_dilation);
+  if (p.padding.size() != r)
+    raise<ShapeError>(prim, "padding", pads_text(p.padding), concat("must have one pair per dimension of ", to_string(a)));
+  Aval out{a.dtype, {}, a.weak_type};
+  for (std::size_t d = 0; d < r; ++d) {
+    std::int64_t in = a.shape[d] == 0 ? 0 : (a.shape[d] - 1) * p.base_dilation[d] + 1;
+    std::int64_t padded = in + p.padding[d].first + p.padding[d].second;
+    std::int64_t win = (p.window_dimensions[d] - 1) * p.window_dilation[d] + 1;
+    if (padded < win && a.shape[d] == 0) {  // an empty dim stays empty, as in lax
+      out.shape.push_back(0);
+      continue;
+    }
+    if (padded < win)
+      raise<ShapeError>(prim, "window", list_text(p.window_dimensions),
+                        concat("does not fit in ", to_string(a), " padded by ", pads_text(p.padding), " (dimension ", d,
+                               ": ", win, " > ", padded, ")"),
+                        "pad the operand (\"SAME\") or use a smaller window");
+    out.shape.push_back((padded - win) / p.window_strides[d] + 1);
+  }
+  return out;
+}
+
+/// The kernel's view of a reduce_window call.
+inline kernels::cpu::WindowGeometry window_geometry(const Array& x, const Array& y, const WindowParams& p) {
+  kernels::cpu::WindowGeometry g{x.shape(), y.shape(), p.window_dimensions, p.window_strides, {}, {},
+                                 p.base_dilation, p.window_dilation};
+  for (auto& [lo, hi] : p.padding) {
+    g.pad_lo.push_back(lo);
+    g.pad_hi.push_back(hi);
+  }
+  return g;
+}
+
+/// Samples for reduce_window_*: NHWC pooling (oneDNN path), padding, strides, dilations, other dtypes.
+template <class Params>
+std::vector<Sample<Params>> window_samples(bool ints) {
+  std::vector<Sample<Params>> s;
+  auto pool = [](std::int64_t k, std::int64_t st, PadPairs pads) {
+    return Params{{1, k, k, 1}, {1, st, st, 1}, std::move(pads), {1, 1, 1, 1}, {1, 1, 1, 1}};
+  };
+  s.push_back({{sample_array(DType::f32, {2, 6, 6, 3}, -2, 2, 1)}, pool(2, 2, {{0, 0}, {0, 0}, {0, 0}, {0, 0}}), "2x2 pool"});
+  s.push_back({{sample_array(DType::f32, {1, 5, 5, 2}, -2, 2, 2)}, pool(3, 2, {{0, 0}, {1, 1}, {1, 1}, {0, 0}}), "same pad"});
+  s.push_back({{sample_array(DType::f64, {2, 4, 5}, -2, 2, 3)}, {{1, 2, 2}, {1, 1, 2}, {{0, 0}, {0, 1}, {1, 0}}, {1, 1, 1}, {1, 2, 1}},
+               "f64 window dilation"});
+  s.push_back({{sample_array(DType::f32, {3, 4}, -2, 2, 4)}, {{2, 2}, {1, 1}, {{0, 0}, {0, 0}}, {2, 1}, {1, 1}}, "base dilation"});
+  s.push_back({{sample_array(DType::f32, {0, 4, 4, 1}, -2, 2, 5)}, pool(2, 1, {{0, 0}, {0, 0}, {0, 0}, {0, 0}}), "empty batch"});
+  if (ints)
+    s.push_back({{sample_array(DType::i32, {4, 4}, -9, 9, 6)}, {{2, 2}, {2, 2}, {{0, 0}, {0, 0}}, {1, 1}, {1, 1}}, "i32"});
+  return s;
+}
+
+}  // namespace canopy::detail

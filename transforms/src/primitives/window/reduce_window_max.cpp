@@ -1,0 +1,38 @@
+// Everything canopy knows about `reduce_window_max` (lax.reduce_window with lax.max): the
+// maximum of each window (padding counts as -inf); rules, kernel (oneDNN pooling or loops), samples, op.
+#include "geometry.hpp"
+
+namespace canopy::prim {
+struct ReduceWindowMax {
+  static constexpr std::string_view name = "reduce_window_max";
+  using Params = detail::WindowParams;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    return detail::window_aval(name, avals[0], params, detail::kFloat | detail::kInt);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    kernels::cpu::reduce_window(kernels::cpu::WindowOp::max, in[0].dtype(), detail::cdata(in[0]),
+                                detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params));
+  }
+  static std::vector<Sample<Params>> samples() { return detail::window_samples<Params>(true); }
+};
+CANOPY_REGISTER_PRIMITIVE(ReduceWindowMax);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array reduce_window_max(const Array& x, const std::vector<std::int64_t>& window_dimensions,
+                        const std::vector<std::int64_t>& window_strides, const Padding& padding,
+                        const std::vector<std::int64_t>& base_dilation, const std::vector<std::int64_t>& window_dilation) {
+  constexpr std::string_view api = "reduce_window_max";
+  const std::size_t r = x.ndim();
+  detail::WindowParams p{window_dimensions, detail::ones_or(api, "window_strides", window_strides, r), {},
+                         detail::ones_or(api, "base_dilation", base_dilation, r),
+                         detail::ones_or(api, "window_dilation", window_dilation, r)};
+  if (window_dimensions.size() != r)
+    detail::raise<ShapeError>(api, "window_dimensions", detail::list_text(window_dimensions),
+                              detail::concat("must have one entry per dimension of ", to_string(x.aval())));
+  std::vector<std::int64_t> win;
+  for (std::size_t d = 0; d < r; ++d) win.push_back((window_dimensions[d] - 1) * p.window_dilation[d] + 1);
+  p.padding = detail::resolve_padding(api, padding, x.shape(), win, p.window_strides);
+  return bind1<prim::ReduceWindowMax>({x}, p);
+}
+}  // namespace canopy
