@@ -176,3 +176,10 @@ TEST_CASE("a tracer that escapes its transformation is a TracerError when used")
   REQUIRE(leaked.is_tracer());
   CHECK_THROWS_WITH_AS(leaked + 1.0, doctest::Contains("escaped"), TracerError);
 }
+
+TEST_CASE("gradients through take (gather) accumulate at repeated indices, as scatter-add") {
+  Array table = array({{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}});
+  Array idx = array({2, 0, 2});
+  auto g = grad([&](const Array& t) { return sum(take(t, idx, 0) * array({{1.0, 1.0}, {10.0, 10.0}, {100.0, 100.0}})); });
+  check_values(g(table), {10, 10, 0, 0, 101, 101});
+}

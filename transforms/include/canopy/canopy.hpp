@@ -7,6 +7,7 @@
 #include "canopy/dtype.hpp"
 #include "canopy/error.hpp"
 #include "canopy/numpy.hpp"
+#include "canopy/nn.hpp"
 #include "canopy/ops.hpp"
 #include "canopy/pytree.hpp"
 #include "canopy/shape.hpp"

@@ -1,5 +1,6 @@
 // Everything canopy knows about `argmax` (lax.argmax: index of the largest element along one axis):
 // rules, kernel, samples, op. Shared with its twin in argminmax.hpp.
+#include "../rules.hpp"
 #include "argminmax.hpp"
 
 namespace canopy::prim {
@@ -12,6 +13,13 @@ struct ArgMax {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     detail::eval_arg<true>(in, out, params);
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    Array front = detail::batch_to_front(x[0], bdims[0]);
+    const int rank = static_cast<int>(front.ndim()) - 1;
+    Params p = params;
+    p.axis = (p.axis < 0 ? p.axis + rank : p.axis) + 1;
+    return {{bind1<ArgMax>({front}, p)}, {0}};
   }
   static std::vector<Sample<Params>> samples() { return detail::arg_samples<Params>(); }
 };

@@ -1,6 +1,9 @@
 // Everything canopy knows about `gather` (lax.gather without batching dims): rules, kernel, samples, op.
 // Each index vector (the last dim of start_indices) starts one window of slice_sizes; the output
 // holds the windows, their collapsed dims dropped, with the batch dims around them.
+#include <algorithm>
+
+#include "../rules.hpp"
 #include "windows.hpp"
 
 namespace canopy::prim {
@@ -73,6 +76,22 @@ struct Gather {
     kernels::cpu::gather_windows(itemsize(a.dtype()), detail::cdata(a), in_batch, detail::offset_table(win_sizes, win_ast),
                                  fill.bytes, detail::mutable_data(out[0]), detail::offset_table(batch_sizes, batch_ost),
                                  detail::offset_table(win_sizes, win_ost));
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
+    // Linear in the operand: the tangent is gathered the same way, with 0 where the primal is filled.
+    const auto& p = params;
+    Array y = gather(x[0], x[1], p.dimension_numbers, p.slice_sizes, p.mode, p.fill_value);
+    if (!t[0].valid()) return {{y}, {Array()}};
+    return {{y}, {gather(t[0], x[1], p.dimension_numbers, p.slice_sizes, p.mode, 0.0)}};
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& params) {
+    // The windows' cotangents are added back where they were read (jax: scatter-add into zeros).
+    if (primals[0].valid() || !primals[1].valid())
+      detail::raise<UnimplementedRule>(name, "transpose", "", "is linear in the operand only, with known indices");
+    const auto& dn = params.dimension_numbers;
+    ScatterDimensionNumbers sdn{dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map};
+    return {scatter_add(zeros(avals[0].shape, avals[0].dtype), primals[1], ct[0], sdn, params.mode), Array()};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

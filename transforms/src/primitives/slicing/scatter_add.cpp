@@ -1,5 +1,8 @@
 // Everything canopy knows about `scatter-add` (lax.scatter_add, no batching dims): rules, kernel,
 // samples, op. Duplicate indices accumulate; windows that leave the operand are dropped unless clipped.
+#include <algorithm>
+
+#include "../rules.hpp"
 #include "windows.hpp"
 
 namespace canopy::prim {
@@ -14,6 +17,36 @@ struct ScatterAdd {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     detail::eval_scatter(kernels::cpu::ScatterOp::add, in, out, params.dimension_numbers, params.mode);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
+    // Linear in the operand and the updates jointly (the indices are fixed).
+    Array y = scatter_add(x[0], x[1], x[2], params.dimension_numbers, params.mode);
+    if (!t[0].valid() && !t[2].valid()) return {{y}, {Array()}};
+    Array to = detail::instantiate(t[0], x[0].aval()), tu = detail::instantiate(t[2], x[2].aval());
+    return {{y}, {scatter_add(to, x[1], tu, params.dimension_numbers, params.mode)}};
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& params) {
+    // The operand's cotangent passes through; each update's is read back from where it was added.
+    if (!primals[1].valid())
+      detail::raise<UnimplementedRule>(name, "transpose", "", "needs known indices");
+    const auto& dn = params.dimension_numbers;
+    Arrays res(3);
+    if (!primals[0].valid()) res[0] = ct[0];
+    if (!primals[2].valid()) {
+      const Aval& operand = avals[0];
+      const Aval& updates = avals[2];
+      Shape slice_sizes;
+      std::size_t pos = 0;
+      for (std::size_t d = 0; d < operand.ndim(); ++d) {
+        bool inserted = std::find(dn.inserted_window_dims.begin(), dn.inserted_window_dims.end(), static_cast<int>(d)) !=
+                        dn.inserted_window_dims.end();
+        slice_sizes.push_back(inserted ? 1 : updates.shape[static_cast<std::size_t>(dn.update_window_dims[pos++])]);
+      }
+      GatherDimensionNumbers gdn{dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims};
+      res[2] = gather(ct[0], primals[1], gdn, slice_sizes, params.mode, 0.0);
+    }
+    return res;
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

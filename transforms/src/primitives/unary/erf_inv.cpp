@@ -105,6 +105,11 @@ struct ErfInv {
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<ErfInv>(x, bdims, params);
   }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    // d/dx erfinv(x) = sqrt(pi)/2 * exp(erfinv(x)^2).
+    return detail::unary_jvp(x, t, [](const Array& a) { return erf_inv(a); },
+                             [](const Array&, const Array& y) { return 0.886226925452758 * exp(y * y); });
+  }
   static std::vector<Sample<Params>> samples() { return detail::unary_samples<Params>(detail::kFloat, -0.999, 0.999); }
 };
 CANOPY_REGISTER_PRIMITIVE(ErfInv);
