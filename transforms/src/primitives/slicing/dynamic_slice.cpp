@@ -1,9 +1,15 @@
 // Everything canopy knows about `dynamic_slice` (lax.dynamic_slice): rules, kernel, samples, ops.
 // Inputs: the operand, then one integer scalar start per dim; the kernel clamps each start to
 // [0, dim - size] as XLA does (the public op has already turned negative starts into dim + start).
+#include "../rules.hpp"
 #include "windows.hpp"
 
 namespace canopy::prim {
+struct DynamicSlice;
+namespace {
+/// dynamic_slice of `operand` at the starts of the primitive's inputs (already normalised).
+Array bind1_with_starts(const Array& operand, std::span<const Array> inputs, const auto& params);
+}  // namespace
 struct DynamicSlice {
   static constexpr std::string_view name = "dynamic_slice";
   struct Params {
@@ -40,6 +46,21 @@ struct DynamicSlice {
     kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
                                ist, out[0].shape(), detail::mutable_data(out[0]), contiguous_strides(out[0].shape()));
   }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
+    // Linear in the operand; the starts are indices.
+    Array y = bind1_with_starts(x[0], x, params);
+    return {{y}, {t[0].valid() ? bind1_with_starts(t[0], x, params) : Array()}};
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& params) {
+    // The cotangent goes back into a zero operand at the same (clamped) starts.
+    if (primals[0].valid()) detail::raise<UnimplementedRule>(name, "transpose", "", "is linear in the operand only");
+    Arrays starts(primals.begin() + 1, primals.end());
+    (void)params;
+    Arrays res(primals.size());
+    res[0] = dynamic_update_slice(zeros(avals[0].shape, avals[0].dtype), ct[0], starts);
+    return res;
+  }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;
     return {{{sample_array(DType::f32, {5, 6}, -1, 1, 1), scalar(1), scalar(4)}, {{2, 3}}, "clamped column"},
@@ -48,6 +69,13 @@ struct DynamicSlice {
   }
 };
 CANOPY_REGISTER_PRIMITIVE(DynamicSlice);
+namespace {
+Array bind1_with_starts(const Array& operand, std::span<const Array> inputs, const auto& params) {
+  Arrays in(inputs.begin(), inputs.end());
+  in[0] = operand;
+  return bind<DynamicSlice>(in, params)[0];
+}
+}  // namespace
 }  // namespace canopy::prim
 
 namespace canopy {

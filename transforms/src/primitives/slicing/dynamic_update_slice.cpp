@@ -1,6 +1,7 @@
 // Everything canopy knows about `dynamic_update_slice` (lax.dynamic_update_slice): rules, kernel,
 // samples, ops. Inputs: operand, update, one integer scalar start per dim; starts are clamped to
 // [0, dim - update dim] so the update always lands whole, as in XLA.
+#include "../rules.hpp"
 #include "windows.hpp"
 
 #include <cstring>
@@ -41,6 +42,25 @@ struct DynamicUpdateSlice {
       off += std::clamp<std::int64_t>(detail::index_values(in[d + 2])[0], 0, s[d] - us[d]) * ost[d];
     kernels::cpu::copy_strided(w, detail::cdata(in[1]), contiguous_strides(us), us,
                                static_cast<char*>(detail::mutable_data(out[0])) + off * static_cast<std::int64_t>(w), ost);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
+    // Linear in the operand and the update jointly; the starts are indices.
+    (void)params;
+    Arrays starts(x.begin() + 2, x.end());
+    Array y = dynamic_update_slice(x[0], x[1], starts);
+    if (!t[0].valid() && !t[1].valid()) return {{y}, {Array()}};
+    Array to = detail::instantiate(t[0], x[0].aval()), tu = detail::instantiate(t[1], x[1].aval());
+    return {{y}, {dynamic_update_slice(to, tu, starts)}};
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& params) {
+    // The operand keeps the cotangent outside the window; the update gets the window.
+    (void)params;
+    Arrays starts(primals.begin() + 2, primals.end());
+    Arrays res(primals.size());
+    if (!primals[0].valid()) res[0] = dynamic_update_slice(ct[0], zeros(avals[1].shape, avals[1].dtype), starts);
+    if (!primals[1].valid()) res[1] = dynamic_slice(ct[0], starts, avals[1].shape.vec());
+    return res;
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;
