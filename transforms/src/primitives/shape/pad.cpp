@@ -1,9 +1,18 @@
 // Everything canopy knows about `pad` (lax.pad): rules, kernel (fill, then one strided copy of the
 // operand elements that survive negative low/high padding), samples, op.
+#include <algorithm>
+
 #include "../rules.hpp"
 #include "../slicing/windows.hpp"
 
 namespace canopy::prim {
+namespace {
+std::vector<int> all_axes(const Array& x) {
+  std::vector<int> a;
+  for (std::size_t d = 0; d < x.ndim(); ++d) a.push_back(static_cast<int>(d));
+  return a;
+}
+}  // namespace
 struct Pad {
   static constexpr std::string_view name = "pad";
   struct Params {
@@ -55,6 +64,28 @@ struct Pad {
     const auto sw = static_cast<std::int64_t>(w);
     kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(a)) + src * sw, ist, counts,
                                static_cast<char*>(detail::mutable_data(out[0])) + dst * sw, dst_st);
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& params) {
+    // The operand's cotangent is read back at its positions (zeros where negative padding cut it
+    // off); the padding value's is everything else: the total minus the operand's part.
+    const Aval& a = avals[0];
+    std::vector<PadConfig> restore;
+    std::vector<std::int64_t> start, limit, stride;
+    for (std::size_t d = 0; d < a.ndim(); ++d) {
+      const PadConfig& c = params.padding_config[d];
+      restore.push_back({std::max<std::int64_t>(-c.low, 0), std::max<std::int64_t>(-c.high, 0), 0});
+      std::int64_t lo = std::max<std::int64_t>(c.low, 0), n = a.shape[d];
+      start.push_back(lo);
+      limit.push_back(n == 0 ? lo : lo + (n - 1) * (c.interior + 1) + 1);
+      stride.push_back(c.interior + 1);
+    }
+    Array widened = bind1<Pad>({ct[0], zeros({}, ct[0].dtype())}, {restore});
+    Array operand_ct = slice(widened, start, limit, stride);
+    Arrays res(2);
+    if (!primals[0].valid()) res[0] = operand_ct;
+    if (!primals[1].valid()) res[1] = reshape(reduce_sum(ct[0], all_axes(ct[0])) - reduce_sum(operand_ct, all_axes(operand_ct)), {});
+    return res;
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     Params p = params;
