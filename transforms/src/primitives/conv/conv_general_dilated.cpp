@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "../rules.hpp"
 #include "../window/geometry.hpp"
 
 namespace canopy::prim {
@@ -117,6 +118,10 @@ struct ConvGeneralDilated {
     g.lhs_dilation = p.lhs_dilation;
     g.rhs_dilation = p.rhs_dilation;
     kernels::cpu::conv(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(y), g);
+  }
+  // No vectorised rule yet: one application per example (see batch_by_loop).
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_by_loop<ConvGeneralDilated>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

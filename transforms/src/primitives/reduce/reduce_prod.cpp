@@ -2,6 +2,7 @@
 // The kernel moves the reduced axes last (a kernel-level copy) and multiplies each row in order.
 #include <algorithm>
 
+#include "../rules.hpp"
 #include "../common.hpp"
 
 namespace canopy::prim {
@@ -37,6 +38,10 @@ struct ReduceProd {
         }
       }
     });
+  }
+  // No vectorised rule yet: one application per example (see batch_by_loop).
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_by_loop<ReduceProd>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return detail::reduce_samples<Params>(detail::kFloat | detail::kInt); }
 };

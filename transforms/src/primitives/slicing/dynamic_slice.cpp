@@ -61,6 +61,10 @@ struct DynamicSlice {
     res[0] = dynamic_update_slice(zeros(avals[0].shape, avals[0].dtype), ct[0], starts);
     return res;
   }
+  // No vectorised rule yet: one application per example (see batch_by_loop).
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_by_loop<DynamicSlice>(x, bdims, params);
+  }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;
     return {{{sample_array(DType::f32, {5, 6}, -1, 1, 1), scalar(1), scalar(4)}, {{2, 3}}, "clamped column"},

@@ -62,6 +62,10 @@ struct DynamicUpdateSlice {
     if (!primals[1].valid()) res[1] = dynamic_slice(ct[0], starts, avals[1].shape.vec());
     return res;
   }
+  // No vectorised rule yet: one application per example (see batch_by_loop).
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_by_loop<DynamicUpdateSlice>(x, bdims, params);
+  }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;
     return {{{sample_array(DType::f32, {5, 6}, -1, 1, 1), sample_array(DType::f32, {2, 3}, -1, 1, 2), scalar(1),

@@ -93,6 +93,10 @@ struct Gather {
     ScatterDimensionNumbers sdn{dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map};
     return {scatter_add(zeros(avals[0].shape, avals[0].dtype), primals[1], ct[0], sdn, params.mode), Array()};
   }
+  // No vectorised rule yet: one application per example (see batch_by_loop).
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_by_loop<Gather>(x, bdims, params);
+  }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;
     GatherDimensionNumbers rows{{1}, {0}, {0}};

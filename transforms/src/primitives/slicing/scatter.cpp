@@ -1,5 +1,6 @@
 // Everything canopy knows about `scatter` (lax.scatter: overwrite, no batching dims): rules, kernel,
 // samples, op. Duplicate indices: the update that comes last in row-major index order wins.
+#include "../rules.hpp"
 #include "windows.hpp"
 
 namespace canopy::prim {
@@ -14,6 +15,10 @@ struct Scatter {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     detail::eval_scatter(kernels::cpu::ScatterOp::set, in, out, params.dimension_numbers, params.mode);
+  }
+  // No vectorised rule yet: one application per example (see batch_by_loop).
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_by_loop<Scatter>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

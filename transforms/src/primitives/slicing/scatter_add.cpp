@@ -48,6 +48,10 @@ struct ScatterAdd {
     }
     return res;
   }
+  // No vectorised rule yet: one application per example (see batch_by_loop).
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_by_loop<ScatterAdd>(x, bdims, params);
+  }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;
     ScatterDimensionNumbers rows{{1}, {0}, {0}};

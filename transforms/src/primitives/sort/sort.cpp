@@ -6,6 +6,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "../rules.hpp"
 #include "../common.hpp"
 
 namespace canopy::prim {
@@ -101,6 +102,10 @@ struct Sort {
       const Array back = detail::permuted_copy(sorted, inverse);
       if (back.size() > 0) std::memcpy(detail::mutable_data(out[o]), detail::cdata(back), isz * static_cast<std::size_t>(back.size()));
     }
+  }
+  // No vectorised rule yet: one application per example (see batch_by_loop).
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_by_loop<Sort>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

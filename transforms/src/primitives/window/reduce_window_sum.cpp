@@ -1,5 +1,6 @@
 // Everything canopy knows about `reduce_window_sum` (lax.reduce_window with lax.add): the
 // sum of each window (padding counts as 0); rules, kernel (oneDNN pooling or loops), samples, op.
+#include "../rules.hpp"
 #include "geometry.hpp"
 
 namespace canopy::prim {
@@ -13,6 +14,10 @@ struct ReduceWindowSum {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     kernels::cpu::reduce_window(kernels::cpu::WindowOp::sum, in[0].dtype(), detail::cdata(in[0]),
                                 detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params));
+  }
+  // No vectorised rule yet: one application per example (see batch_by_loop).
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_by_loop<ReduceWindowSum>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return detail::window_samples<Params>(true); }
 };
