@@ -2,7 +2,7 @@
 # Both install what is missing with apt-get first, then configure and build with Meson.
 BUILD ?= build
 PACKAGES := g++ make cmake pkg-config meson ninja-build ccache python3 \
-            libboost1.81-dev libeigen3-dev libdnnl-dev doctest-dev libbenchmark-dev
+            libboost1.81-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev doctest-dev libbenchmark-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
 

@@ -182,6 +182,7 @@ void threefry2x32(const std::uint32_t* k0, const std::uint32_t* k1, const std::u
 
 void random_split(const std::uint32_t* keys, std::int64_t nkeys, std::uint32_t* out, std::int64_t per_key,
                   Layout layout) {
+  if (per_key == 0) return;  // memcpy from an empty vector's null data() is undefined
   std::vector<Key> tmp(static_cast<std::size_t>(per_key));
   for (std::int64_t i = 0; i < nkeys; ++i) {
     random::split(key_at(keys, i), std::span<Key>(tmp), layout);

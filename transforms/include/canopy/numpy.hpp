@@ -44,6 +44,8 @@ Array broadcast_to(const Array& x, const Shape& shape);
 Array expand_dims(const Array& x, const std::vector<int>& axes);
 /// Removes size-1 axes (all of them when `axes` is nullopt); ShapeError if a named axis is not 1.
 Array squeeze(const Array& x, const Axes& axes = std::nullopt);
+/// jnp.flip: reversed along `axis`, or along every axis when none is given.
+Array flip(const Array& x, std::optional<int> axis = std::nullopt);
 /// jnp.astype.
 inline Array astype(const Array& x, DType d) { return x.astype(d); }
 

@@ -70,6 +70,8 @@ Array broadcast_in_dim(const Array& x, const Shape& shape, const std::vector<int
 Array reshape(const Array& x, const Shape& shape);
 /// Permutes axes (default: reversed).
 Array transpose(const Array& x, const std::vector<int>& permutation = {});
+/// lax.rev: the elements in reverse order along each of `dimensions`.
+Array rev(const Array& x, const std::vector<int>& dimensions);
 
 /// lax.DotDimensionNumbers: ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch)).
 struct DotDimensionNumbers {

@@ -38,6 +38,23 @@ Array move_axis(const Array& x, int from, int to) {
 
 Array batch_to_front(const Array& x, int bdim) { return bdim < 0 ? x : move_axis(x, bdim, 0); }
 
+Arrays batched_at_front(std::span<const Array> x, std::span<const int> bdims) {
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (bdims[i] >= 0) n = x[i].shape()[static_cast<std::size_t>(bdims[i])];
+  Arrays out;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (bdims[i] >= 0) {
+      out.push_back(move_axis(x[i], bdims[i], 0));
+      continue;
+    }
+    auto dims = x[i].shape().vec();
+    dims.insert(dims.begin(), n);
+    out.push_back(broadcast_to(x[i], Shape(dims)));
+  }
+  return out;
+}
+
 Arrays align_elementwise(std::span<const Array> x, std::span<const int> bdims) {
   std::size_t rank = 0;  // the common rank of one example
   for (std::size_t i = 0; i < x.size(); ++i) rank = std::max(rank, x[i].ndim() - (bdims[i] >= 0 ? 1 : 0));

@@ -45,6 +45,11 @@ Array move_axis(const Array& x, int from, int to);
 /// x with its batch axis first; unbatched (bdim < 0) values are returned unchanged.
 Array batch_to_front(const Array& x, int bdim);
 
+/// Every operand with a leading batch axis of size n: batched ones moved there, unbatched ones
+/// broadcast along it. For primitives that take whole batches of their own (the random_* key
+/// primitives) or that require equal operand shapes.
+Arrays batched_at_front(std::span<const Array> x, std::span<const int> bdims);
+
 /// Operands of a broadcasting elementwise primitive, made to broadcast under a leading batch
 /// axis: batched ones get it first plus size-1 axes up to the common rank, unbatched ones stay.
 Arrays align_elementwise(std::span<const Array> x, std::span<const int> bdims);

@@ -26,4 +26,8 @@ struct VmapSpec {
 /// are stacked along out_axes. Throws ShapeError on inconsistent sizes, naming the inputs.
 Arrays vmap_flat(const FlatFn& f, const Arrays& in, const VmapSpec& spec);
 
+/// The size of the vmap axis named `axis_name` among the active traces (jax's axis environment),
+/// or -1 when no enclosing vmap binds that name. Shape rules of collectives read it.
+std::int64_t bound_axis_size(std::string_view axis_name);
+
 }  // namespace canopy::detail

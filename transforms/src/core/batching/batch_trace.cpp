@@ -12,6 +12,12 @@ namespace canopy::detail {
 
 Trace* BatchTracer::trace() const { return trace_.get(); }
 
+std::int64_t bound_axis_size(std::string_view axis_name) {
+  for (Trace* t = current_trace(); t != nullptr; t = t->parent())
+    if (auto* b = dynamic_cast<BatchTrace*>(t); b && b->active() && b->axis_name == axis_name) return b->axis_size;
+  return -1;
+}
+
 Array BatchTrace::box(Array value, int bdim) {
   if (bdim < 0) return value;
   Aval aval = value.aval();

@@ -5,11 +5,20 @@ namespace canopy::prim {
 struct AllGather {
   static constexpr std::string_view name = "all_gather";
   using Params = CollectiveParams;
-  static Aval abstract_eval(std::span<const Aval>, const Params& params) { detail::raise_unbound_axis(name, params); }
+  static constexpr bool linear = true;
+  // The stack's size is the bound axis's (its shape is needed when linearize records a tangent).
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    const std::int64_t n = detail::bound_axis_size(params.axis_name);
+    if (n < 0) detail::raise_unbound_axis(name, params);
+    Aval out = avals[0];
+    auto dims = out.shape.vec();
+    dims.insert(dims.begin(), n);
+    out.shape = Shape(dims);
+    return out;
+  }
   static void eval_cpu(std::span<const Array>, std::span<Array>, const Params& params) {
     detail::raise_unbound_axis(name, params);
   }
-  // Not differentiable yet: its output shape depends on the axis size, which linearize does not see.
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,
                                         const Params&) {
     if (bdims[0] >= 0) return {{detail::move_axis(x[0], bdims[0], 0)}, {-1}};
@@ -18,6 +27,11 @@ struct AllGather {
     std::vector<int> keep;
     for (std::size_t d = 0; d < x[0].ndim(); ++d) keep.push_back(static_cast<int>(d + 1));
     return {{broadcast_in_dim(x[0], Shape(dims), keep)}, {-1}};
+  }
+  // Lane i's value went to row i of every lane's result: its cotangent is row i of the sum of
+  // the lanes' cotangents (jax's psum_scatter).
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array>, std::span<const Aval>, const Params& params) {
+    return {take(psum(ct[0], params.axis_name), axis_index(params.axis_name), 0)};
   }
   // Gathering over another axis adds its axis in front, one place before this batch axis.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {

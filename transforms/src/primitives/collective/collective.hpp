@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../rules.hpp"
+#include "canopy/core/batching.hpp"
 
 namespace canopy::detail {
 

@@ -14,6 +14,13 @@ struct PMax {
     if (bdims[0] < 0) return {{x[0]}, {-1}};  // every lane holds the same value
     return {{reduce_max(x[0], {bdims[0]})}, {-1}};
   }
+  // jax's chooser rule across lanes: the tangent averaged over the lanes attaining the extreme.
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
+    const Array y = pmax(x[0], params.axis_name);
+    if (!t[0].valid()) return {{y}, {Array()}};
+    const Array at = eq(x[0], y).astype(t[0].dtype());
+    return {{y}, {psum(t[0] * at, params.axis_name) / psum(at, params.axis_name)}};
+  }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_lanewise<PMax>(x, bdims, params);
   }

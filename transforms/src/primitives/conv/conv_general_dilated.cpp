@@ -24,6 +24,48 @@ bool is_permutation(const std::vector<int>& p, std::size_t r) {
   return true;
 }
 
+
+// lax's _dilate_shape: the extent of n elements spread d apart.
+std::int64_t dilated(std::int64_t n, std::int64_t d) { return n == 0 ? 0 : 1 + d * (n - 1); }
+
+// (a, b, rest...) -> (b, a, rest...): jax's _conv_spec_transpose.
+std::vector<int> swap_first_two(std::vector<int> spec) {
+  std::swap(spec[0], spec[1]);
+  return spec;
+}
+
+// jax's _reshape_axis_into: axis `src` of x merged into axis `dst` (numbered without `src`) as its
+// major part.
+Array merge_axis(const Array& x, int src, int dst) {
+  std::vector<int> perm;
+  for (int i = 0; i < static_cast<int>(x.ndim()); ++i)
+    if (i != src) perm.push_back(i);
+  perm.insert(perm.begin() + dst, src);
+  Array moved = transpose(x, perm);
+  auto dims = moved.shape().vec();
+  dims[static_cast<std::size_t>(dst)] *= dims[static_cast<std::size_t>(dst) + 1];
+  dims.erase(dims.begin() + dst + 1);
+  return reshape(moved, Shape(dims));
+}
+
+// jax's _reshape_axis_out_of: axis `axis` of x split into (major, rest).
+Array split_axis(const Array& x, int axis, std::int64_t major) {
+  auto dims = x.shape().vec();
+  const auto a = static_cast<std::size_t>(axis);
+  const std::int64_t rest = dims[a] / major;
+  dims[a] = major;
+  dims.insert(dims.begin() + axis + 1, rest);
+  return reshape(x, Shape(dims));
+}
+
+// x[..., k*size : (k+1)*size, ...] along `axis`.
+Array block(const Array& x, int axis, std::int64_t k, std::int64_t size) {
+  std::vector<std::int64_t> start(x.ndim(), 0), limit = x.shape().vec();
+  start[static_cast<std::size_t>(axis)] = k * size;
+  limit[static_cast<std::size_t>(axis)] = (k + 1) * size;
+  return slice(x, start, limit);
+}
+
 }  // namespace
 
 struct ConvGeneralDilated {
@@ -37,7 +79,7 @@ struct ConvGeneralDilated {
     std::vector<int> lhs_spec, rhs_spec, out_spec;
     std::int64_t feature_group_count = 1;
   };
-  // Bilinear, like dot_general: its jvp and transposes arrive with the transformations issue.
+  // Bilinear, like dot_general: jvp conv(t_lhs, rhs) + conv(lhs, t_rhs), a transpose per operand.
   static Aval abstract_eval(std::span<const Aval> avals, const Params& p) {
     const Aval &l = avals[0], &r = avals[1];
     detail::expect_kind(name, l, detail::kFloat, 0);
@@ -119,9 +161,96 @@ struct ConvGeneralDilated {
     g.rhs_dilation = p.rhs_dilation;
     kernels::cpu::conv(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(y), g);
   }
-  // No vectorised rule yet: one application per example (see batch_by_loop).
-  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
-    return detail::batch_by_loop<ConvGeneralDilated>(x, bdims, params);
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& p) {
+    Array y = bind1<ConvGeneralDilated>({x[0], x[1]}, p);
+    Array t0 = t[0].valid() ? bind1<ConvGeneralDilated>({t[0], x[1]}, p) : Array();
+    Array t1 = t[1].valid() ? bind1<ConvGeneralDilated>({x[0], t[1]}, p) : Array();
+    return {{y}, {detail::add_tangents(t0, t1)}};
+  }
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
+                          const Params& p) {
+    if (primals[0].valid() == primals[1].valid())
+      detail::raise<UnimplementedRule>(name, "transpose", "", "needs exactly one known operand");
+    if (!primals[0].valid()) return {transpose_lhs(ct[0], avals[0], primals[1], p), Array()};
+    return {Array(), transpose_rhs(ct[0], primals[0], avals[1], p)};
+  }
+  // Batched lhs only: the batch joins lhs's batch dim. Otherwise both operands are batched (the
+  // unbatched one broadcast) and example b becomes feature group b (jax's grouping trick), so one
+  // convolution serves the whole batch.
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& p) {
+    if (bdims[1] < 0) {
+      const std::int64_t n = x[0].shape()[static_cast<std::size_t>(bdims[0])];
+      Array y = bind1<ConvGeneralDilated>({merge_axis(x[0], bdims[0], p.lhs_spec[0]), x[1]}, p);
+      return {{split_axis(y, p.out_spec[0], n)}, {p.out_spec[0]}};
+    }
+    Arrays both = detail::batched_at_front(x, bdims);
+    const std::int64_t n = both[1].shape()[0];
+    Params q = p;
+    q.feature_group_count *= n;
+    Array y = bind1<ConvGeneralDilated>({merge_axis(both[0], 0, p.lhs_spec[1]), merge_axis(both[1], 0, p.rhs_spec[0])}, q);
+    return {{split_axis(y, p.out_spec[1], n)}, {p.out_spec[1]}};
+  }
+  // jax's _conv_general_dilated_transpose_lhs: the cotangent convolved with the spatially reversed
+  // kernel, strides and lhs dilation exchanging roles; with feature groups the group axis moves
+  // from rhs's output features into its input features.
+  static Array transpose_lhs(const Array& ct, const Aval& lhs, const Array& rhs, const Params& p) {
+    const std::int64_t groups = p.feature_group_count;
+    Array k = rhs;
+    if (groups > 1) k = merge_axis(split_axis(rhs, p.rhs_spec[0], groups), p.rhs_spec[0], p.rhs_spec[1]);
+    Params q;
+    q.lhs_spec = p.out_spec;
+    q.rhs_spec = swap_first_two(p.rhs_spec);
+    q.out_spec = p.lhs_spec;
+    q.feature_group_count = groups;
+    q.window_strides = p.lhs_dilation;
+    q.lhs_dilation = p.window_strides;
+    q.rhs_dilation = p.rhs_dilation;
+    std::vector<int> spatial;
+    for (std::size_t d = 0; d + 2 < lhs.ndim(); ++d) {
+      const auto sd = static_cast<std::size_t>(d + 2);
+      spatial.push_back(p.rhs_spec[sd]);
+      const std::int64_t in = dilated(lhs.shape[static_cast<std::size_t>(p.lhs_spec[sd])], p.lhs_dilation[d]);
+      const std::int64_t win = dilated(rhs.shape()[static_cast<std::size_t>(p.rhs_spec[sd])], p.rhs_dilation[d]);
+      const std::int64_t out = dilated(ct.shape()[static_cast<std::size_t>(p.out_spec[sd])], p.window_strides[d]);
+      const std::int64_t before = win - p.padding[d].first - 1;
+      q.padding.push_back({before, in + win - 1 - out - before});
+    }
+    return bind1<ConvGeneralDilated>({ct, rev(k, spatial)}, q);
+  }
+  // jax's _conv_general_dilated_transpose_rhs: lhs convolved with the cotangent, batch dims
+  // contracted; rhs dilation and strides exchange roles. canopy has no batch_group_count, so
+  // feature groups are transposed one group at a time.
+  static Array transpose_rhs(const Array& ct, const Array& lhs, const Aval& rhs, const Params& p) {
+    if (ct.size() == 0) return zeros(rhs.shape, rhs.dtype);
+    const std::int64_t groups = p.feature_group_count;
+    if (groups > 1) {
+      const std::int64_t cin = lhs.shape()[static_cast<std::size_t>(p.lhs_spec[1])] / groups;
+      const std::int64_t cout = ct.shape()[static_cast<std::size_t>(p.out_spec[1])] / groups;
+      Aval one = rhs;
+      one.shape[static_cast<std::size_t>(p.rhs_spec[0])] = cout;
+      Params q = p;
+      q.feature_group_count = 1;
+      std::vector<Array> parts;
+      for (std::int64_t g = 0; g < groups; ++g)
+        parts.push_back(transpose_rhs(block(ct, p.out_spec[1], g, cout), block(lhs, p.lhs_spec[1], g, cin), one, q));
+      return concatenate(parts, p.rhs_spec[0]);
+    }
+    Params q;
+    q.lhs_spec = swap_first_two(p.lhs_spec);
+    q.rhs_spec = swap_first_two(p.out_spec);
+    q.out_spec = swap_first_two(p.rhs_spec);
+    q.window_strides = p.rhs_dilation;
+    q.lhs_dilation = p.lhs_dilation;
+    q.rhs_dilation = p.window_strides;
+    for (std::size_t d = 0; d + 2 < lhs.ndim(); ++d) {
+      const auto sd = static_cast<std::size_t>(d + 2);
+      const std::int64_t in = dilated(lhs.shape()[static_cast<std::size_t>(p.lhs_spec[sd])], p.lhs_dilation[d]);
+      const std::int64_t win = dilated(rhs.shape[static_cast<std::size_t>(p.rhs_spec[sd])], p.rhs_dilation[d]);
+      const std::int64_t out = dilated(ct.shape()[static_cast<std::size_t>(p.out_spec[sd])], p.window_strides[d]);
+      const std::int64_t lo = p.padding[d].first;
+      q.padding.push_back({lo, (out - in) + (win - lo - 1)});
+    }
+    return bind1<ConvGeneralDilated>({lhs, ct}, q);
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

@@ -1,6 +1,7 @@
 // Everything canopy knows about `random_bits` (JAX's key-level random_bits at bit width 32):
 // u32 words of `shape` per key of a u32[..., 2] key array, in the Params' layout: rules,
 // kernel, samples. The op is canopy::random::bits (random/src/samplers.cpp).
+#include "../rules.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -19,6 +20,11 @@ struct RandomBits {
     kernels::cpu::random_bits(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
                               static_cast<std::uint32_t*>(detail::mutable_data(out[0])), shape_size(params.shape),
                               params.layout);
+  }
+  // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim, and
+  // each key draws exactly what it draws alone.
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return {bind<RandomBits>(detail::batched_at_front(x, bdims), params), {0}};
   }
   static std::vector<Sample<Params>> samples() {
     // Params filled field by field (see random_split.cpp).

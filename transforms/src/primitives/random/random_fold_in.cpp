@@ -1,6 +1,7 @@
 // Everything canopy knows about `random_fold_in` (jax.random.fold_in at the key level): key i of a
 // u32[..., 2] key array hashed with the u32 message i (same batch shape): rules, kernel, samples.
 // The op is canopy::random::fold_in (random/src/keys.cpp).
+#include "../rules.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -19,6 +20,10 @@ struct RandomFoldIn {
     kernels::cpu::random_fold_in(static_cast<const std::uint32_t*>(detail::cdata(in[0])),
                                  static_cast<const std::uint32_t*>(detail::cdata(in[1])),
                                  static_cast<std::uint32_t*>(detail::mutable_data(out[0])), in[1].size());
+  }
+  // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim.
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return {bind<RandomFoldIn>(detail::batched_at_front(x, bdims), params), {0}};
   }
   static std::vector<Sample<Params>> samples() {
     return {{{detail::sample_keys({}, 1), scalar(7u)}, {}, "one key"},

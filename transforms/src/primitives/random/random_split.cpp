@@ -1,6 +1,7 @@
 // Everything canopy knows about `random_split` (jax.random.split at the key level): every key of
 // a u32[..., 2] key array becomes `shape` new keys, laid out as the Params' layout says: rules,
 // kernel, samples. The op is canopy::random::split (random/src/keys.cpp).
+#include "../rules.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -19,6 +20,11 @@ struct RandomSplit {
     kernels::cpu::random_split(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
                                static_cast<std::uint32_t*>(detail::mutable_data(out[0])), shape_size(params.shape),
                                params.layout);
+  }
+  // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim, and
+  // each key draws exactly what it draws alone.
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return {bind<RandomSplit>(detail::batched_at_front(x, bdims), params), {0}};
   }
   static std::vector<Sample<Params>> samples() {
     // Params filled field by field: brace-initialising a Shape inside the list trips GCC 12's

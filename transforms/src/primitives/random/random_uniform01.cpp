@@ -3,6 +3,7 @@
 // bits of 1.0, bitcast, minus 1). canopy's own primitive: it fuses those five steps into one pass
 // over the output (no bits array), which is what makes uniform run at memory speed. f64 draws 64
 // bits per element, as JAX does with jax_enable_x64. The op is canopy::random::uniform.
+#include "../rules.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -23,6 +24,11 @@ struct RandomUniform01 {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     kernels::cpu::random_uniform01(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
                                    params.dtype, detail::mutable_data(out[0]), shape_size(params.shape), params.layout);
+  }
+  // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim, and
+  // each key draws exactly what it draws alone.
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return {bind<RandomUniform01>(detail::batched_at_front(x, bdims), params), {0}};
   }
   static std::vector<Sample<Params>> samples() {
     // Params filled field by field (see random_split.cpp).

@@ -1,6 +1,7 @@
 // Everything canopy knows about `threefry2x32` (jax.extend.random.threefry_2x32's primitive):
 // the 20-round hash lane by lane over u32 arrays (key words k0, k1; counts x0, x1): rules,
 // kernel (the header-only core in canopy/random/threefry.hpp), samples, op.
+#include "../rules.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -25,6 +26,10 @@ struct Threefry2x32 {
     auto p = [&](int i) { return static_cast<const std::uint32_t*>(detail::cdata(in[static_cast<std::size_t>(i)])); };
     kernels::cpu::threefry2x32(p(0), p(1), p(2), p(3), static_cast<std::uint32_t*>(detail::mutable_data(out[0])),
                                static_cast<std::uint32_t*>(detail::mutable_data(out[1])), in[0].size());
+  }
+  // Lanes are independent: batch every operand at the front (the primitive wants equal shapes).
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return {bind<Threefry2x32>(detail::batched_at_front(x, bdims), params), {0, 0}};
   }
   static std::vector<Sample<Params>> samples() {
     auto w = [](const Shape& s, std::uint32_t seed) {

@@ -1,5 +1,7 @@
 // Everything canopy knows about `scatter` (lax.scatter: overwrite, no batching dims): rules, kernel,
 // samples, op. Duplicate indices: the update that comes last in row-major index order wins.
+#include <algorithm>
+
 #include "../rules.hpp"
 #include "windows.hpp"
 
@@ -15,6 +17,31 @@ struct Scatter {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     detail::eval_scatter(kernels::cpu::ScatterOp::set, in, out, params.dimension_numbers, params.mode);
+  }
+  // jax's _scatter_jvp: which update wins where indices collide is found by scattering update
+  // ids (1, 2, ...) and gathering them back; only the operand elements no update reaches and
+  // the winning updates carry tangents, which a scatter-add then places (linear, transposable).
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& p) {
+    const Array &operand = x[0], &indices = x[1], &updates = x[2];
+    const auto& dn = p.dimension_numbers;
+    Shape ids_shape = updates.shape();
+    for (int d : dn.update_window_dims) ids_shape[static_cast<std::size_t>(d)] = 1;
+    const Array ids = broadcast_to(reshape(iota(DType::i32, Shape{shape_size(ids_shape)}) + 1, ids_shape), updates.shape());
+    const Array scattered = canopy::scatter(zeros(operand.shape(), DType::i32), indices, ids, dn, p.mode);
+    Shape slice_sizes;
+    std::size_t pos = 0;
+    for (std::size_t i = 0; i < operand.ndim(); ++i) {
+      const bool inserted = std::find(dn.inserted_window_dims.begin(), dn.inserted_window_dims.end(),
+                                      static_cast<int>(i)) != dn.inserted_window_dims.end();
+      slice_sizes.push_back(inserted ? 1 : updates.shape()[static_cast<std::size_t>(dn.update_window_dims[pos++])]);
+    }
+    const GatherDimensionNumbers gdn{dn.update_window_dims, dn.inserted_window_dims, dn.scatter_dims_to_operand_dims};
+    const Array won = eq(gather(scattered, indices, gdn, slice_sizes, p.mode), ids);
+    const Array untouched = eq(scattered, zeros_like(scattered));
+    const Array t_operand = detail::instantiate(t[0], operand.aval()), t_updates = detail::instantiate(t[2], updates.aval());
+    Array tangent = scatter_add(where(untouched, t_operand, zeros_like(t_operand)), indices,
+                                where(won, t_updates, zeros_like(t_updates)), dn, p.mode);
+    return {{canopy::scatter(operand, indices, updates, dn, p.mode)}, {tangent}};
   }
   // No vectorised rule yet: one application per example (see batch_by_loop).
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {

@@ -103,9 +103,27 @@ struct Sort {
       if (back.size() > 0) std::memcpy(detail::mutable_data(out[o]), detail::cdata(back), isz * static_cast<std::size_t>(back.size()));
     }
   }
-  // No vectorised rule yet: one application per example (see batch_by_loop).
+  // jax's _sort_jvp: sort an iota along with the operands to learn the permutation, then
+  // permute each tangent the same way.
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
+    const int r = static_cast<int>(x[0].ndim()), dim = params.dimension < 0 ? params.dimension + r : params.dimension;
+    Arrays in(x.begin(), x.end());
+    in.push_back(iota(DType::i32, x[0].shape(), dim));
+    Arrays sorted = bind<Sort>(in, params);
+    const Array perm = sorted.back();
+    sorted.pop_back();
+    Arrays tangents;
+    for (const Array& ti : t) tangents.push_back(ti.valid() ? take_along_axis(ti, perm, dim) : Array());
+    return {sorted, tangents};
+  }
+  // Rows are sorted independently: every operand gets the batch axis first, the sort axis shifts.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
-    return detail::batch_by_loop<Sort>(x, bdims, params);
+    Params q = params;
+    int example_rank = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) example_rank = static_cast<int>(x[i].ndim()) - (bdims[i] >= 0 ? 1 : 0);
+    q.dimension = (params.dimension < 0 ? params.dimension + example_rank : params.dimension) + 1;
+    Arrays y = bind<Sort>(detail::batched_at_front(x, bdims), q);
+    return {y, std::vector<int>(y.size(), 0)};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

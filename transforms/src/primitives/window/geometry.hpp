@@ -77,6 +77,18 @@ struct WindowParams {
   std::vector<std::int64_t> base_dilation, window_dilation;
 };
 
+/// The params of a reduce_window over a value with one more leading (batch) dim: a window of 1
+/// there, so examples stay apart. The batching rule of reduce_window_*.
+inline WindowParams with_leading_unit_dim(const WindowParams& p) {
+  WindowParams q = p;
+  q.window_dimensions.insert(q.window_dimensions.begin(), 1);
+  q.window_strides.insert(q.window_strides.begin(), 1);
+  q.padding.insert(q.padding.begin(), {0, 0});
+  q.base_dilation.insert(q.base_dilation.begin(), 1);
+  q.window_dilation.insert(q.window_dilation.begin(), 1);
+  return q;
+}
+
 /// Shape rule shared by reduce_window_*: one entry per operand dim, and the (dilated) window must
 /// fit in the (dilated, padded) operand on every dim.
 inline Aval window_aval(std::string_view prim, const Aval& a, const WindowParams& p, unsigned kinds) {

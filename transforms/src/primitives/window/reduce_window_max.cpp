@@ -1,5 +1,7 @@
 // Everything canopy knows about `reduce_window_max` (lax.reduce_window with lax.max): the
 // maximum of each window (padding counts as -inf); rules, kernel (oneDNN pooling or loops), samples, op.
+#include <limits>
+
 #include "../rules.hpp"
 #include "geometry.hpp"
 
@@ -14,9 +16,38 @@ struct ReduceWindowMax {
     kernels::cpu::reduce_window(kernels::cpu::WindowOp::max, in[0].dtype(), detail::cdata(in[0]),
                                 detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params));
   }
-  // No vectorised rule yet: one application per example (see batch_by_loop).
+  // jax's chooser rule (select_and_gather_add): each window's tangent is the tangent at its
+  // maximum, the first one in window order on ties. Written as one strided slice of the padded
+  // operand per window offset, so the rule is linear in the tangent and transposes to pads.
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& p) {
+    const Array y = bind1<ReduceWindowMax>({x[0]}, p);
+    if (!t[0].valid() || y.size() == 0) return {{y}, {t[0].valid() ? zeros_like(y) : Array()}};
+    const std::size_t r = x[0].ndim();
+    std::vector<PadConfig> config;
+    for (std::size_t d = 0; d < r; ++d) config.push_back({p.padding[d].first, p.padding[d].second, p.base_dilation[d] - 1});
+    const Array xp = pad(x[0], full({}, -std::numeric_limits<double>::infinity(), x[0].dtype()), config);
+    const Array tp = pad(t[0], zeros({}, t[0].dtype()), config);
+    Array tangent = zeros_like(y), taken = zeros(y.shape(), DType::bool_);
+    std::vector<std::int64_t> offset(r, 0);  // the window offset, odometer order
+    for (bool more = true; more;) {
+      std::vector<std::int64_t> start(r), limit(r);
+      for (std::size_t d = 0; d < r; ++d) {
+        start[d] = offset[d] * p.window_dilation[d];
+        limit[d] = start[d] + (y.shape()[d] - 1) * p.window_strides[d] + 1;
+      }
+      const Array at_max = logical_and(eq(slice(xp, start, limit, p.window_strides), y), logical_not(taken));
+      tangent = tangent + where(at_max, slice(tp, start, limit, p.window_strides), zeros_like(y));
+      taken = logical_or(taken, at_max);
+      more = false;
+      for (std::size_t d = r; d-- > 0;) {
+        if (++offset[d] < p.window_dimensions[d]) { more = true; break; }
+        offset[d] = 0;
+      }
+    }
+    return {{y}, {tangent}};
+  }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
-    return detail::batch_by_loop<ReduceWindowMax>(x, bdims, params);
+    return {{bind1<ReduceWindowMax>({detail::batch_to_front(x[0], bdims[0])}, detail::with_leading_unit_dim(params))}, {0}};
   }
   static std::vector<Sample<Params>> samples() { return detail::window_samples<Params>(true); }
 };

@@ -7,7 +7,7 @@ namespace canopy::prim {
 struct ReduceWindowSum {
   static constexpr std::string_view name = "reduce_window_sum";
   using Params = detail::WindowParams;
-  static constexpr bool linear = true;  // its transpose (a pad + a strided sum) comes with the transpose issue
+  static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::window_aval(name, avals[0], params, detail::kFloat | detail::kInt);
   }
@@ -15,9 +15,31 @@ struct ReduceWindowSum {
     kernels::cpu::reduce_window(kernels::cpu::WindowOp::sum, in[0].dtype(), detail::cdata(in[0]),
                                 detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params));
   }
-  // No vectorised rule yet: one application per example (see batch_by_loop).
+  // jax's _reduce_window_sum_transpose_rule: every input element receives the cotangents of the
+  // windows it lies in, i.e. a window sum (stride 1) over the cotangent spread out by the strides
+  // and padded by the window (conv's lhs-transpose padding).
+  static Arrays transpose(std::span<const Array> ct, std::span<const Array>, std::span<const Aval> avals, const Params& p) {
+    const Aval& x = avals[0];
+    const Array& g = ct[0];
+    std::vector<PadConfig> config;
+    Params q;
+    for (std::size_t d = 0; d < x.ndim(); ++d) {
+      auto dilated = [](std::int64_t n, std::int64_t k) { return n == 0 ? 0 : 1 + k * (n - 1); };
+      const std::int64_t in = dilated(x.shape[d], p.base_dilation[d]);
+      const std::int64_t win = dilated(p.window_dimensions[d], p.window_dilation[d]);
+      const std::int64_t out = dilated(g.shape()[d], p.window_strides[d]);
+      const std::int64_t before = win - p.padding[d].first - 1;
+      config.push_back({before, in + win - 1 - out - before, p.window_strides[d] - 1});
+    }
+    q.window_dimensions = p.window_dimensions;
+    q.window_strides = p.base_dilation;
+    q.padding.assign(x.ndim(), {0, 0});
+    q.base_dilation.assign(x.ndim(), 1);
+    q.window_dilation = p.window_dilation;
+    return {bind1<ReduceWindowSum>({pad(g, zeros({}, g.dtype()), config)}, q)};
+  }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
-    return detail::batch_by_loop<ReduceWindowSum>(x, bdims, params);
+    return {{bind1<ReduceWindowSum>({detail::batch_to_front(x[0], bdims[0])}, detail::with_leading_unit_dim(params))}, {0}};
   }
   static std::vector<Sample<Params>> samples() { return detail::window_samples<Params>(true); }
 };
