@@ -98,6 +98,26 @@ TEST_CASE("dot_general: contracting non-trailing dims and batch dims in the midd
                1e-5);
 }
 
+TEST_CASE("dot_general f32 reads transposed operands in place: a^T b, a b^T, a^T b^T, batched and not") {
+  // The gradient products x^T g and g w^T take oneDNN's strided path rather than a copy.
+  for (std::int64_t batch : {1, 3}) {
+    const bool b1 = batch == 1;
+    Array at = random_array(b1 ? Shape{7, 5} : Shape{batch, 7, 5}, DType::f32, 20);  // stored k x m
+    Array bt = random_array(b1 ? Shape{6, 7} : Shape{batch, 6, 7}, DType::f32, 21);  // stored n x k
+    Array a = b1 ? transpose(at) : transpose(at, {0, 2, 1}), b = b1 ? transpose(bt) : transpose(bt, {0, 2, 1});
+    const int o = b1 ? 0 : 1;
+    const std::vector<int> batch_dims = b1 ? std::vector<int>{} : std::vector<int>{0};
+    const auto want = ref_matmul(a.to_vector<double>(), b.to_vector<double>(), batch, 5, 7, 6, false);
+    Array ta = dot_general(at, b, {{o}, {o}, batch_dims, batch_dims});
+    Array tb = dot_general(a, bt, {{o + 1}, {o + 1}, batch_dims, batch_dims});
+    Array tt = dot_general(at, bt, {{o}, {o + 1}, batch_dims, batch_dims});
+    for (const Array* c : {&ta, &tb, &tt}) {
+      CHECK(c->shape() == (b1 ? Shape{5, 6} : Shape{batch, 5, 6}));
+      expect_close(c->to_vector<double>(), want, 1e-5);
+    }
+  }
+}
+
 TEST_CASE("dot: vectors, matrices and the N-d rule") {
   Array v = array({1.f, 2.f, 3.f});
   CHECK(dot(v, v).item<float>() == 14.f);

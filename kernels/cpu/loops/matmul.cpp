@@ -38,12 +38,19 @@ void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t bat
   if (batch * m * n == 0) return;
   if (dtype == DType::f32 && k > 0) {
     onednn::matmul_f32(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), batch, m,
-                       k, n);
+                       k, n, false, false);
     return;
   }
   visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
     matmul_loop(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), batch, m, k, n);
   });
+}
+
+void matmul_f32_transposed(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
+                           std::int64_t k, std::int64_t n, bool trans_a, bool trans_b) {
+  ensure_runtime();
+  if (batch * m * n == 0) return;
+  onednn::matmul_f32(a, b, c, batch, m, k, n, trans_a, trans_b);
 }
 
 }  // namespace canopy::kernels::cpu

@@ -88,7 +88,8 @@ bool eltwise_f32(UnaryOp op, const float* in, float* out, std::int64_t n);
 /// f32 binary through oneDNN (a has the output shape, b broadcasts); false when not applicable.
 bool binary_f32(BinaryOp op, const float* a, const Shape& a_shape, const float* b, const Shape& b_shape, float* out,
                 const Shape& out_shape);
-/// f32 batched matmul through a cached oneDNN matmul primitive.
+/// f32 batched matmul through a cached oneDNN matmul primitive; a transposed operand is stored
+/// as batch x k x m (a) or batch x n x k (b).
 void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
-                std::int64_t n);
+                std::int64_t n, bool trans_a, bool trans_b);
 }  // namespace canopy::kernels::cpu::onednn

@@ -6,7 +6,7 @@ namespace canopy::kernels::cpu::onednn {
 namespace {
 
 struct MatmulKey {
-  std::int64_t batch, m, k, n;
+  std::int64_t batch, m, k, n, trans_a, trans_b;  // int64 flags: no padding bytes in the hashed key
 };
 
 using dims = dnnl::memory::dims;
@@ -21,14 +21,19 @@ struct Prepared {
 }  // namespace
 
 void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
-                std::int64_t n) {
+                std::int64_t n, bool trans_a, bool trans_b) {
   thread_local LruCache<MatmulKey, Prepared> cache;
-  MatmulKey key{batch, m, k, n};
+  MatmulKey key{batch, m, k, n, trans_a, trans_b};
   guarded("matmul", [&] {
     auto& p = cache.get_or_emplace(key, [&] {
-      dnnl::memory::desc ad(batch == 1 ? dims{m, k} : dims{batch, m, k}, f32, batch == 1 ? tag::ab : tag::abc);
-      dnnl::memory::desc bd(batch == 1 ? dims{k, n} : dims{batch, k, n}, f32, batch == 1 ? tag::ab : tag::abc);
-      dnnl::memory::desc cd(batch == 1 ? dims{m, n} : dims{batch, m, n}, f32, batch == 1 ? tag::ab : tag::abc);
+      // A transposed operand is described by its strides (format tags ba / acb): oneDNN reads it
+      // in place, so x^T @ g and g @ w^T in a backward pass copy nothing.
+      const bool b1 = batch == 1;
+      auto desc = [&](std::int64_t rows, std::int64_t cols, bool transposed) {
+        const tag t = b1 ? (transposed ? tag::ba : tag::ab) : (transposed ? tag::acb : tag::abc);
+        return dnnl::memory::desc(b1 ? dims{rows, cols} : dims{batch, rows, cols}, f32, t);
+      };
+      dnnl::memory::desc ad = desc(m, k, trans_a), bd = desc(k, n, trans_b), cd = desc(m, n, false);
       dnnl::matmul::primitive_desc pd({ad, bd, cd}, engine());
       return Prepared{dnnl::matmul(pd), ad, bd, cd};
     });

@@ -40,6 +40,10 @@ void select_n(DType which_dtype, const void* which, std::span<const void* const>
 /// C[b] = A[b] @ B[b], row-major, A: batch x m x k, B: batch x k x n. f32 via oneDNN.
 void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k,
             std::int64_t n);
+/// f32 only: the same with A stored transposed (batch x k x m) and/or B (batch x n x k), read in
+/// place by oneDNN.
+void matmul_f32_transposed(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
+                           std::int64_t k, std::int64_t n, bool trans_a, bool trans_b);
 
 /// Reductions.
 enum class ReduceOp : std::uint8_t { sum, max, min };

@@ -71,9 +71,18 @@ Array transpose_lhs(const Array& g, const Aval& x, const Array& y, const DotDime
   std::vector<std::size_t> order(dn.rhs_contracting.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return dn.rhs_contracting[a] < dn.rhs_contracting[b]; });
+  std::vector<int> x_contracting;
+  for (std::size_t i : order) x_contracting.push_back(dn.lhs_contracting[i]);
+  // The product (y, g) comes out as (batch, x contracting, x kept): when that is x's own order
+  // (a weight gradient x^T g), computing it that way round saves transposing the result.
+  std::vector<int> swapped_order = dn.lhs_batch;
+  swapped_order.insert(swapped_order.end(), x_contracting.begin(), x_contracting.end());
+  swapped_order.insert(swapped_order.end(), x_kept.begin(), x_kept.end());
+  if (std::is_sorted(swapped_order.begin(), swapped_order.end()) && !x_kept.empty() && !x_contracting.empty())
+    return dot_general(y, g, DotDimensionNumbers{y_kept, ans_y, dn.rhs_batch, ans_batch});
   std::vector<int> produced = dn.lhs_batch;
   produced.insert(produced.end(), x_kept.begin(), x_kept.end());
-  for (std::size_t i : order) produced.push_back(dn.lhs_contracting[i]);
+  produced.insert(produced.end(), x_contracting.begin(), x_contracting.end());
   std::vector<int> out_axes(produced.size());  // argsort of `produced`
   for (std::size_t i = 0; i < out_axes.size(); ++i) out_axes[i] = static_cast<int>(i);
   std::sort(out_axes.begin(), out_axes.end(), [&](int a, int b) { return produced[static_cast<std::size_t>(a)] < produced[static_cast<std::size_t>(b)]; });
@@ -118,8 +127,6 @@ struct DotGeneral {
     const Array &l = in[0], &r = in[1];
     auto lp = layout(l.ndim(), params.lhs_batch, params.lhs_contracting, true);
     auto rp = layout(r.ndim(), params.rhs_batch, params.rhs_contracting, false);
-    // Permuting is a no-op for the plain (batched) matmul layout, so the common case copies nothing.
-    Array lt = detail::permuted_copy(l, lp), rt = detail::permuted_copy(r, rp);
     std::int64_t batch = 1, k = 1, m = 1, n = 1;
     for (int d : params.lhs_batch) batch *= l.shape()[static_cast<std::size_t>(d)];
     for (int d : params.lhs_contracting) k *= l.shape()[static_cast<std::size_t>(d)];
@@ -131,6 +138,20 @@ struct DotGeneral {
       std::memset(detail::mutable_data(out[0]), 0, static_cast<std::size_t>(out[0].size()) * itemsize(out[0].dtype()));
       return;
     }
+    auto identity = [](const std::vector<int>& p) { return std::is_sorted(p.begin(), p.end()); };
+    if (l.dtype() == DType::f32 && !(identity(lp) && identity(rp))) {
+      // An operand stored as the transposed matmul layout (x^T g, g w^T) is read in place.
+      const bool ta = !identity(lp) && identity(layout(l.ndim(), params.lhs_batch, params.lhs_contracting, false));
+      const bool tb = !identity(rp) && identity(layout(r.ndim(), params.rhs_batch, params.rhs_contracting, true));
+      if ((ta || identity(lp)) && (tb || identity(rp))) {
+        kernels::cpu::matmul_f32_transposed(static_cast<const float*>(detail::cdata(l)),
+                                            static_cast<const float*>(detail::cdata(r)),
+                                            static_cast<float*>(detail::mutable_data(out[0])), batch, m, k, n, ta, tb);
+        return;
+      }
+    }
+    // Permuting is a no-op for the plain (batched) matmul layout, so the common case copies nothing.
+    Array lt = detail::permuted_copy(l, lp), rt = detail::permuted_copy(r, rp);
     kernels::cpu::matmul(l.dtype(), detail::cdata(lt), detail::cdata(rt), detail::mutable_data(out[0]), batch, m, k, n);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
