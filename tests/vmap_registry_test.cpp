@@ -1,7 +1,7 @@
 // Walks the primitive registry and checks every batching rule on the primitive's own samples:
 // vmap over a batch of 3 (built from permutations of each sample input, so integer and boolean
 // operands keep valid values) equals a loop of the primitive over the examples. Batch axes are
-// put at different positions and some operands are left unbatched. A new primitive with a
+// put at different positions, and with several operands the first or the last is left unbatched. A new primitive with a
 // batching rule gets these checks with no edit here.
 #include <cmath>
 #include <string>
@@ -50,17 +50,19 @@ TEST_CASE("every primitive's batching rule agrees with a loop over the batch") {
   for (const PrimitiveInfo* p : registered_primitives()) {
     if (!p->batch) continue;
     int variant = 0;
-    for (const ErasedSample& s : p->samples()) {
-      if (s.inputs.empty()) continue;
+    for (const ErasedSample& s : p->samples())
+    for (int unbatched_operand : {-1, 0, static_cast<int>(s.inputs.size()) - 1}) {
+      // Every operand batched, then (with several operands) the first, then the last one not.
+      if (s.inputs.empty() || (unbatched_operand >= 0 && s.inputs.size() < 2)) continue;
       ++variant;
       CAPTURE(std::string(p->name));
       CAPTURE(s.note);
+      CAPTURE(unbatched_operand);
       detail::VmapSpec spec;
       Arrays in;
       for (std::size_t i = 0; i < s.inputs.size(); ++i) {
         const Array& x = s.inputs[i];
-        // Leave the last operand unbatched in every other sample (never all of them).
-        bool unbatched = s.inputs.size() > 1 && i + 1 == s.inputs.size() && variant % 2 == 0;
+        const bool unbatched = static_cast<int>(i) == unbatched_operand;
         if (unbatched || x.size() == 0) {
           in.push_back(x);
           spec.in_axes.push_back(std::nullopt);

@@ -9,6 +9,8 @@
 
 #include "canopy/kernels/runtime.hpp"
 
+#include "loops/loops.hpp"
+
 namespace canopy::kernels::cpu {
 namespace {
 
@@ -54,5 +56,10 @@ void ensure_runtime() {
 }
 
 int num_threads() { return omp_get_max_threads(); }
+
+void parallel_range_raw(std::int64_t n, void (*body)(void*, std::int64_t, std::int64_t), void* ctx) {
+  ensure_runtime();
+  loops::parallel_for(n, [&](std::int64_t b, std::int64_t e) { body(ctx, b, e); });
+}
 
 }  // namespace canopy::kernels::cpu

@@ -3,6 +3,9 @@
 // CANOPY_FLUSH_DENORMALS=0 in the environment or set_flush_denormals(false) turns it off.
 #pragma once
 
+#include <cstdint>
+#include <type_traits>
+
 namespace canopy::kernels::cpu {
 
 /// Sets FTZ/DAZ on the calling thread and every OpenMP worker.
@@ -13,5 +16,14 @@ bool flush_denormals();
 void ensure_runtime();
 /// OpenMP threads the kernels use.
 int num_threads();
+/// body(ctx, begin, end) over [0, n) split across the kernel threads (inline when n is small).
+void parallel_range_raw(std::int64_t n, void (*body)(void*, std::int64_t, std::int64_t), void* ctx);
+/// body(begin, end) over [0, n) split across the kernel threads: for elementwise loops that live
+/// with their primitive outside kernels/ (erf_inv, ...).
+template <class Body>
+void parallel_range(std::int64_t n, Body&& body) {
+  using B = std::remove_reference_t<Body>;
+  parallel_range_raw(n, [](void* c, std::int64_t b, std::int64_t e) { (*static_cast<B*>(c))(b, e); }, &body);
+}
 
 }  // namespace canopy::kernels::cpu

@@ -43,9 +43,8 @@ struct Scatter {
                                 where(won, t_updates, zeros_like(t_updates)), dn, p.mode);
     return {{canopy::scatter(operand, indices, updates, dn, p.mode)}, {tangent}};
   }
-  // No vectorised rule yet: one application per example (see batch_by_loop).
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
-    return detail::batch_by_loop<Scatter>(x, bdims, params);
+    return detail::batch_scatter<Scatter>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

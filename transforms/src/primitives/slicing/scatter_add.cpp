@@ -48,9 +48,8 @@ struct ScatterAdd {
     }
     return res;
   }
-  // No vectorised rule yet: one application per example (see batch_by_loop).
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
-    return detail::batch_by_loop<ScatterAdd>(x, bdims, params);
+    return detail::batch_scatter<ScatterAdd>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../common.hpp"
+#include "../rules.hpp"
 #include "canopy/kernels/cpu_indexing.hpp"
 
 namespace canopy::detail {
@@ -50,5 +51,47 @@ struct ElementBytes {
   alignas(8) unsigned char bytes[8] = {};
   ElementBytes(DType d, double v);
 };
+
+/// The batching rule of scatter and scatter-add (jax's _scatter_batching_rule): operand and
+/// updates get the batch first (broadcast if unbatched). Unbatched indices: the batch dim is a
+/// whole-size window dim. Batched indices: each index vector gains its example number (an iota)
+/// as the coordinate of the operand's batch dim.
+template <class P>
+BatchResult batch_scatter(std::span<const Array> x, std::span<const int> bdims, const typename P::Params& params) {
+  const Array pair[] = {x[0], x[2]};
+  const int pair_dims[] = {bdims[0], bdims[2]};
+  Arrays data;
+  if (bdims[0] < 0 && bdims[2] < 0) {  // only the indices are batched: size the others from them
+    const std::int64_t n = x[1].shape()[static_cast<std::size_t>(bdims[1])];
+    for (const Array& a : pair) {
+      auto dims = a.shape().vec();
+      dims.insert(dims.begin(), n);
+      data.push_back(broadcast_to(a, Shape(dims)));
+    }
+  } else {
+    data = batched_at_front(pair, pair_dims);
+  }
+  auto shifted = [](const std::vector<int>& v) {
+    std::vector<int> r;
+    for (int d : v) r.push_back(d + 1);
+    return r;
+  };
+  typename P::Params q = params;
+  auto& dn = q.dimension_numbers;
+  dn.update_window_dims = shifted(dn.update_window_dims);
+  dn.inserted_window_dims = shifted(dn.inserted_window_dims);
+  dn.scatter_dims_to_operand_dims = shifted(dn.scatter_dims_to_operand_dims);
+  if (bdims[1] < 0) {
+    dn.update_window_dims.insert(dn.update_window_dims.begin(), 0);
+    return {bind<P>(Arrays{data[0], x[1], data[1]}, q), {0}};
+  }
+  const Array idx = batch_to_front(x[1], bdims[1]);
+  auto count_shape = idx.shape().vec();
+  count_shape.back() = 1;
+  dn.inserted_window_dims.insert(dn.inserted_window_dims.begin(), 0);
+  dn.scatter_dims_to_operand_dims.insert(dn.scatter_dims_to_operand_dims.begin(), 0);
+  const Array indices = concatenate({iota(idx.dtype(), Shape(count_shape), 0), idx}, -1);
+  return {bind<P>(Arrays{data[0], indices, data[1]}, q), {0}};
+}
 
 }  // namespace canopy::detail

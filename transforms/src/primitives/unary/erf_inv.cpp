@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "../rules.hpp"
+#include "canopy/kernels/runtime.hpp"
 
 namespace canopy::prim {
 namespace {
@@ -94,7 +95,9 @@ struct ErfInv {
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         const T* x = static_cast<const T*>(detail::cdata(in[0]));
         T* y = static_cast<T*>(detail::mutable_data(out[0]));
-        for (std::int64_t i = 0; i < n; ++i) y[i] = std::is_same_v<T, float> ? erf_inv_f32(x[i]) : erf_inv_f64(x[i]);
+        kernels::cpu::parallel_range(n, [&](std::int64_t b, std::int64_t e) {
+          for (std::int64_t i = b; i < e; ++i) y[i] = std::is_same_v<T, float> ? erf_inv_f32(x[i]) : erf_inv_f64(x[i]);
+        });
       } else if constexpr (std::is_same_v<T, bf16>) {
         const bf16* x = static_cast<const bf16*>(detail::cdata(in[0]));
         bf16* y = static_cast<bf16*>(detail::mutable_data(out[0]));
