@@ -128,3 +128,27 @@ TEST_CASE("vmap errors name the leaves, the sizes and the axes") {
   auto h = [](const Array& u, const Array& c) { return u * c; };
   CHECK_THROWS_WITH_AS(vmap(h, in_axes(0, none), out_axes(none))(zeros({2}), scalar(1.f)), doctest::Contains("out_axes"), ShapeError);
 }
+
+TEST_CASE("vmap of dynamic_slice and dynamic_update_slice over starts, operands or both equals a loop") {
+  // Starts include a negative one (counts from the end) and ones past the edge (clamped), in
+  // both index dtypes; the batched rules lower to one gather / scatter in clip mode.
+  const Array x = reshape(arange(30).astype(DType::f32), {5, 6});
+  const Array xs = stack({x, x * 2.0f, x - 7.0f, -x});
+  const Array rows = array({0, 4, -2, 3}), cols = array({5u, 0u, 2u, 4000000000u});
+  const Array upd = reshape(arange(4).astype(DType::f32) + 100.0f, {2, 2});
+  auto slice_at = [](const Array& m, const Array& r, const Array& c) { return dynamic_slice(m, {r, c}, {2, 3}); };
+  auto update_at = [&](const Array& m, const Array& r, const Array& c) { return dynamic_update_slice(m, upd, {r, c}); };
+  const Array s_starts = vmap(slice_at, in_axes(none, 0, 0))(x, rows, cols);
+  const Array s_both = vmap(slice_at)(xs, rows, cols);
+  const Array s_operand = vmap(slice_at, in_axes(0, none, none))(xs, scalar(-1), scalar(2u));
+  const Array u_starts = vmap(update_at, in_axes(none, 0, 0))(x, rows, cols);
+  const Array u_both = vmap(update_at)(xs, rows, cols);
+  for (int i = 0; i < 4; ++i) {
+    const Array r = row(rows, i), c = row(cols, i), xi = row(xs, i);
+    check_same(row(s_starts, i), slice_at(x, r, c));
+    check_same(row(s_both, i), slice_at(xi, r, c));
+    check_same(row(s_operand, i), slice_at(xi, scalar(-1), scalar(2u)));
+    check_same(row(u_starts, i), update_at(x, r, c));
+    check_same(row(u_both, i), update_at(xi, r, c));
+  }
+}

@@ -72,16 +72,6 @@ Arrays align_elementwise(std::span<const Array> x, std::span<const int> bdims) {
   return out;
 }
 
-Array batch_element(const Array& x, int bdim, std::int64_t b) {
-  if (bdim < 0) return x;
-  std::vector<std::int64_t> start(x.ndim(), 0), limit = x.shape().vec();
-  start[static_cast<std::size_t>(bdim)] = b;
-  limit[static_cast<std::size_t>(bdim)] = b + 1;
-  auto dims = x.shape().vec();
-  dims.erase(dims.begin() + bdim);
-  return reshape(slice(x, start, limit), Shape(dims));
-}
-
 std::vector<int> shift_axes(const std::vector<int>& axes, std::size_t example_rank) {
   std::vector<int> out;
   for (int a : axes) out.push_back((a < 0 ? a + static_cast<int>(example_rank) : a) + 1);

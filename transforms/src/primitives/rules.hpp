@@ -62,30 +62,6 @@ BatchResult batch_elementwise(std::span<const Array> x, std::span<const int> bdi
   return {bind<P>(a, params), {0}};
 }
 
-/// Example b of a batched value (the batch axis dropped); unbatched values are returned as is.
-Array batch_element(const Array& x, int bdim, std::int64_t b);
-
-/// The batching rule of last resort: P applied to each example in turn, the results stacked
-/// along a new leading axis. Correct for any primitive, at the cost of one application per
-/// example; for primitives whose vectorised rule is not written yet.
-template <class P>
-BatchResult batch_by_loop(std::span<const Array> x, std::span<const int> bdims, const typename P::Params& params) {
-  std::int64_t n = 0;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    if (bdims[i] >= 0) n = x[i].shape()[static_cast<std::size_t>(bdims[i])];
-  std::vector<Arrays> per_output;
-  for (std::int64_t b = 0; b < n; ++b) {
-    Arrays in;
-    for (std::size_t i = 0; i < x.size(); ++i) in.push_back(batch_element(x[i], bdims[i], b));
-    Arrays out = bind<P>(in, params);
-    per_output.resize(out.size());
-    for (std::size_t o = 0; o < out.size(); ++o) per_output[o].push_back(std::move(out[o]));
-  }
-  Arrays res;
-  for (Arrays& outs : per_output) res.push_back(stack(outs, 0));
-  return {res, std::vector<int>(res.size(), 0)};
-}
-
 /// Reduction axes of one example, as axes of the batch-first value.
 std::vector<int> shift_axes(const std::vector<int>& axes, std::size_t example_rank);
 

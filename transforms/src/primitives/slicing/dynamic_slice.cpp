@@ -61,9 +61,32 @@ struct DynamicSlice {
     res[0] = dynamic_update_slice(zeros(avals[0].shape, avals[0].dtype), ct[0], starts);
     return res;
   }
-  // No vectorised rule yet: one application per example (see batch_by_loop).
+  // As jax: a batch of dynamic slices is one gather in clip mode (which clamps starts the same
+  // way); a batched operand is indexed by example number too.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
-    return detail::batch_by_loop<DynamicSlice>(x, bdims, params);
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (bdims[i] >= 0) n = x[i].shape()[static_cast<std::size_t>(bdims[i])];
+    const bool batched_operand = bdims[0] >= 0;
+    const Array operand = detail::batch_to_front(x[0], bdims[0]);
+    const int r = static_cast<int>(params.slice_sizes.size());
+    Shape example = x[0].shape();
+    if (batched_operand) {
+      auto dims = operand.shape().vec();
+      dims.erase(dims.begin());
+      example = Shape(dims);
+    }
+    const Array idx = detail::batched_starts(x.subspan(1), bdims.subspan(1), n, example, Shape(params.slice_sizes),
+                                             batched_operand);
+    GatherDimensionNumbers dn;
+    std::vector<std::int64_t> sizes = params.slice_sizes;
+    for (int d = 0; d < r; ++d) dn.offset_dims.push_back(d + 1);
+    for (int d = 0; d < r + (batched_operand ? 1 : 0); ++d) dn.start_index_map.push_back(d);
+    if (batched_operand) {
+      dn.collapsed_slice_dims = {0};
+      sizes.insert(sizes.begin(), 1);
+    }
+    return {{gather(operand, idx, dn, Shape(sizes), GatherScatterMode::clip)}, {0}};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

@@ -62,9 +62,27 @@ struct DynamicUpdateSlice {
     if (!primals[1].valid()) res[1] = dynamic_slice(ct[0], starts, avals[1].shape.vec());
     return res;
   }
-  // No vectorised rule yet: one application per example (see batch_by_loop).
-  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
-    return detail::batch_by_loop<DynamicUpdateSlice>(x, bdims, params);
+  // As jax: a batch of dynamic updates is one scatter in clip mode over the batched operand, each
+  // update indexed by its example number.
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params&) {
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (bdims[i] >= 0) n = x[i].shape()[static_cast<std::size_t>(bdims[i])];
+    const Array operand = detail::front_or_broadcast(x[0], bdims[0], n);
+    const Array update = detail::front_or_broadcast(x[1], bdims[1], n);
+    auto drop_first = [](const Shape& s) {
+      auto dims = s.vec();
+      dims.erase(dims.begin());
+      return Shape(dims);
+    };
+    const Array idx = detail::batched_starts(x.subspan(2), bdims.subspan(2), n, drop_first(operand.shape()),
+                                             drop_first(update.shape()), true);
+    const int r = static_cast<int>(x[0].ndim()) - (bdims[0] >= 0 ? 1 : 0);
+    ScatterDimensionNumbers dn;
+    dn.inserted_window_dims = {0};
+    for (int d = 0; d < r; ++d) dn.update_window_dims.push_back(d + 1);
+    for (int d = 0; d <= r; ++d) dn.scatter_dims_to_operand_dims.push_back(d);
+    return {{scatter(operand, idx, update, dn, GatherScatterMode::clip)}, {0}};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

@@ -94,4 +94,30 @@ BatchResult batch_scatter(std::span<const Array> x, std::span<const int> bdims, 
   return {bind<P>(Arrays{data[0], indices, data[1]}, q), {0}};
 }
 
+/// x with its batch dim first, or x broadcast along a new leading dim of size n if unbatched.
+inline Array front_or_broadcast(const Array& x, int bdim, std::int64_t n) {
+  if (bdim >= 0) return batch_to_front(x, bdim);
+  auto dims = x.shape().vec();
+  dims.insert(dims.begin(), n);
+  return broadcast_to(x, Shape(dims));
+}
+
+/// The scalar starts of a batch of dynamic slices as gather/scatter indices i32[n, r] (with
+/// `with_counts`, i32[n, r + 1] led by the example number). u32 starts are capped at
+/// dim - window first so the conversion cannot wrap; the clip mode clamps the rest.
+inline Array batched_starts(std::span<const Array> starts, std::span<const int> bdims, std::int64_t n,
+                            const Shape& example, const Shape& window, bool with_counts) {
+  Arrays cols;
+  if (with_counts) cols.push_back(iota(DType::i32, Shape{n, 1}, 0));
+  for (std::size_t d = 0; d < starts.size(); ++d) {
+    Array s = front_or_broadcast(starts[d], bdims[d], n);
+    if (s.dtype() == DType::u32) {
+      const Array cap = full({}, static_cast<double>(std::max<std::int64_t>(example[d] - window[d], 0)), DType::u32);
+      s = where(s > cap, cap, s);
+    }
+    cols.push_back(reshape(s.astype(DType::i32), Shape{n, 1}));
+  }
+  return concatenate(cols, 1);
+}
+
 }  // namespace canopy::detail
