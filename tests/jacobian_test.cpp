@@ -78,3 +78,52 @@ TEST_CASE("stop_gradient blocks the gradient but not the value") {
   check_values(g(x), {1.0, -2.0});  // d/dx (x * c) with c = x held constant
   check_values(stop_gradient(x), {1.0, -2.0});
 }
+
+namespace {
+template <class T>
+struct Affine {  // a template over its leaf type, so a Jacobian of Affines can hold Affines
+  T w, b;
+};
+}  // namespace
+
+TEST_CASE("jacrev and jacfwd of a loss of a struct give that struct of gradients, as grad does") {
+  const Affine<Array> p{array({{0.5, -1.0}, {2.0, 0.25}}), array({0.1, -0.3})};
+  const Array x = array({1.5, -2.0});
+  auto loss = [&](const Affine<Array>& q) { return sum(tanh(matmul(x, q.w) + q.b)); };
+  const Affine<Array> g = grad(loss)(p);
+  const Affine<Array> jr = jacrev(loss)(p), jf = jacfwd(loss)(p);
+  check_values(jr.w, g.w.to_vector<double>());
+  check_values(jr.b, g.b.to_vector<double>());
+  check_values(jf.w, g.w.to_vector<double>());
+  check_values(jf.b, g.b.to_vector<double>());
+  CHECK(jr.w.shape() == Shape{2, 2});
+}
+
+TEST_CASE("a pytree output gives one Jacobian per output leaf; a pytree input one block per input leaf") {
+  const Array x = array({0.3, -1.2, 2.0});
+  auto two = [](const Array& v) { return std::vector<Array>{f(v), sum(v * v)}; };
+  const std::vector<Array> jr = jacrev(two)(x), jf = jacfwd(two)(x);
+  REQUIRE(jr.size() == 2);
+  check_values(jr[0], jacobian_of_f({0.3, -1.2, 2.0}));
+  check_values(jf[0], jacobian_of_f({0.3, -1.2, 2.0}));
+  check_values(jr[1], {0.6, -2.4, 4.0});
+  check_values(jf[1], {0.6, -2.4, 4.0});
+  // Input {a, b}, output a * b (elementwise): d/da = diag(b), d/db = diag(a).
+  auto prod = [](const Affine<Array>& q) { return q.w * q.b; };
+  const Affine<Array> q{array({1.0, 2.0}), array({3.0, 4.0})};
+  for (const Affine<Array>& j : {jacrev(prod)(q), jacfwd(prod)(q)}) {
+    check_values(j.w, {3, 0, 0, 4});
+    check_values(j.b, {1, 0, 0, 2});
+  }
+}
+
+TEST_CASE("hessian of a function of a struct is a struct of structs of blocks") {
+  // h(a, b) = sum(a^2 * b): d2/da2 = diag(2b), d2/dadb = diag(2a), d2/db2 = 0.
+  auto h = [](const Affine<Array>& q) { return sum(q.w * q.w * q.b); };
+  const Affine<Array> q{array({1.0, -2.0}), array({0.5, 3.0})};
+  const Affine<Affine<Array>> hs = hessian(h)(q);
+  check_values(hs.w.w, {1, 0, 0, 6});
+  check_values(hs.w.b, {2, 0, 0, -4});
+  check_values(hs.b.w, {2, 0, 0, -4});
+  check_values(hs.b.b, {0, 0, 0, 0});
+}

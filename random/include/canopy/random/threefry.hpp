@@ -31,7 +31,7 @@ namespace detail {
 
 inline constexpr std::uint32_t ks_parity = 0x1BD11BDA;
 
-constexpr std::uint32_t rotl(std::uint32_t x, int r) noexcept { return (x << r) | (x >> (32 - r)); }
+constexpr std::uint32_t rotl(std::uint32_t x, int r) noexcept { return std::rotl(x, r); }
 
 // Four rounds of mix, then the key injection that follows them.
 template <int R0, int R1, int R2, int R3>
