@@ -14,9 +14,15 @@
 // float64: 64 random bits per element (so f64 draws differ from f32 ones, as in JAX). Integer
 // samplers return i32 (JAX's default int without x64); bits are u32 (canopy has no u64).
 //
-// Not yet: sampling inside vmap/jit needs the trace stack (issue 4). The primitives underneath
-// (threefry2x32, random_bits, random_split, random_fold_in, random_uniform01) are registry
-// primitives, shaped so those transformations can be added.
+// Under vmap every sampler takes a batch of keys (u32[n, 2] mapped over its leading axis) and draws,
+// key by key, exactly what each key draws alone:
+//
+//   Array keys = canopy::random::split(k, 128);
+//   Array masks = canopy::vmap([](const Array& key) { return canopy::random::bernoulli(key, 0.9, Shape{512}); })(keys);
+//
+// The primitives underneath (threefry2x32, random_bits, random_split, random_fold_in,
+// random_uniform01) take whole key arrays, so their batching rules cost one call. Under vmap,
+// choice with probabilities p needs p concrete (it checks and sums them eagerly).
 #pragma once
 
 #include <array>
