@@ -215,22 +215,41 @@ TEST_CASE("integer division truncates; jnp divide and % follow numpy") {
   CHECK((array({-7.5f}) % 2).to_vector<float>() == std::vector<float>{0.5f});
 }
 
-TEST_CASE("logical ops: logical on bool, bitwise on integers, TypeError on floats") {
+TEST_CASE("bitwise ops are logical on bool, bitwise on integers and TypeErrors on floats") {
+  Array t = array(std::vector<bool>{true, true, false, false}, {4});
+  Array u = array(std::vector<bool>{true, false, true, false}, {4});
+  CHECK(bitwise_and(t, u).to_vector<bool>() == std::vector<bool>{true, false, false, false});
+  CHECK((t | u).to_vector<bool>() == std::vector<bool>{true, true, true, false});
+  CHECK((t ^ u).to_vector<bool>() == std::vector<bool>{false, true, true, false});
+  CHECK((~t).to_vector<bool>() == std::vector<bool>{false, false, true, true});
+  CHECK(bitwise_and(array({6}), array({3})).item<int>() == 2);
+  CHECK((array({6}) & 3).item<int>() == 2);
+  CHECK((array({6u}) | 1).item<std::uint32_t>() == 7u);
+  CHECK((array({6}) ^ array({3})).item<int>() == 5);
+  CHECK(bitwise_not(array({0})).item<int>() == -1);
+  CHECK(invert(array({5u})).item<std::uint32_t>() == 0xFFFFFFFAu);
+  CHECK_THROWS_AS(bitwise_and(array({1.f}), array({1.f})), TypeError);
+  CHECK_THROWS_AS(bitwise_not(array({1.f})), TypeError);
+  try {
+    bitwise_or(array({1.f}), array({1.f}));
+  } catch (const TypeError& e) {
+    CHECK(std::string(e.what()).find("or: operand") == 0);
+  }
+}
+
+TEST_CASE("logical ops read any dtype as truth values and return bool, as jnp.logical_*") {
   Array t = array(std::vector<bool>{true, true, false, false}, {4});
   Array u = array(std::vector<bool>{true, false, true, false}, {4});
   CHECK(logical_and(t, u).to_vector<bool>() == std::vector<bool>{true, false, false, false});
   CHECK((t || u).to_vector<bool>() == std::vector<bool>{true, true, true, false});
   CHECK(logical_xor(t, u).to_vector<bool>() == std::vector<bool>{false, true, true, false});
   CHECK((!t).to_vector<bool>() == std::vector<bool>{false, false, true, true});
-  CHECK(logical_and(array({6}), array({3})).item<int>() == 2);
-  CHECK(logical_not(array({0})).item<int>() == -1);
-  CHECK_THROWS_AS(logical_and(array({1.f}), array({1.f})), TypeError);
-  CHECK_THROWS_AS(logical_not(array({1.f})), TypeError);
-  try {
-    logical_or(array({1.f}), array({1.f}));
-  } catch (const TypeError& e) {
-    CHECK(std::string(e.what()).find("or: operand") == 0);
-  }
+  // jnp.logical_and(6, 3) is True (bitwise 6 & 3 would be 2); floats count too.
+  CHECK(logical_and(array({6}), array({3})).to_vector<bool>() == std::vector<bool>{true});
+  CHECK(logical_and(array({6, 0}), array({1, 1})).dtype() == DType::bool_);
+  CHECK(logical_not(array({0, 7})).to_vector<bool>() == std::vector<bool>{true, false});
+  CHECK(logical_or(array({0.f, 0.f}), array({-0.5f, 0.f})).to_vector<bool>() == std::vector<bool>{true, false});
+  CHECK(logical_xor(array({2.0}), array({1u})).to_vector<bool>() == std::vector<bool>{false});
 }
 
 TEST_CASE("operators: incompatible broadcast is a ShapeError naming the op and both shapes") {

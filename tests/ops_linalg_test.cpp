@@ -1,6 +1,7 @@
 // matmul / dot / dot_general against an f64 triple loop: random shapes with size-0 and size-1
 // dims, batches that broadcast, 1-D operands, transposed contractions; and the shape errors.
 #include <cmath>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -140,4 +141,78 @@ TEST_CASE("matmul errors: inner mismatch names the op and both shapes") {
   CHECK_THROWS_AS(matmul(scalar(1.f), zeros({2})), ShapeError);
   CHECK_THROWS_AS(dot_general(zeros({2, 3}), zeros({4, 5}), {{1}, {0}, {}, {}}), ShapeError);
   CHECK_THROWS_AS(dot_general(zeros({2, 3}), zeros({3, 5}), {{2}, {0}, {}, {}}), ShapeError);
+}
+
+namespace {
+// out[idx] = sum over the other letters of a[...] * b[...], by brute force over every letter's range.
+std::vector<double> brute_einsum(const std::string& sa, const Array& a, const std::string& sb, const Array& b,
+                                 const std::string& out, const std::map<char, std::int64_t>& size) {
+  std::string letters;
+  for (const auto& [c, n] : size)
+    if ((sa + sb).find(c) != std::string::npos) letters += c;
+  std::int64_t total = 1, out_n = 1;
+  for (char c : letters) total *= size.at(c);
+  for (char c : out) out_n *= size.at(c);
+  std::vector<double> r(static_cast<std::size_t>(out_n), 0.0), av = a.astype(DType::f64).to_vector<double>(),
+                                                         bv = b.astype(DType::f64).to_vector<double>();
+  std::map<char, std::int64_t> at;
+  auto flat = [&](const std::string& s) {
+    std::int64_t o = 0;
+    for (char c : s) o = o * size.at(c) + at[c];
+    return static_cast<std::size_t>(o);
+  };
+  for (std::int64_t i = 0; i < total; ++i) {
+    std::int64_t rem = i;
+    for (std::size_t k = letters.size(); k-- > 0;) {
+      at[letters[k]] = rem % size.at(letters[k]);
+      rem /= size.at(letters[k]);
+    }
+    r[flat(out)] += av[flat(sa)] * bv[flat(sb)];
+  }
+  return r;
+}
+}  // namespace
+
+TEST_CASE("einsum's two-operand forms match a brute-force sum over every index") {
+  const std::map<char, std::int64_t> size{{'b', 2}, {'h', 3}, {'i', 4}, {'j', 5}, {'k', 3}, {'q', 2}};
+  struct Case {
+    std::string a, b, out;
+  };
+  for (const Case& c : std::vector<Case>{{"ij", "jk", "ik"},      {"bij", "bjk", "bik"}, {"ij", "ij", "i"},
+                                         {"i", "j", "ij"},        {"ij", "j", "i"},      {"bhqi", "bhki", "bhqk"},
+                                         {"ij", "jk", "ki"},      {"ij", "kj", ""},      {"bi", "ij", "bj"}}) {
+    CAPTURE(c.a + "," + c.b + "->" + c.out);
+    auto shape_of = [&](const std::string& s) {
+      Shape sh;
+      for (char ch : s) sh.push_back(size.at(ch));
+      return sh;
+    };
+    Array a = random_array(shape_of(c.a), DType::f64, 30), b = random_array(shape_of(c.b), DType::f64, 31);
+    Array r = einsum(c.a + "," + c.b + "->" + c.out, a, b);
+    CHECK(r.shape() == shape_of(c.out));
+    expect_close(r.to_vector<double>(), brute_einsum(c.a, a, c.b, b, c.out, size), 1e-12);
+  }
+}
+
+TEST_CASE("einsum: implicit output, ellipsis broadcasting, one operand, f32 and errors") {
+  Array a = random_array({3, 4}, DType::f32, 40), b = random_array({4, 5}, DType::f32, 41);
+  expect_close(einsum("ij,jk", a, b).to_vector<double>(), matmul(a, b).to_vector<double>(), 1e-6);
+  expect_close(einsum("ij->ji", a).to_vector<double>(), transpose(a).to_vector<double>(), 0);
+  expect_close(einsum("ij->", a).to_vector<double>(), sum(a).astype(DType::f64).to_vector<double>(), 1e-6);
+  expect_close(einsum("ij->j", a).to_vector<double>(), sum(a, 0).to_vector<double>(), 1e-6);
+  expect_close(einsum("ij", a).to_vector<double>(), a.to_vector<double>(), 0);  // implicit: letters sorted
+  Array x = random_array({2, 1, 3, 4}, DType::f32, 42), y = random_array({5, 4, 2}, DType::f32, 43);
+  Array z = einsum("...ij,...jk->...ik", x, y);  // batch dims (2,1) and (5) broadcast to (2,5)
+  CHECK(z.shape() == Shape{2, 5, 3, 2});
+  expect_close(z.to_vector<double>(), matmul(x, y).to_vector<double>(), 1e-5);
+  CHECK_THROWS_AS(einsum("ii->i", random_array({3, 3}, DType::f32, 44)), ShapeError);
+  CHECK_THROWS_AS(einsum("ij,jk->ik", a, a), ShapeError);  // j: 4 vs 3
+  CHECK_THROWS_AS(einsum("ij,jk->iz", a, b), ShapeError);
+  CHECK_THROWS_AS(einsum("ijk,jk->i", a, b), ShapeError);  // rank
+  try {
+    einsum("ij,jk->ik", a, a);
+  } catch (const ShapeError& e) {
+    CHECK(std::string(e.what()).find("einsum") == 0);
+    CHECK(std::string(e.what()).find("f32[3,4]") != std::string::npos);
+  }
 }

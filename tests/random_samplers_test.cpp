@@ -111,7 +111,7 @@ TEST_CASE("the fused uniform equals JAX's composition of bits, shift, or, bitcas
     for (std::int64_t n : {1, 7, 16, 33, 1000, 100001}) {
       CAPTURE(n);
       const Array b = rnd::bits(k, {n});
-      const Array f = bitcast_convert_type(logical_or(shift_right_logical(b, scalar(9u)), scalar(0x3F800000u)), DType::f32) -
+      const Array f = bitcast_convert_type(bitwise_or(shift_right_logical(b, scalar(9u)), scalar(0x3F800000u)), DType::f32) -
                       scalar(1.0f);
       CHECK(rnd::uniform(k, {n}).to_vector<float>() == f.to_vector<float>());
     }

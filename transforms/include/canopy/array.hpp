@@ -190,6 +190,11 @@ Array operator>(const Array& a, const Array& b);
 Array operator>=(const Array& a, const Array& b);
 Array operator&&(const Array& a, const Array& b);
 Array operator||(const Array& a, const Array& b);
+// Bitwise on integers, logical on bool (numpy's &, |, ^, ~); TypeError on floats.
+Array operator~(const Array& x);
+Array operator&(const Array& a, const Array& b);
+Array operator|(const Array& a, const Array& b);
+Array operator^(const Array& a, const Array& b);
 
 #define CANOPY_SCALAR_OPERATOR(op)                                                                  \
   template <class S>                                                                                \
@@ -209,6 +214,9 @@ CANOPY_SCALAR_OPERATOR(<)
 CANOPY_SCALAR_OPERATOR(<=)
 CANOPY_SCALAR_OPERATOR(>)
 CANOPY_SCALAR_OPERATOR(>=)
+CANOPY_SCALAR_OPERATOR(&)
+CANOPY_SCALAR_OPERATOR(|)
+CANOPY_SCALAR_OPERATOR(^)
 #undef CANOPY_SCALAR_OPERATOR
 
 }  // namespace canopy

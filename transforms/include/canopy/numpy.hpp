@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -101,6 +102,22 @@ Array std(const Array& x, I axis, int ddof = 0, bool keepdims = false) {
 }
 
 // Linear algebra.
+/// jnp.logical_*: operands of any dtype read as truth values (nonzero is true); bool results.
+Array logical_and(const Array& x, const Array& y);
+Array logical_or(const Array& x, const Array& y);
+Array logical_xor(const Array& x, const Array& y);
+Array logical_not(const Array& x);
+/// jnp.invert: bitwise_not (logical not on bool).
+inline Array invert(const Array& x) { return bitwise_not(x); }
+
+/// jnp.einsum for one or two operands: "ij,jk->ik", "bhqd,bhkd->bhqk", "...ij,...jk->...ik",
+/// "ij->ji", "ij->", implicit outputs ("ij,jk"). Lowered to sums, one dot_general and a
+/// transpose; size-1 axes broadcast. Diagonals ("ii->i") and three or more operands are
+/// ShapeErrors.
+Array einsum(std::string_view subscripts, const Array& a);
+Array einsum(std::string_view subscripts, const Array& a, const Array& b);
+Array einsum(std::string_view subscripts, const std::vector<Array>& operands);
+
 /// jnp.matmul: 1-D operands promoted to matrices, leading dims broadcast as a batch.
 Array matmul(const Array& a, const Array& b);
 /// jnp.dot: matmul for 1-D/2-D; sum over a's last and b's second-to-last axis in general.

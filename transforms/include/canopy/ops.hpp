@@ -35,7 +35,7 @@ enum class RoundingMethod { away_from_zero, to_nearest_even };
 Array round(const Array& x, RoundingMethod method = RoundingMethod::away_from_zero);  ///< lax.round
 Array is_finite(const Array& x);  ///< bool: not inf and not NaN
 Array erf(const Array& x);        ///< error function
-Array logical_not(const Array& x);  ///< `not`: logical on bool, bitwise on integers; TypeError on floats
+Array bitwise_not(const Array& x);  ///< lax.bitwise_not: logical on bool, bitwise on integers; TypeError on floats
 
 // Elementwise binary, broadcasting.
 Array add(const Array& x, const Array& y);    ///< x + y
@@ -53,9 +53,11 @@ Array lt(const Array& x, const Array& y);     ///< x < y (bool)
 Array le(const Array& x, const Array& y);     ///< x <= y (bool)
 Array gt(const Array& x, const Array& y);     ///< x > y (bool)
 Array ge(const Array& x, const Array& y);     ///< x >= y (bool)
-Array logical_and(const Array& x, const Array& y);  ///< `and`: logical on bool, bitwise on integers
-Array logical_or(const Array& x, const Array& y);   ///< `or`: logical on bool, bitwise on integers
-Array logical_xor(const Array& x, const Array& y);  ///< `xor`: logical on bool, bitwise on integers
+// lax.bitwise_*: logical on bool, bitwise on integers, TypeError on floats (jnp's logical_* are
+// in numpy.hpp: any dtype, nonzero is true, the result is bool).
+Array bitwise_and(const Array& x, const Array& y);
+Array bitwise_or(const Array& x, const Array& y);
+Array bitwise_xor(const Array& x, const Array& y);
 
 /// lax.select_n: cases[which] elementwise; `which` is bool (2 cases) or i32; all shapes equal.
 Array select_n(const Array& which, const std::vector<Array>& cases);

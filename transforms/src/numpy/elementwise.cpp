@@ -53,6 +53,15 @@ Array remainder(const Array& x, const Array& y) {
 
 Array reciprocal(const Array& x) { return divide(detail::weak_scalar(1.0), x); }
 
+namespace {
+Array truth(const Array& x) { return x.dtype() == DType::bool_ ? x : ne(x, zeros({}, x.dtype())); }
+}  // namespace
+
+Array logical_and(const Array& x, const Array& y) { return bitwise_and(truth(x), truth(y)); }
+Array logical_or(const Array& x, const Array& y) { return bitwise_or(truth(x), truth(y)); }
+Array logical_xor(const Array& x, const Array& y) { return bitwise_xor(truth(x), truth(y)); }
+Array logical_not(const Array& x) { return bitwise_not(truth(x)); }
+
 Array operator-(const Array& x) { return neg(x); }
 Array operator!(const Array& x) { return logical_not(x); }
 Array operator+(const Array& a, const Array& b) { return add(a, b); }
@@ -68,5 +77,9 @@ Array operator>(const Array& a, const Array& b) { return gt(a, b); }
 Array operator>=(const Array& a, const Array& b) { return ge(a, b); }
 Array operator&&(const Array& a, const Array& b) { return logical_and(a, b); }
 Array operator||(const Array& a, const Array& b) { return logical_or(a, b); }
+Array operator~(const Array& x) { return bitwise_not(x); }
+Array operator&(const Array& a, const Array& b) { return bitwise_and(a, b); }
+Array operator|(const Array& a, const Array& b) { return bitwise_or(a, b); }
+Array operator^(const Array& a, const Array& b) { return bitwise_xor(a, b); }
 
 }  // namespace canopy

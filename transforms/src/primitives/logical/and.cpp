@@ -21,7 +21,7 @@ CANOPY_REGISTER_PRIMITIVE(And);
 }  // namespace canopy::prim
 
 namespace canopy {
-Array logical_and(const Array& x, const Array& y) {
+Array bitwise_and(const Array& x, const Array& y) {
   auto p = detail::promote({x, y});
   return bind1<prim::And>({p[0], p[1]});
 }

@@ -23,5 +23,5 @@ CANOPY_REGISTER_PRIMITIVE(Not);
 }  // namespace canopy::prim
 
 namespace canopy {
-Array logical_not(const Array& x) { return bind1<prim::Not>({x}); }
+Array bitwise_not(const Array& x) { return bind1<prim::Not>({x}); }
 }  // namespace canopy

@@ -21,7 +21,7 @@ CANOPY_REGISTER_PRIMITIVE(Or);
 }  // namespace canopy::prim
 
 namespace canopy {
-Array logical_or(const Array& x, const Array& y) {
+Array bitwise_or(const Array& x, const Array& y) {
   auto p = detail::promote({x, y});
   return bind1<prim::Or>({p[0], p[1]});
 }

@@ -21,7 +21,7 @@ CANOPY_REGISTER_PRIMITIVE(Xor);
 }  // namespace canopy::prim
 
 namespace canopy {
-Array logical_xor(const Array& x, const Array& y) {
+Array bitwise_xor(const Array& x, const Array& y) {
   auto p = detail::promote({x, y});
   return bind1<prim::Xor>({p[0], p[1]});
 }

@@ -35,9 +35,9 @@ struct ReduceWindowMax {
         start[d] = offset[d] * p.window_dilation[d];
         limit[d] = start[d] + (y.shape()[d] - 1) * p.window_strides[d] + 1;
       }
-      const Array at_max = logical_and(eq(slice(xp, start, limit, p.window_strides), y), logical_not(taken));
+      const Array at_max = bitwise_and(eq(slice(xp, start, limit, p.window_strides), y), bitwise_not(taken));
       tangent = tangent + where(at_max, slice(tp, start, limit, p.window_strides), zeros_like(y));
-      taken = logical_or(taken, at_max);
+      taken = bitwise_or(taken, at_max);
       more = false;
       for (std::size_t d = r; d-- > 0;) {
         if (++offset[d] < p.window_dimensions[d]) { more = true; break; }
