@@ -38,20 +38,23 @@ Array move_axis(const Array& x, int from, int to) {
 
 Array batch_to_front(const Array& x, int bdim) { return bdim < 0 ? x : move_axis(x, bdim, 0); }
 
-Arrays batched_at_front(std::span<const Array> x, std::span<const int> bdims) {
-  std::int64_t n = 0;
+Array front_or_broadcast(const Array& x, int bdim, std::int64_t n) {
+  if (bdim >= 0) return move_axis(x, bdim, 0);
+  auto dims = x.shape().vec();
+  dims.insert(dims.begin(), n);
+  return broadcast_to(x, Shape(dims));
+}
+
+std::int64_t batch_size(std::span<const Array> x, std::span<const int> bdims) {
   for (std::size_t i = 0; i < x.size(); ++i)
-    if (bdims[i] >= 0) n = x[i].shape()[static_cast<std::size_t>(bdims[i])];
+    if (bdims[i] >= 0) return x[i].shape()[static_cast<std::size_t>(bdims[i])];
+  return 0;
+}
+
+Arrays batched_at_front(std::span<const Array> x, std::span<const int> bdims) {
+  const std::int64_t n = batch_size(x, bdims);
   Arrays out;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (bdims[i] >= 0) {
-      out.push_back(move_axis(x[i], bdims[i], 0));
-      continue;
-    }
-    auto dims = x[i].shape().vec();
-    dims.insert(dims.begin(), n);
-    out.push_back(broadcast_to(x[i], Shape(dims)));
-  }
+  for (std::size_t i = 0; i < x.size(); ++i) out.push_back(front_or_broadcast(x[i], bdims[i], n));
   return out;
 }
 

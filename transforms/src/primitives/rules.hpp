@@ -45,9 +45,14 @@ Array move_axis(const Array& x, int from, int to);
 /// x with its batch axis first; unbatched (bdim < 0) values are returned unchanged.
 Array batch_to_front(const Array& x, int bdim);
 
-/// Every operand with a leading batch axis of size n: batched ones moved there, unbatched ones
-/// broadcast along it. For primitives that take whole batches of their own (the random_* key
-/// primitives) or that require equal operand shapes.
+/// x with its batch axis first, or x broadcast along a new leading axis of size n if unbatched.
+Array front_or_broadcast(const Array& x, int bdim, std::int64_t n);
+
+/// The batch size: the size of the first batched operand's batch axis.
+std::int64_t batch_size(std::span<const Array> x, std::span<const int> bdims);
+
+/// Every operand with a leading batch axis (front_or_broadcast). For primitives that take whole
+/// batches of their own (the random_* key primitives) or that require equal operand shapes.
 Arrays batched_at_front(std::span<const Array> x, std::span<const int> bdims);
 
 /// Operands of a broadcasting elementwise primitive, made to broadcast under a leading batch

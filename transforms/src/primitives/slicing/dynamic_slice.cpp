@@ -64,9 +64,7 @@ struct DynamicSlice {
   // As jax: a batch of dynamic slices is one gather in clip mode (which clamps starts the same
   // way); a batched operand is indexed by example number too.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
-    std::int64_t n = 0;
-    for (std::size_t i = 0; i < x.size(); ++i)
-      if (bdims[i] >= 0) n = x[i].shape()[static_cast<std::size_t>(bdims[i])];
+    const std::int64_t n = detail::batch_size(x, bdims);
     const bool batched_operand = bdims[0] >= 0;
     const Array operand = detail::batch_to_front(x[0], bdims[0]);
     const int r = static_cast<int>(params.slice_sizes.size());

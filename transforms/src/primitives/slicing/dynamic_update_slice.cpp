@@ -65,9 +65,7 @@ struct DynamicUpdateSlice {
   // As jax: a batch of dynamic updates is one scatter in clip mode over the batched operand, each
   // update indexed by its example number.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params&) {
-    std::int64_t n = 0;
-    for (std::size_t i = 0; i < x.size(); ++i)
-      if (bdims[i] >= 0) n = x[i].shape()[static_cast<std::size_t>(bdims[i])];
+    const std::int64_t n = detail::batch_size(x, bdims);
     const Array operand = detail::front_or_broadcast(x[0], bdims[0], n);
     const Array update = detail::front_or_broadcast(x[1], bdims[1], n);
     auto drop_first = [](const Shape& s) {

@@ -98,35 +98,25 @@ struct Gather {
   // index vector gains its own example number (an iota) as the first coordinate.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     const auto& dn = params.dimension_numbers;
-    auto shifted = [](const std::vector<int>& v) {
-      std::vector<int> r;
-      for (int d : v) r.push_back(d + 1);
-      return r;
-    };
     Params q = params;
-    q.dimension_numbers.offset_dims = shifted(dn.offset_dims);
+    q.dimension_numbers.offset_dims = detail::shifted_dims(dn.offset_dims);
     if (bdims[0] < 0)  // indices only
       return {{bind1<Gather>({x[0], detail::batch_to_front(x[1], bdims[1])}, q)}, {0}};
     const Array operand = detail::batch_to_front(x[0], bdims[0]);
-    const std::int64_t n = operand.shape()[0];
     auto slice_sizes = params.slice_sizes.vec();
-    q.dimension_numbers.collapsed_slice_dims = shifted(dn.collapsed_slice_dims);
-    q.dimension_numbers.start_index_map = shifted(dn.start_index_map);
+    q.dimension_numbers.collapsed_slice_dims = detail::shifted_dims(dn.collapsed_slice_dims);
+    q.dimension_numbers.start_index_map = detail::shifted_dims(dn.start_index_map);
     if (bdims[1] < 0) {  // operand only: its batch dim is the first window dim, taken whole
-      slice_sizes.insert(slice_sizes.begin(), n);
+      slice_sizes.insert(slice_sizes.begin(), operand.shape()[0]);
       q.slice_sizes = Shape(slice_sizes);
       q.dimension_numbers.offset_dims.insert(q.dimension_numbers.offset_dims.begin(), 0);
       return {{bind1<Gather>({operand, x[1]}, q)}, {0}};
     }
-    const Array idx = detail::batch_to_front(x[1], bdims[1]);
-    auto count_shape = idx.shape().vec();
-    count_shape.back() = 1;
-    const Array counts = iota(idx.dtype(), Shape(count_shape), 0);
     slice_sizes.insert(slice_sizes.begin(), 1);
     q.slice_sizes = Shape(slice_sizes);
     q.dimension_numbers.collapsed_slice_dims.insert(q.dimension_numbers.collapsed_slice_dims.begin(), 0);
     q.dimension_numbers.start_index_map.insert(q.dimension_numbers.start_index_map.begin(), 0);
-    return {{bind1<Gather>({operand, concatenate({counts, idx}, -1)}, q)}, {0}};
+    return {{bind1<Gather>({operand, detail::with_example_numbers(detail::batch_to_front(x[1], bdims[1]))}, q)}, {0}};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;

@@ -52,54 +52,40 @@ struct ElementBytes {
   ElementBytes(DType d, double v);
 };
 
+/// Each axis number plus one (dimension numbers under a new leading batch axis).
+inline std::vector<int> shifted_dims(const std::vector<int>& dims) {
+  std::vector<int> r;
+  for (int d : dims) r.push_back(d + 1);
+  return r;
+}
+
+/// Batch-first indices [n, ..., k] with each index vector led by its example number: [n, ..., k + 1].
+inline Array with_example_numbers(const Array& indices) {
+  auto count_shape = indices.shape().vec();
+  count_shape.back() = 1;
+  return concatenate({iota(indices.dtype(), Shape(count_shape), 0), indices}, -1);
+}
+
 /// The batching rule of scatter and scatter-add (jax's _scatter_batching_rule): operand and
 /// updates get the batch first (broadcast if unbatched). Unbatched indices: the batch dim is a
 /// whole-size window dim. Batched indices: each index vector gains its example number (an iota)
 /// as the coordinate of the operand's batch dim.
 template <class P>
 BatchResult batch_scatter(std::span<const Array> x, std::span<const int> bdims, const typename P::Params& params) {
-  const Array pair[] = {x[0], x[2]};
-  const int pair_dims[] = {bdims[0], bdims[2]};
-  Arrays data;
-  if (bdims[0] < 0 && bdims[2] < 0) {  // only the indices are batched: size the others from them
-    const std::int64_t n = x[1].shape()[static_cast<std::size_t>(bdims[1])];
-    for (const Array& a : pair) {
-      auto dims = a.shape().vec();
-      dims.insert(dims.begin(), n);
-      data.push_back(broadcast_to(a, Shape(dims)));
-    }
-  } else {
-    data = batched_at_front(pair, pair_dims);
-  }
-  auto shifted = [](const std::vector<int>& v) {
-    std::vector<int> r;
-    for (int d : v) r.push_back(d + 1);
-    return r;
-  };
+  const std::int64_t n = batch_size(x, bdims);
+  const Array operand = front_or_broadcast(x[0], bdims[0], n), updates = front_or_broadcast(x[2], bdims[2], n);
   typename P::Params q = params;
   auto& dn = q.dimension_numbers;
-  dn.update_window_dims = shifted(dn.update_window_dims);
-  dn.inserted_window_dims = shifted(dn.inserted_window_dims);
-  dn.scatter_dims_to_operand_dims = shifted(dn.scatter_dims_to_operand_dims);
+  dn.update_window_dims = shifted_dims(dn.update_window_dims);
+  dn.inserted_window_dims = shifted_dims(dn.inserted_window_dims);
+  dn.scatter_dims_to_operand_dims = shifted_dims(dn.scatter_dims_to_operand_dims);
   if (bdims[1] < 0) {
     dn.update_window_dims.insert(dn.update_window_dims.begin(), 0);
-    return {bind<P>(Arrays{data[0], x[1], data[1]}, q), {0}};
+    return {bind<P>(Arrays{operand, x[1], updates}, q), {0}};
   }
-  const Array idx = batch_to_front(x[1], bdims[1]);
-  auto count_shape = idx.shape().vec();
-  count_shape.back() = 1;
   dn.inserted_window_dims.insert(dn.inserted_window_dims.begin(), 0);
   dn.scatter_dims_to_operand_dims.insert(dn.scatter_dims_to_operand_dims.begin(), 0);
-  const Array indices = concatenate({iota(idx.dtype(), Shape(count_shape), 0), idx}, -1);
-  return {bind<P>(Arrays{data[0], indices, data[1]}, q), {0}};
-}
-
-/// x with its batch dim first, or x broadcast along a new leading dim of size n if unbatched.
-inline Array front_or_broadcast(const Array& x, int bdim, std::int64_t n) {
-  if (bdim >= 0) return batch_to_front(x, bdim);
-  auto dims = x.shape().vec();
-  dims.insert(dims.begin(), n);
-  return broadcast_to(x, Shape(dims));
+  return {bind<P>(Arrays{operand, with_example_numbers(batch_to_front(x[1], bdims[1])), updates}, q), {0}};
 }
 
 /// The scalar starts of a batch of dynamic slices as gather/scatter indices i32[n, r] (with
@@ -108,7 +94,6 @@ inline Array front_or_broadcast(const Array& x, int bdim, std::int64_t n) {
 inline Array batched_starts(std::span<const Array> starts, std::span<const int> bdims, std::int64_t n,
                             const Shape& example, const Shape& window, bool with_counts) {
   Arrays cols;
-  if (with_counts) cols.push_back(iota(DType::i32, Shape{n, 1}, 0));
   for (std::size_t d = 0; d < starts.size(); ++d) {
     Array s = front_or_broadcast(starts[d], bdims[d], n);
     if (s.dtype() == DType::u32) {
@@ -117,7 +102,8 @@ inline Array batched_starts(std::span<const Array> starts, std::span<const int> 
     }
     cols.push_back(reshape(s.astype(DType::i32), Shape{n, 1}));
   }
-  return concatenate(cols, 1);
+  const Array starts_matrix = cols.empty() ? zeros({n, 0}, DType::i32) : concatenate(cols, 1);
+  return with_counts ? with_example_numbers(starts_matrix) : starts_matrix;
 }
 
 }  // namespace canopy::detail
