@@ -25,9 +25,6 @@ bool is_permutation(const std::vector<int>& p, std::size_t r) {
 }
 
 
-// lax's _dilate_shape: the extent of n elements spread d apart.
-std::int64_t dilated(std::int64_t n, std::int64_t d) { return n == 0 ? 0 : 1 + d * (n - 1); }
-
 // (a, b, rest...) -> (b, a, rest...): jax's _conv_spec_transpose.
 std::vector<int> swap_first_two(std::vector<int> spec) {
   std::swap(spec[0], spec[1]);
@@ -122,9 +119,9 @@ struct ConvGeneralDilated {
     out.shape[static_cast<std::size_t>(p.out_spec[0])] = ldim(0);
     out.shape[static_cast<std::size_t>(p.out_spec[1])] = rdim(0);
     for (std::size_t d = 0; d < nsp; ++d) {
-      std::int64_t in = ldim(2 + d) == 0 ? 0 : (ldim(2 + d) - 1) * p.lhs_dilation[d] + 1;
+      std::int64_t in = detail::dilated_size(ldim(2 + d), p.lhs_dilation[d]);
       std::int64_t padded = in + p.padding[d].first + p.padding[d].second;
-      std::int64_t win = rdim(2 + d) == 0 ? 0 : (rdim(2 + d) - 1) * p.rhs_dilation[d] + 1;
+      std::int64_t win = detail::dilated_size(rdim(2 + d), p.rhs_dilation[d]);
       std::int64_t o = padded < win ? 0 : (padded - win) / p.window_strides[d] + 1;
       if (padded < win && ldim(2 + d) != 0)
         detail::raise<ShapeError>(name, "window", "",
@@ -209,11 +206,11 @@ struct ConvGeneralDilated {
     for (std::size_t d = 0; d + 2 < lhs.ndim(); ++d) {
       const auto sd = static_cast<std::size_t>(d + 2);
       spatial.push_back(p.rhs_spec[sd]);
-      const std::int64_t in = dilated(lhs.shape[static_cast<std::size_t>(p.lhs_spec[sd])], p.lhs_dilation[d]);
-      const std::int64_t win = dilated(rhs.shape()[static_cast<std::size_t>(p.rhs_spec[sd])], p.rhs_dilation[d]);
-      const std::int64_t out = dilated(ct.shape()[static_cast<std::size_t>(p.out_spec[sd])], p.window_strides[d]);
-      const std::int64_t before = win - p.padding[d].first - 1;
-      q.padding.push_back({before, in + win - 1 - out - before});
+      q.padding.push_back(detail::transpose_padding(
+          detail::dilated_size(lhs.shape[static_cast<std::size_t>(p.lhs_spec[sd])], p.lhs_dilation[d]),
+          detail::dilated_size(rhs.shape()[static_cast<std::size_t>(p.rhs_spec[sd])], p.rhs_dilation[d]),
+          detail::dilated_size(ct.shape()[static_cast<std::size_t>(p.out_spec[sd])], p.window_strides[d]),
+          p.padding[d].first));
     }
     return bind1<ConvGeneralDilated>({ct, rev(k, spatial)}, q);
   }
@@ -244,9 +241,9 @@ struct ConvGeneralDilated {
     q.rhs_dilation = p.window_strides;
     for (std::size_t d = 0; d + 2 < lhs.ndim(); ++d) {
       const auto sd = static_cast<std::size_t>(d + 2);
-      const std::int64_t in = dilated(lhs.shape()[static_cast<std::size_t>(p.lhs_spec[sd])], p.lhs_dilation[d]);
-      const std::int64_t win = dilated(rhs.shape[static_cast<std::size_t>(p.rhs_spec[sd])], p.rhs_dilation[d]);
-      const std::int64_t out = dilated(ct.shape()[static_cast<std::size_t>(p.out_spec[sd])], p.window_strides[d]);
+      const std::int64_t in = detail::dilated_size(lhs.shape()[static_cast<std::size_t>(p.lhs_spec[sd])], p.lhs_dilation[d]);
+      const std::int64_t win = detail::dilated_size(rhs.shape[static_cast<std::size_t>(p.rhs_spec[sd])], p.rhs_dilation[d]);
+      const std::int64_t out = detail::dilated_size(ct.shape()[static_cast<std::size_t>(p.out_spec[sd])], p.window_strides[d]);
       const std::int64_t lo = p.padding[d].first;
       q.padding.push_back({lo, (out - in) + (win - lo - 1)});
     }
@@ -345,7 +342,7 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector
   for (std::size_t d = 0; d < nsp; ++d) {
     in.push_back(lhs.shape()[static_cast<std::size_t>(p.lhs_spec[2 + d])]);
     std::int64_t k = rhs.shape()[static_cast<std::size_t>(p.rhs_spec[2 + d])];
-    win.push_back(k == 0 ? 0 : (k - 1) * p.rhs_dilation[d] + 1);
+    win.push_back(detail::dilated_size(k, p.rhs_dilation[d]));
   }
   // As lax does: string padding is computed from the undilated lhs and the dilated window.
   p.padding = detail::resolve_padding(api, padding, in, win, p.window_strides);

@@ -77,6 +77,18 @@ struct WindowParams {
   std::vector<std::int64_t> base_dilation, window_dilation;
 };
 
+/// lax's _dilate_shape: the extent of n elements spread d apart.
+inline std::int64_t dilated_size(std::int64_t n, std::int64_t d) { return n == 0 ? 0 : 1 + d * (n - 1); }
+
+/// jax's _conv_general_vjp_lhs_padding for one spatial dim: the (low, high) padding under which
+/// a window sweep over the (stride-dilated) cotangent lands back on each input element. All
+/// extents already dilated: input `in`, window `win`, cotangent `out`; `low` is the forward pad.
+inline std::pair<std::int64_t, std::int64_t> transpose_padding(std::int64_t in, std::int64_t win, std::int64_t out,
+                                                               std::int64_t low) {
+  const std::int64_t before = win - low - 1;
+  return {before, in + win - 1 - out - before};
+}
+
 /// The params of a reduce_window over a value with one more leading (batch) dim: a window of 1
 /// there, so examples stay apart. The batching rule of reduce_window_*.
 inline WindowParams with_leading_unit_dim(const WindowParams& p) {
@@ -108,7 +120,7 @@ inline Aval window_aval(std::string_view prim, const Aval& a, const WindowParams
     raise<ShapeError>(prim, "padding", pads_text(p.padding), concat("must have one pair per dimension of ", to_string(a)));
   Aval out{a.dtype, {}, a.weak_type};
   for (std::size_t d = 0; d < r; ++d) {
-    std::int64_t in = a.shape[d] == 0 ? 0 : (a.shape[d] - 1) * p.base_dilation[d] + 1;
+    std::int64_t in = dilated_size(a.shape[d], p.base_dilation[d]);
     std::int64_t padded = in + p.padding[d].first + p.padding[d].second;
     std::int64_t win = (p.window_dimensions[d] - 1) * p.window_dilation[d] + 1;
     if (padded < win && a.shape[d] == 0) {  // an empty dim stays empty, as in lax

@@ -24,12 +24,11 @@ struct ReduceWindowSum {
     std::vector<PadConfig> config;
     Params q;
     for (std::size_t d = 0; d < x.ndim(); ++d) {
-      auto dilated = [](std::int64_t n, std::int64_t k) { return n == 0 ? 0 : 1 + k * (n - 1); };
-      const std::int64_t in = dilated(x.shape[d], p.base_dilation[d]);
-      const std::int64_t win = dilated(p.window_dimensions[d], p.window_dilation[d]);
-      const std::int64_t out = dilated(g.shape()[d], p.window_strides[d]);
-      const std::int64_t before = win - p.padding[d].first - 1;
-      config.push_back({before, in + win - 1 - out - before, p.window_strides[d] - 1});
+      const auto [lo, hi] = detail::transpose_padding(detail::dilated_size(x.shape[d], p.base_dilation[d]),
+                                                      detail::dilated_size(p.window_dimensions[d], p.window_dilation[d]),
+                                                      detail::dilated_size(g.shape()[d], p.window_strides[d]),
+                                                      p.padding[d].first);
+      config.push_back({lo, hi, p.window_strides[d] - 1});
     }
     q.window_dimensions = p.window_dimensions;
     q.window_strides = p.base_dilation;
