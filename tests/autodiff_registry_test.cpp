@@ -134,7 +134,8 @@ TEST_CASE("every differentiable primitive's vjp is the transpose of its jvp") {
   for (const PrimitiveInfo* p : registered_primitives()) {
     if (!differentiable(*p)) continue;
     if (p->linear && !p->transpose) {  // listed by the registry test's report of missing rules
-      untransposable += " " + std::string(p->name);
+      untransposable += ' ';
+      untransposable += p->name;
       continue;
     }
     for (const ErasedSample& s : p->samples()) {
