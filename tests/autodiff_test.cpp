@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <boost/hana/define_struct.hpp>
+#include <canopy/nn.hpp>
 #include <canopy/transforms.hpp>
 
 using namespace canopy;
@@ -182,4 +183,62 @@ TEST_CASE("gradients through take (gather) accumulate at repeated indices, as sc
   Array idx = array({2, 0, 2});
   auto g = grad([&](const Array& t) { return sum(take(t, idx, 0) * array({{1.0, 1.0}, {10.0, 10.0}, {100.0, 100.0}})); });
   check_values(g(table), {10, 10, 0, 0, 101, 101});
+}
+
+namespace {
+struct Dense {  // a plain, non-template struct: every transform must accept it
+  Array w, b;
+};
+Array dense_loss(const Dense& d) { return sum(tanh(d.w * d.b)); }
+}  // namespace
+
+TEST_CASE("jvp, vjp and linearize take a plain struct and jvp(grad) gives its Hessian-vector product") {
+  const Dense p{array({0.5, -1.0}), array({2.0, 0.25})}, v{array({1.0, 0.0}), array({0.0, 1.0})};
+  auto [y, t] = jvp(dense_loss, std::make_tuple(p), std::make_tuple(v));
+  // d/dw = b sech^2(wb), d/db = w sech^2(wb): tangent = sech^2(w0 b0) b0 * 1 + sech^2(w1 b1) w1 * 1.
+  auto sech2 = [](double z) { return 1.0 / (std::cosh(z) * std::cosh(z)); };
+  CHECK(t.item<double>() == doctest::Approx(sech2(1.0) * 2.0 + sech2(-0.25) * -1.0));
+  auto [g, hv] = jvp(grad(dense_loss), std::make_tuple(p), std::make_tuple(v));
+  CHECK(g.w.shape() == Shape{2});
+  CHECK(hv.b.shape() == Shape{2});
+  auto [out, pullback] = vjp(dense_loss, p);
+  const Dense ct = std::get<0>(pullback(scalar(1.0)));
+  CHECK(ct.w.to_vector<double>() == g.w.to_vector<double>());
+  auto [out2, f_jvp] = linearize(dense_loss, p);
+  CHECK(f_jvp(v).item<double>() == doctest::Approx(t.item<double>()));
+}
+
+TEST_CASE("mismatched tangents and cotangents are named by key path; int inputs to grad are TypeErrors") {
+  const Dense p{array({0.5, -1.0}), array({2.0, 0.25})};
+  auto message = [](auto&& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string shape = message([&] { jvp(dense_loss, std::make_tuple(p), std::make_tuple(Dense{p.w, array({1.0})})); });
+  CHECK(shape.find("jvp: tangent (argument 0.1)") == 0);
+  CHECK(shape.find("f64[1]") != std::string::npos);
+  CHECK_THROWS_AS(jvp(dense_loss, std::make_tuple(p), std::make_tuple(Dense{p.w, p.b.astype(DType::f32)})), TypeError);
+  auto [y, pullback] = vjp([](const Array& x) { return std::vector<Array>{x * 2.0, sum(x)}; }, array({1.0, 2.0}));
+  const std::string ct = message([&] { pullback(std::vector<Array>{array({1.0, 1.0}), array({1.0})}); });
+  CHECK(ct.find("vjp: cotangent (output[1])") == 0);
+  CHECK_THROWS_AS(pullback(std::vector<Array>{array({1.0f, 1.0f}), scalar(1.0)}), TypeError);
+  CHECK_THROWS_AS(pullback(std::vector<Array>{array({1.0, 1.0})}), TreeError);
+  // jax: "grad requires real- or complex-valued inputs"; here the message names the leaf.
+  const std::string integer = message([] { grad([](const Array& x) { return sum(x.astype(DType::f32)); })(array({1, 2, 3})); });
+  CHECK(integer.find("grad: input (argument 0)") == 0);
+  CHECK(integer.find("i32[3] is not a float array") != std::string::npos);
+}
+
+TEST_CASE("relu's derivative is 0 at 0, as jax.nn.relu's custom rule; NaN and -inf pass as max does") {
+  const Array x = array({-1.0, 0.0, 2.0});
+  CHECK(values(grad([](const Array& v) { return sum(nn::relu(v)); })(x)) == std::vector<double>{0.0, 0.0, 1.0});
+  CHECK(values(vmap(grad([](const Array& v) { return nn::relu(v); }))(x)) == std::vector<double>{0.0, 0.0, 1.0});
+  const auto r = values(nn::relu(array({std::nan(""), -HUGE_VAL, 3.0})));
+  CHECK(std::isnan(r[0]));
+  CHECK(r[1] == 0.0);
+  CHECK(r[2] == 3.0);
 }

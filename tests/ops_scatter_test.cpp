@@ -186,3 +186,10 @@ TEST_CASE("one_hot: rows of the identity, all-zero rows out of range, any axis a
   }
   CHECK_THROWS_WITH_AS(one_hot(i, 3, DType::f32, 2), doctest::Contains("one_hot"), ShapeError);
 }
+
+TEST_CASE("x.at({i, j}) takes plain integers, as x.at[i, j]") {
+  const Array x = reshape(arange(6).astype(DType::f32), {2, 3});
+  CHECK(x.at({1, 2}).get().item<float>() == 5.0f);
+  CHECK(x.at({0, 1}).set(scalar(9.0f)).to_vector<float>() == std::vector<float>{0, 9, 2, 3, 4, 5});
+  CHECK(x.at({-1, 0}).add(scalar(1.0f)).to_vector<float>() == std::vector<float>{0, 1, 2, 4, 4, 5});
+}

@@ -21,7 +21,7 @@ void check_key(std::string_view api, const Array& key, bool single) {
     canopy::detail::raise<TypeError>(api, "key", "argument 0", canopy::detail::concat(to_string(key.aval()), " must have dtype u32"), hint);
   if (single && !(key.shape() == Shape{2}))
     canopy::detail::raise<ShapeError>(api, "key", "argument 0", canopy::detail::concat(to_string(key.aval()), " must be a single key u32[2]"),
-                                      "split a batch of keys per element (vmap comes with the trace stack)");
+                                      "for a batch of keys u32[n, 2], vmap over it: vmap(f)(keys)");
   if (key.ndim() == 0 || key.shape().back() != 2)
     canopy::detail::raise<ShapeError>(api, "key", "argument 0", canopy::detail::concat(to_string(key.aval()), " must have a last dimension of 2"), hint);
 }

@@ -92,6 +92,7 @@ class Array {
   AtIndexer at(const Array& index) const;
   AtIndexer at(std::vector<Array> indices) const;
   AtIndexer at(std::int64_t index) const;
+  AtIndexer at(std::initializer_list<std::int64_t> indices) const;
 
   /// The shared implementation (for traces and kernels).
   const std::shared_ptr<detail::ArrayImpl>& impl() const { return impl_; }

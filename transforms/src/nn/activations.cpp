@@ -4,10 +4,21 @@
 
 #include "../primitives/common.hpp"
 #include "canopy/nn.hpp"
+#include "canopy/transforms/custom.hpp"
 
 namespace canopy::nn {
 
-Array relu(const Array& x) { return maximum(x, 0); }
+// jax.nn.relu's custom derivative: 0 at x == 0 (maximum's own rule would split the tie, 0.5),
+// so a unit stuck at zero gets no gradient, as in JAX.
+Array relu(const Array& x) {
+  static auto f = custom_jvp([](const Array& v) { return maximum(v, 0); },
+                             [](const auto& primals, const auto& tangents) {
+                               const Array& v = std::get<0>(primals);
+                               const Array& t = std::get<0>(tangents);
+                               return std::make_pair(maximum(v, 0), where(v > 0, t, zeros_like(t)));
+                             });
+  return f(x);
+}
 
 Array gelu(const Array& x, bool approximate) {
   Array xf = detail::to_float(x);

@@ -184,5 +184,10 @@ AtIndexer Array::at(std::vector<Array> indices) const { return AtIndexer(*this, 
 AtIndexer Array::at(std::int64_t index) const {
   return AtIndexer(*this, {scalar(static_cast<std::int32_t>(index))});
 }
+AtIndexer Array::at(std::initializer_list<std::int64_t> indices) const {
+  std::vector<Array> idx;
+  for (std::int64_t i : indices) idx.push_back(scalar(static_cast<std::int32_t>(i)));
+  return AtIndexer(*this, std::move(idx));
+}
 
 }  // namespace canopy

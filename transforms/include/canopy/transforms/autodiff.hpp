@@ -103,7 +103,15 @@ auto value_and_grad_impl(const char* api, F& f, const A&... args) {
     check_loss(api, out[0]);
     return out;
   };
-  auto [outs, pullback] = vjp_flat(flat, arrays_of(diff));
+  const Arrays xs = arrays_of(diff);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    if (!is_floating(xs[i].dtype())) {
+      std::vector<std::string> names;
+      (append_names("argument " + std::to_string(I), std::get<I>(all), names), ...);
+      raise<TypeError>(api, "input", names.at(i), concat(to_string(xs[i].aval()), " is not a float array"),
+                       "grad differentiates float inputs only (as jax); keep integer data out of argnums");
+    }
+  auto [outs, pullback] = vjp_flat(flat, xs);
   Arrays cts(outs.size());
   cts[0] = ones_like(outs[0]);
   Arrays grads = pullback(cts);
@@ -160,11 +168,8 @@ auto jvp(F&& f, const std::tuple<A...>& primals, const std::tuple<A...>& tangent
   using Result = std::invoke_result_t<F&, const A&...>;
   std::optional<Result> traced;
   Arrays ps = detail::arrays_of(primals), ts = detail::arrays_of(tangents);
-  if (ps.size() != ts.size()) tree_map([](const auto&, const auto&) { return 0; }, primals, tangents);  // names the mismatch
-  for (std::size_t i = 0; i < ps.size(); ++i)
-    if (ps[i].shape() != ts[i].shape())
-      detail::raise<ShapeError>("jvp", "tangent", detail::concat("Array leaf ", i),
-                                detail::concat("has shape ", to_string(ts[i].aval()), " but its primal is ", to_string(ps[i].aval())));
+  if (ps.size() != ts.size()) detail::require_same_structure("jvp", primals, tangents);
+  detail::check_like("jvp", "tangent", ts, detail::avals_of(ps), [&] { return detail::argument_names(primals); });
   detail::FlatFn flat = [&](const Arrays& xs) {
     traced.emplace(detail::call_with_arrays(f, primals, xs));
     Arrays out;
@@ -196,9 +201,16 @@ auto vjp(F&& f, const A&... primals) {
   auto [outs, pullback] = detail::vjp_flat(flat, detail::arrays_of(args));
   std::size_t p = 0;
   Result out = detail::with_arrays(*traced, outs, p);
-  auto pb = [pullback = std::move(pullback), args = std::move(args)](const Result& cotangent) {
+  auto pb = [pullback = std::move(pullback), args = std::move(args), out_avals = detail::avals_of(outs),
+             shape = out](const Result& cotangent) {
     Arrays cts;
     detail::append_arrays(cotangent, cts);
+    if (cts.size() != out_avals.size()) detail::require_same_structure("vjp", shape, cotangent);
+    detail::check_like("vjp", "cotangent", cts, out_avals, [&] {
+      std::vector<std::string> names;
+      detail::append_names("output", shape, names);
+      return names;
+    });
     Arrays grads = pullback(cts);
     std::size_t pos = 0;
     return detail::gradient_tree(args, grads, pos);
@@ -222,9 +234,12 @@ auto linearize(F&& f, const A&... primals) {
   auto [outs, push] = detail::linearize_flat(flat, detail::arrays_of(args));
   std::size_t p = 0;
   Result out = detail::with_arrays(*traced, outs, p);
-  auto f_jvp = [push = std::move(push), shape = out](const A&... tangents) {
+  auto f_jvp = [push = std::move(push), shape = out, args, in_avals = detail::avals_of(detail::arrays_of(args))](
+                   const A&... tangents) {
     Arrays ts;
     (detail::append_arrays(tangents, ts), ...);
+    if (ts.size() != in_avals.size()) detail::require_same_structure("linearize", args, std::make_tuple(tangents...));
+    detail::check_like("linearize", "tangent", ts, in_avals, [&] { return detail::argument_names(args); });
     Arrays ys = push(ts);
     std::size_t pos = 0;
     return detail::with_arrays(shape, ys, pos);

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
 #include <tuple>
 #include <type_traits>
 
@@ -26,6 +29,46 @@ void append_arrays(const T& tree, Arrays& out) {
       },
       tree, 0);
 }
+
+/// The key path of each Array leaf of `arg`, prefixed with `root` (for error messages).
+template <class T>
+void append_names(const std::string& root, const T& arg, std::vector<std::string>& names) {
+  tree_map_with_path(
+      [&](const KeyPath& path, const auto& leaf) {
+        if constexpr (is_array_v<decltype(leaf)>) names.push_back(root + keystr(path));
+        return leaf;
+      },
+      arg);
+}
+
+/// The key paths of the Array leaves of each of `args` ("argument 0.layers[1].w").
+template <class... A>
+std::vector<std::string> argument_names(const std::tuple<A...>& args) {
+  std::vector<std::string> names;
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    (append_names("argument " + std::to_string(K), std::get<K>(args), names), ...);
+  }(std::index_sequence_for<A...>{});
+  return names;
+}
+
+/// TreeError naming `api` and the first key path where b's structure leaves a's (a tree_map
+/// over both that keeps a's leaves, so any pytree type works); TypeError if none is found but
+/// the numbers of Array leaves still differ.
+template <class T, class U>
+void require_same_structure(const char* api, const T& a, const U& b) {
+  auto keep = [](const auto& x, const auto&...) { return x; };
+  (void)tree_map_impl<NoLeafIf>(api, keep, a, b);
+  raise<TypeError>(api, "structure", "", "holds a different number of Array leaves than the primals");
+}
+
+/// The avals of xs.
+std::vector<Aval> avals_of(const Arrays& xs);
+
+/// ShapeError/TypeError naming `api`, `what` and the leaf's key path (names() is called only
+/// then) unless each of `given` has the shape and dtype of the matching `expected`, as jax
+/// requires of tangents and cotangents.
+void check_like(const char* api, const char* what, const Arrays& given, const std::vector<Aval>& expected,
+                const std::function<std::vector<std::string>()>& names);
 
 /// `tree` with its Array leaves replaced by xs[pos], xs[pos + 1], ... (pos advances).
 template <class T>

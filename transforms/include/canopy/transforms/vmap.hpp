@@ -92,17 +92,6 @@ void append_axes(const char* api, const S& spec, const T& arg, std::vector<Axis>
   }
 }
 
-/// The key path of each Array leaf of `arg`, prefixed with `root`.
-template <class T>
-void append_names(const std::string& root, const T& arg, std::vector<std::string>& names) {
-  tree_map_with_path(
-      [&](const KeyPath& path, const auto& leaf) {
-        if constexpr (is_array_v<decltype(leaf)>) names.push_back(root + keystr(path));
-        return leaf;
-      },
-      arg);
-}
-
 struct VmapOptions {
   std::int64_t size = -1;
   std::string name;
