@@ -118,8 +118,8 @@ TEST_CASE("an unmapped output is broadcast along the batch; out_axes none keeps 
 
 TEST_CASE("vmap errors name the leaves, the sizes and the axes") {
   auto f = [](const Array& u, const Array& v) { return u + v; };
-  CHECK_THROWS_WITH_AS(vmap(f)(zeros({3, 2}), zeros({4, 2})), doctest::Contains("argument 1"), ShapeError);
-  CHECK_THROWS_WITH_AS(vmap(f)(zeros({3, 2}), zeros({4, 2})), doctest::Contains("has 3"), ShapeError);
+  CHECK_THROWS_WITH_AS(vmap(f)(zeros({3, 2}), zeros({4, 2})), doctest::Contains("args[1] f32[4,2] has 4"), ShapeError);
+  CHECK_THROWS_WITH_AS(vmap(f)(zeros({3, 2}), zeros({4, 2})), doctest::Contains("args[0] f32[3,2] has 3"), ShapeError);
   CHECK_THROWS_WITH_AS(vmap(f, in_axes(2, 0))(zeros({3, 2}), zeros({3, 2})), doctest::Contains("in_axes"), ShapeError);
   CHECK_THROWS_WITH_AS(vmap(f, in_axes(none, none))(zeros({3}), zeros({3})), doctest::Contains("axis_size"), ShapeError);
   CHECK(vmap(f, in_axes(none, none), axis_size(2))(zeros({3}), zeros({3})).shape() == Shape{2, 3});

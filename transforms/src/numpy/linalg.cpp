@@ -54,11 +54,11 @@ Array matmul(const Array& a, const Array& b) {
 
 Array dot(const Array& a, const Array& b) {
   if (a.ndim() == 0 || b.ndim() == 0) return a * b;
-  if (a.ndim() <= 2 && b.ndim() <= 2) return matmul(a, b);
   int ca = static_cast<int>(a.ndim()) - 1, cb = static_cast<int>(b.ndim()) >= 2 ? static_cast<int>(b.ndim()) - 2 : 0;
   if (a.shape()[static_cast<std::size_t>(ca)] != b.shape()[static_cast<std::size_t>(cb)])
     detail::raise<ShapeError>("dot", "operands", "", detail::concat(to_string(a.aval()), " and ", to_string(b.aval()),
                                                                     " have mismatched contraction dimensions"));
+  if (a.ndim() <= 2 && b.ndim() <= 2) return matmul(a, b);
   return dot_general(a, b, {{ca}, {cb}, {}, {}});
 }
 

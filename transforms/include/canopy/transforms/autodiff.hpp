@@ -107,7 +107,7 @@ auto value_and_grad_impl(const char* api, F& f, const A&... args) {
   for (std::size_t i = 0; i < xs.size(); ++i)
     if (!is_floating(xs[i].dtype())) {
       std::vector<std::string> names;
-      (append_names("argument " + std::to_string(I), std::get<I>(all), names), ...);
+      (append_names("args[" + std::to_string(I) + "]", std::get<I>(all), names), ...);
       raise<TypeError>(api, "input", names.at(i), concat(to_string(xs[i].aval()), " is not a float array"),
                        "grad differentiates float inputs only (as jax); keep integer data out of argnums");
     }

@@ -41,12 +41,12 @@ void append_names(const std::string& root, const T& arg, std::vector<std::string
       arg);
 }
 
-/// The key paths of the Array leaves of each of `args` ("argument 0.layers[1].w").
+/// The key paths of the Array leaves of each of `args` ("args[0].layers[1].w", as jax writes them).
 template <class... A>
 std::vector<std::string> argument_names(const std::tuple<A...>& args) {
   std::vector<std::string> names;
   [&]<std::size_t... K>(std::index_sequence<K...>) {
-    (append_names("argument " + std::to_string(K), std::get<K>(args), names), ...);
+    (append_names("args[" + std::to_string(K) + "]", std::get<K>(args), names), ...);
   }(std::index_sequence_for<A...>{});
   return names;
 }

@@ -114,7 +114,7 @@ struct Vmapped {
     Arrays xs;
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       (append_arrays(std::get<K>(arg_tuple), xs), ...);
-      (append_names("argument " + std::to_string(K), std::get<K>(arg_tuple), spec.in_names), ...);
+      (append_names("args[" + std::to_string(K) + "]", std::get<K>(arg_tuple), spec.in_names), ...);
       if constexpr (std::is_same_v<In, std::tuple<>>) {
         spec.in_axes.assign(xs.size(), 0);
       } else {

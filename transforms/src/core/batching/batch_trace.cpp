@@ -79,7 +79,7 @@ Arrays vmap_flat(const FlatFn& f, const Arrays& in, const VmapSpec& spec) {
   std::int64_t size = spec.axis_size;
   std::string size_from = "axis_size";
   std::vector<int> axes(in.size(), -1);
-  auto name_of = [&](std::size_t i) { return i < spec.in_names.size() ? spec.in_names[i] : "argument " + std::to_string(i); };
+  auto name_of = [&](std::size_t i) { return i < spec.in_names.size() ? spec.in_names[i] : "args[" + std::to_string(i) + "]"; };
   for (std::size_t i = 0; i < in.size(); ++i) {
     if (!spec.in_axes[i]) continue;
     int r = static_cast<int>(in[i].ndim());
@@ -92,7 +92,7 @@ Arrays vmap_flat(const FlatFn& f, const Arrays& in, const VmapSpec& spec) {
     std::int64_t n = in[i].shape()[static_cast<std::size_t>(axes[i])];
     if (size < 0) {
       size = n;
-      size_from = name_of(i);
+      size_from = concat(name_of(i), " ", to_string(in[i].aval()));
     } else if (n != size) {
       raise<ShapeError>("vmap", "batch sizes", "",
                         concat("differ: ", size_from, " has ", size, " but ", name_of(i), " ",
