@@ -40,8 +40,9 @@ detail::TracerImpl* Array::tracer() const { return impl_ ? impl_->tracer.get() :
 const void* Array::raw_data() const {
   require_valid(*this, "Array::data");
   if (is_tracer())
-    detail::raise<TracerError>("Array::data", "array", to_string(aval()),
-                               "is a tracer; its value is not known while tracing", "use it in Array operations only");
+    detail::raise<TracerError>("Array::data (item, to_vector, data, to_eigen)", "array", to_string(aval()),
+                               "is a tracer of grad/jvp/vmap: its values are not known while tracing",
+                               "compute with Array operations; branch with cond/where, not on item()");
   return impl_->buffer->data();
 }
 
