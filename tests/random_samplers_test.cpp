@@ -206,3 +206,8 @@ TEST_CASE("samplers reject non-float dtypes, negative shapes and batches of keys
     CHECK(std::string(e.what()).find("uniform: key (argument 0) f32[2]") == 0);
   }
 }
+
+TEST_CASE("a sampler's shape that cannot hold its parameter's shape names both") {
+  CHECK_THROWS_WITH_AS(rnd::bernoulli(rnd::key(0), array({0.1f, 0.5f, 0.9f}), Shape{4}),
+                       doctest::Contains("bernoulli: shape ([4]) does not cover the parameter shape [3]"), ShapeError);
+}

@@ -2,6 +2,7 @@
 // composes them from lax ops, so every intermediate rounds as JAX's does.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "internal.hpp"
 
@@ -19,11 +20,15 @@ double tiny(DType dtype) {
 Shape param_shape(const char* api, std::optional<Shape> shape, const Shape& params) {
   if (!shape) return params;
   detail::check_shape(api, *shape);
-  const Shape b = broadcast_shapes(*shape, params, api);
-  if (!(b == *shape))
+  std::optional<Shape> b;
+  try {
+    b = broadcast_shapes(*shape, params, api);
+  } catch (const ShapeError&) {  // reported below with the parameter named
+  }
+  if (!b || !(*b == *shape))
     canopy::detail::raise<ShapeError>(api, "shape", to_string(*shape),
                                       canopy::detail::concat("does not cover the parameter shape ", to_string(params)),
-                                      canopy::detail::concat("they broadcast to ", to_string(b)));
+                                      b ? canopy::detail::concat("they broadcast to ", to_string(*b)) : "the two do not broadcast");
   return *shape;
 }
 
