@@ -136,3 +136,9 @@ TEST_CASE("scan under vmap maps over a batch of sequences") {
   };
   check_values(vmap(total)(xs), {6.0, 60.0});
 }
+
+TEST_CASE("scan over xs whose leaves disagree in length names the leaf") {
+  auto step = [](const Array& c, const std::pair<Array, Array>& x) { return std::make_pair(c + x.first + sum(x.second), c); };
+  const std::pair<Array, Array> xs{zeros({4}), zeros({3, 2})};
+  CHECK_THROWS_WITH_AS(scan(step, scalar(0.f), xs), doctest::Contains("scan: xs (xs[1]) f32[3,2] has leading axis 3 but the length is 4"), ShapeError);
+}

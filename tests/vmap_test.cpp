@@ -152,3 +152,10 @@ TEST_CASE("vmap of dynamic_slice and dynamic_update_slice over starts, operands 
     check_same(row(u_both, i), update_at(xi, r, c));
   }
 }
+
+TEST_CASE("an in_axes tree that is not a prefix of its argument names the argument") {
+  auto f = [](const Array& a, const std::vector<Array>& v) { return a + v[0]; };
+  const std::vector<Array> three{zeros({2}), zeros({2}), zeros({2})};
+  CHECK_THROWS_WITH_AS(vmap(f, in_axes(0, std::vector<int>{0, 0}))(zeros({2}), three),
+                       doctest::Contains("vmap in_axes: axes (args[1])"), TreeError);
+}

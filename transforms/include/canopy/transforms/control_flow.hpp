@@ -161,11 +161,17 @@ std::int64_t scan_length(const Xs& xs, std::int64_t length) {
     Arrays leaves;
     append_arrays(xs, leaves);
     std::int64_t n = length;
+    auto name = [&](const Array& x) {
+      std::vector<std::string> names;
+      append_names("xs", xs, names);
+      return names.at(static_cast<std::size_t>(&x - leaves.data()));
+    };
     for (const Array& x : leaves) {
-      if (x.ndim() == 0) raise<ShapeError>("scan", "xs", "", concat("has a scalar leaf ", to_string(x.aval()), "; leaves need a leading axis"));
+      if (x.ndim() == 0) raise<ShapeError>("scan", "xs", name(x), concat("is a scalar ", to_string(x.aval()), "; leaves need a leading axis"));
       if (n < 0) n = x.shape(0);
       else if (x.shape(0) != n)
-        raise<ShapeError>("scan", "xs", "", concat("leading axes differ: ", to_string(x.aval()), " vs length ", n));
+        raise<ShapeError>("scan", "xs", name(x), concat(to_string(x.aval()), " has leading axis ", x.shape(0), " but the length is ", n),
+                          length >= 0 ? "the length is scan's length argument" : "the length is the first leaf's leading axis");
     }
     if (n < 0) raise<TypeError>("scan", "length", "", "is required when xs has no Array leaves");
     return n;

@@ -64,7 +64,7 @@ Axis axis_of_leaf(const S& s) {
 
 /// The axis of each Array leaf of `arg` under `spec`, appended to `axes` (flatten order).
 template <class S, class T>
-void append_axes(const char* api, const S& spec, const T& arg, std::vector<Axis>& axes) {
+void append_axes(const char* api, const std::string& where, const S& spec, const T& arg, std::vector<Axis>& axes) {
   if constexpr (std::is_same_v<S, std::nullopt_t> || std::is_integral_v<S> || std::is_same_v<S, Axis>) {
     Arrays xs;
     append_arrays(arg, xs);
@@ -87,7 +87,7 @@ void append_axes(const char* api, const S& spec, const T& arg, std::vector<Axis>
           },
           spec, arg);
     } catch (const TreeError& e) {
-      raise<TreeError>(api, "axes", "", concat("are not a tree prefix of the value: ", e.what()));
+      raise<TreeError>(api, "axes", where, concat("are not a tree prefix of the value: ", e.what()));
     }
   }
 }
@@ -120,7 +120,9 @@ struct Vmapped {
       } else {
         static_assert(std::tuple_size_v<decltype(in.specs)> == sizeof...(A),
                       "canopy: vmap's in_axes needs one spec per argument of f");
-        (append_axes("vmap in_axes", std::get<K>(in.specs), std::get<K>(arg_tuple), spec.in_axes), ...);
+        (append_axes("vmap in_axes", "args[" + std::to_string(K) + "]", std::get<K>(in.specs), std::get<K>(arg_tuple),
+                     spec.in_axes),
+         ...);
       }
     }(std::index_sequence_for<A...>{});
     std::optional<Result> traced;
@@ -131,7 +133,7 @@ struct Vmapped {
         append_arrays(*traced, ys);
         axes.assign(ys.size(), Axis(out));
       } else {
-        append_axes("vmap out_axes", out.spec, *traced, axes);
+        append_axes("vmap out_axes", "output", out.spec, *traced, axes);
       }
       return axes;
     };
