@@ -217,3 +217,26 @@ TEST_CASE("einsum: implicit output, ellipsis broadcasting, one operand, f32 and 
     CHECK(std::string(e.what()).find("f32[3,4]") != std::string::npos);
   }
 }
+
+TEST_CASE("batched outer products (k = 1) big enough for streaming stores equal the products, exactly") {
+  // 2 x 2048 x n f32 is 32 MiB: n = 2048 takes the non-temporal-store loop, n = 2046 (rows not a
+  // multiple of 16 bytes) oneDNN; the second product reaches the loop through dot_general's
+  // transposed-operand path (x^T g with a size-1 contraction, as per-example weight gradients do).
+  for (std::int64_t n : {2048, 2046}) {
+    CAPTURE(n);
+    Array a = random_array({2, 2048, 1}, DType::f32, 50), b = random_array({2, 1, n}, DType::f32, 51);
+    Array direct = matmul(a, b);
+    Array via_transposed = dot_general(reshape(a, {2, 1, 2048}), b, {{1}, {1}, {0}, {0}});
+    const auto av = a.to_vector<float>(), bv = b.to_vector<float>();
+    for (const Array* c : {&direct, &via_transposed}) {
+      REQUIRE(c->shape() == Shape{2, 2048, n});
+      const auto cv = c->to_vector<float>();
+      std::size_t bad = 0;
+      for (std::size_t q = 0; q < 2; ++q)
+        for (std::size_t i = 0; i < 2048; ++i)
+          for (std::size_t j = 0; j < static_cast<std::size_t>(n); ++j)
+            bad += cv[(q * 2048 + i) * static_cast<std::size_t>(n) + j] != av[q * 2048 + i] * bv[q * static_cast<std::size_t>(n) + j];
+      CHECK(bad == 0);
+    }
+  }
+}

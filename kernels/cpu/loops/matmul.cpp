@@ -1,6 +1,9 @@
 // Batched matmul dispatch: f32 goes to the cached oneDNN primitive; other dtypes use a
 // row-parallel i-k-j loop (accumulating bf16 in f32).
+#include <cstdint>
 #include <vector>
+
+#include <xmmintrin.h>
 
 #include "../onednn/engine.hpp"
 #include "canopy/kernels/runtime.hpp"
@@ -30,12 +33,34 @@ void matmul_loop(const T* a, const T* b, T* c, std::int64_t batch, std::int64_t 
   }
 }
 
+// k == 1: a batch of outer products (per-example weight gradients x^T g under vmap), pure output
+// bandwidth. Outputs larger than the last-level cache are written with non-temporal stores,
+// which skip the read-for-ownership of every line (oneDNN's stores pay it).
+constexpr std::int64_t kStreamBytes = std::int64_t{32} << 20;
+
+bool outer_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t n) {
+  if (batch * m * n * 4 < kStreamBytes || n % 4 != 0 || reinterpret_cast<std::uintptr_t>(c) % 16 != 0) return false;
+  loops::parallel_for(batch * m, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t row = r0; row < r1; ++row) {
+      const __m128 x = _mm_set1_ps(a[row]);
+      const float* br = b + (row / m) * n;
+      float* cr = c + row * n;
+      for (std::int64_t j = 0; j < n; j += 4) _mm_stream_ps(cr + j, _mm_mul_ps(x, _mm_loadu_ps(br + j)));
+    }
+    _mm_sfence();
+  }, 1);
+  return true;
+}
+
 }  // namespace
 
 void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k,
             std::int64_t n) {
   ensure_runtime();
   if (batch * m * n == 0) return;
+  if (dtype == DType::f32 && k == 1 &&
+      outer_f32(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), batch, m, n))
+    return;
   if (dtype == DType::f32 && k > 0) {
     onednn::matmul_f32(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(c), batch, m,
                        k, n, false, false);
@@ -50,6 +75,8 @@ void matmul_f32_transposed(const float* a, const float* b, float* c, std::int64_
                            std::int64_t k, std::int64_t n, bool trans_a, bool trans_b) {
   ensure_runtime();
   if (batch * m * n == 0) return;
+  // With k == 1 a transposed operand has the plain layout's bytes: batched outer products.
+  if (k == 1) return matmul(DType::f32, a, b, c, batch, m, k, n);
   onednn::matmul_f32(a, b, c, batch, m, k, n, trans_a, trans_b);
 }
 
