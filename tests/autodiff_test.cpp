@@ -9,6 +9,7 @@
 #include <boost/hana/define_struct.hpp>
 #include <canopy/nn.hpp>
 #include <canopy/transforms.hpp>
+#include "helpers/error_message.hpp"
 
 using namespace canopy;
 
@@ -210,25 +211,17 @@ TEST_CASE("jvp, vjp and linearize take a plain struct and jvp(grad) gives its He
 
 TEST_CASE("mismatched tangents and cotangents are named by key path; int inputs to grad are TypeErrors") {
   const Dense p{array({0.5, -1.0}), array({2.0, 0.25})};
-  auto message = [](auto&& call) {
-    try {
-      call();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  const std::string shape = message([&] { jvp(dense_loss, std::make_tuple(p), std::make_tuple(Dense{p.w, array({1.0})})); });
+  const std::string shape = error_message([&] { jvp(dense_loss, std::make_tuple(p), std::make_tuple(Dense{p.w, array({1.0})})); });
   CHECK(shape.find("jvp: tangent (args[0].1)") == 0);
   CHECK(shape.find("f64[1]") != std::string::npos);
   CHECK_THROWS_AS(jvp(dense_loss, std::make_tuple(p), std::make_tuple(Dense{p.w, p.b.astype(DType::f32)})), TypeError);
   auto [y, pullback] = vjp([](const Array& x) { return std::vector<Array>{x * 2.0, sum(x)}; }, array({1.0, 2.0}));
-  const std::string ct = message([&] { pullback(std::vector<Array>{array({1.0, 1.0}), array({1.0})}); });
+  const std::string ct = error_message([&] { pullback(std::vector<Array>{array({1.0, 1.0}), array({1.0})}); });
   CHECK(ct.find("vjp: cotangent (output[1])") == 0);
   CHECK_THROWS_AS(pullback(std::vector<Array>{array({1.0f, 1.0f}), scalar(1.0)}), TypeError);
   CHECK_THROWS_AS(pullback(std::vector<Array>{array({1.0, 1.0})}), TreeError);
   // jax: "grad requires real- or complex-valued inputs"; here the message names the leaf.
-  const std::string integer = message([] { grad([](const Array& x) { return sum(x.astype(DType::f32)); })(array({1, 2, 3})); });
+  const std::string integer = error_message([] { grad([](const Array& x) { return sum(x.astype(DType::f32)); })(array({1, 2, 3})); });
   CHECK(integer.find("grad: input (args[0])") == 0);
   CHECK(integer.find("i32[3] is not a float array") != std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <canopy/canopy.hpp>
+#include "helpers/error_message.hpp"
 
 using namespace canopy;
 
@@ -222,16 +223,8 @@ TEST_CASE("conv_general_dilated reads transposed operands and handles empty dims
 
 TEST_CASE("conv_general_dilated raises ShapeError/TypeError naming the op and the shapes") {
   const ConvDimensionNumbers dn{"NHWC", "HWIO", "NHWC"};
-  auto msg = [](auto&& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   // Feature mismatch, plain and with groups.
-  std::string m = msg([&] { conv_general_dilated(zeros({1, 5, 5, 3}), zeros({3, 3, 4, 8}), {1, 1}, "SAME", {}, {}, dn); });
+  std::string m = error_message([&] { conv_general_dilated(zeros({1, 5, 5, 3}), zeros({3, 3, 4, 8}), {1, 1}, "SAME", {}, {}, dn); });
   CHECK(m.find("conv_general_dilated") == 0);
   CHECK(m.find("f32[1,5,5,3]") != std::string::npos);
   CHECK(m.find("f32[3,3,4,8]") != std::string::npos);
@@ -246,13 +239,13 @@ TEST_CASE("conv_general_dilated raises ShapeError/TypeError naming the op and th
                                    {"NHWC", "HWIO", "NHDC"}}) {
     CAPTURE(bad.lhs);
     CAPTURE(bad.rhs);
-    std::string mm = msg([&] { conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, bad); });
+    std::string mm = error_message([&] { conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, bad); });
     CHECK(mm.find("conv_general_dilated: dimension_numbers") == 0);
     CHECK(mm.find("f32[1,5,5,3]") != std::string::npos);
     CHECK_THROWS_AS(conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, bad), ShapeError);
   }
   // Window larger than the input with VALID (and with explicit negative padding).
-  m = msg([&] { conv_general_dilated(zeros({1, 2, 2, 3}), zeros({3, 3, 3, 8}), {1, 1}, "VALID", {}, {}, dn); });
+  m = error_message([&] { conv_general_dilated(zeros({1, 2, 2, 3}), zeros({3, 3, 3, 8}), {1, 1}, "VALID", {}, {}, dn); });
   CHECK(m.find("conv_general_dilated: window") == 0);
   CHECK(m.find("f32[1,2,2,3]") != std::string::npos);
   CHECK_THROWS_AS(conv_general_dilated(zeros({1, 2, 4, 4}), zeros({3, 2, 3, 3}), {1, 1}, Pads{{-2, 0}, {0, 0}}), ShapeError);

@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <canopy/canopy.hpp>
+#include "helpers/error_message.hpp"
 #include <canopy/nn.hpp>
 
 using namespace canopy;
@@ -186,26 +187,18 @@ TEST_CASE("max_pool and avg_pool follow flax on NHWC input") {
 }
 
 TEST_CASE("pooling and reduce_window raise ShapeError naming the op and shapes") {
-  auto msg = [](auto&& f) {
-    try {
-      f();
-    } catch (const ShapeError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no ShapeError");
-  };
   Array x = zeros({1, 3, 3, 2});
-  std::string m = msg([&] { nn::max_pool(x, {5, 5}); });
+  std::string m = error_message<ShapeError>([&] { nn::max_pool(x, {5, 5}); });
   CHECK(m.find("max_pool") == 0);
   CHECK(m.find("f32[1,3,3,2]") != std::string::npos);
-  m = msg([&] { nn::avg_pool(x, {4, 1}, {1, 1}, "VALID"); });
+  m = error_message<ShapeError>([&] { nn::avg_pool(x, {4, 1}, {1, 1}, "VALID"); });
   CHECK(m.find("avg_pool") == 0);
   CHECK_NOTHROW(nn::max_pool(x, {5, 5}, {1, 1}, "SAME"));
-  CHECK(msg([&] { nn::max_pool(x, {2, 2, 2, 2}); }).find("max_pool: window_shape") == 0);
+  CHECK(error_message<ShapeError>([&] { nn::max_pool(x, {2, 2, 2, 2}); }).find("max_pool: window_shape") == 0);
   CHECK_THROWS_AS(nn::max_pool(x, {2, 2}, {1}), ShapeError);
   CHECK_THROWS_AS(nn::max_pool(x, {2, 2}, {1, 1}, Pads{{1, 1}}), ShapeError);
   CHECK_THROWS_AS(nn::max_pool(x, {2, 2}, {1, 1}, "HALF"), ShapeError);
-  m = msg([&] { reduce_window_max(x, {1, 4, 1, 1}, {1, 1, 1, 1}, "VALID"); });
+  m = error_message<ShapeError>([&] { reduce_window_max(x, {1, 4, 1, 1}, {1, 1, 1, 1}, "VALID"); });
   CHECK(m.find("reduce_window_max: window") == 0);
   CHECK(m.find("f32[1,3,3,2]") != std::string::npos);
   CHECK_THROWS_AS(reduce_window_sum(x, {1, 2, 2}, {1, 1, 1}, "VALID"), ShapeError);
