@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-// A plain aggregate is a node with no registration; its children are keyed by position (.0, .1).
+// A plain aggregate is a node with no registration; its children are keyed by field name (.w, .b).
 template <class T>
 struct Dense {
   std::vector<T> w;
   T b;
 };
 
-// With BOOST_HANA_DEFINE_STRUCT the field names appear in key paths.
+// BOOST_HANA_DEFINE_STRUCT works too (and names fields where a plain struct's cannot be read).
 struct Model {
   BOOST_HANA_DEFINE_STRUCT(Model,
                            (std::vector<Dense<float>>, layers),

@@ -22,10 +22,24 @@ TEST_CASE("tree_map: a vector of another length names the key path and both leng
   a.layers = {{{1.f}, {}}, {{1.f, 2.f}, {}}};
   b.layers = {{{1.f}, {}}, {{1.f}, {}}};
   CHECK(error_of([&] { canopy::tree_map(add, a, b); }) ==
-        "tree_map: structure mismatch at .layers[1].0: a sequence of length 2 vs one of length 1");
+        "tree_map: structure mismatch at .layers[1].w: a sequence of length 2 vs one of length 1");
   b.layers.pop_back();
   CHECK(error_of([&] { canopy::tree_map(add, a, b); }) ==
         "tree_map: structure mismatch at .layers: a sequence of length 2 vs one of length 1");
+}
+
+TEST_CASE("tree_map: a mismatch inside plain aggregates names their fields") {
+  Mlp a{{{1.f, {1.f}}, {2.f, {1.f, 2.f}}}, std::nullopt}, b = a;
+  b.layers[1].b.pop_back();
+  CHECK(error_of([&] { canopy::tree_map(add, a, b); }) ==
+        "tree_map: structure mismatch at .layers[1].b: a sequence of length 2 vs one of length 1");
+  b = a;
+  b.head = MlpLayer{3.f, {}};
+  CHECK(error_of([&] { canopy::tree_map(add, a, b); }) ==
+        "tree_map: structure mismatch at .head: an empty optional vs an engaged one");
+  auto def = canopy::tree_structure(a);
+  CHECK(error_of([&] { canopy::tree_unflatten<Mlp>(def, std::vector<float>{1.f, 1.f, 2.f}); }) ==
+        "tree_unflatten: treedef expects 5 leaves, got 3 (first missing: .layers[1].b[0])");
 }
 
 TEST_CASE("tree_map: a missing map key is named") {
@@ -59,7 +73,7 @@ TEST_CASE("tree_unflatten: too few leaves names the first missing path") {
   Params<float> p{1.f, {2.f, 3.f}};
   auto def = canopy::tree_structure(p);
   CHECK(error_of([&] { canopy::tree_unflatten<Params<float>>(def, std::vector<float>{1.f, 2.f}); }) ==
-        "tree_unflatten: treedef expects 3 leaves, got 2 (first missing: .1[1])");
+        "tree_unflatten: treedef expects 3 leaves, got 2 (first missing: .b[1])");
   CHECK(error_of([&] { canopy::tree_unflatten<Params<float>>(def, std::vector<float>(4)); }) ==
         "tree_unflatten: treedef expects 3 leaves, got 4");
 }

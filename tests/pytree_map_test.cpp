@@ -66,13 +66,13 @@ TEST_CASE("tree_map_with_path hands each leaf its key path") {
   net.hyper = {{"lr", 0.1f}};
   auto lengths = canopy::tree_map_with_path(
       [](const canopy::KeyPath& p, auto x) { return decltype(x)(canopy::keystr(p).size()); }, net);
-  CHECK(lengths.layers[0].w[0] == 15.f);        // .layers[0].0[0]
-  CHECK(lengths.layers[0].bias.scale == 14.0);  // .layers[0].1.1
+  CHECK(lengths.layers[0].w[0] == 15.f);        // .layers[0].w[0]
+  CHECK(lengths.layers[0].bias.scale == 21.0);  // .layers[0].bias.scale
   CHECK(lengths.hyper.at("lr") == 12.f);        // .hyper["lr"]
   Params<float> p{1.f, {2.f}};
   auto names = canopy::tree_map_with_path([](const canopy::KeyPath& kp, float) { return canopy::keystr(kp); }, p);
-  CHECK(names.w == ".0");
-  CHECK(names.b[0] == ".1[0]");
+  CHECK(names.w == ".w");
+  CHECK(names.b[0] == ".b[0]");
 }
 
 TEST_CASE("tree_reduce folds leaves left to right; tree_all and tree_any test them") {

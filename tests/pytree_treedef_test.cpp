@@ -57,6 +57,17 @@ TEST_CASE("a treedef prints like JAX's PyTreeDef and streams the same text") {
   CHECK(def.type_name().find("std::map") != std::string::npos);
 }
 
+TEST_CASE("a treedef of plain aggregates prints their field names") {
+  Mlp m{{{1.f, {2.f}}, {3.f, {}}}, std::nullopt};
+  CHECK(canopy::tree_structure(m).to_string() ==
+        "PyTreeDef(canopy_test::Mlp(layers=[canopy_test::MlpLayer(w=*, b=[*]), canopy_test::MlpLayer(w=*, b=[])], "
+        "head=None))");
+  m.head = MlpLayer{4.f, {5.f}};
+  auto def = canopy::tree_structure(m);
+  CHECK(def.to_string().find("head=canopy_test::MlpLayer(w=*, b=[*])") != std::string::npos);
+  CHECK(canopy::keystr(def.leaf_paths().back()) == ".head.b[0]");
+}
+
 TEST_CASE("a treedef's leaf paths match tree_flatten_with_path") {
   Net net;
   net.layers = {{{1.f, 2.f}, {3.f, 4.0}}};

@@ -31,6 +31,16 @@ struct Deep {
   int step;
 };
 
+/// Issue 16's model: plain aggregates, no macro and no registration, named in key paths.
+struct MlpLayer {
+  float w;
+  std::vector<float> b;
+};
+struct Mlp {
+  std::vector<MlpLayer> layers;
+  std::optional<MlpLayer> head;
+};
+
 template <class A>
 struct Params {
   A w;

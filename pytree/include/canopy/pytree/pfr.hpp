@@ -1,9 +1,11 @@
-// Plain aggregates as pytree nodes, reflected with Boost.PFR. Boost 1.81's PFR has no field
-// names, so their children are keyed by position (`.0`); for names use BOOST_HANA_DEFINE_STRUCT.
+// Plain aggregates as pytree nodes, reflected with Boost.PFR. Children are keyed by field name
+// (`.w`, read at compile time by detail/field_names.hpp), or by position (`.0`) for the types and
+// compilers that cannot give names (reference members, compilers other than GCC and clang).
 #pragma once
 
 #include <boost/pfr/core.hpp>
 
+#include "canopy/pytree/detail/field_names.hpp"
 #include "canopy/pytree/detail/rebind.hpp"
 #include "canopy/pytree/detail/type_name.hpp"
 #include "canopy/pytree/key_path.hpp"
@@ -22,27 +24,35 @@ struct node_impl<T, NodeKind::aggregate> {
   static constexpr bool dynamic = false;
   static constexpr std::string_view open = "(", close = ")";
   static const std::string& label() { return type_name<T>(); }
+  template <std::size_t I>
+  static constexpr KeyRef make_key() noexcept {
+    if constexpr (has_field_names<T>) return KeyRef::field(field_name<T, I>);
+    else return KeyRef::position(I);
+  }
+  /// The I-th child's key: a compile-time constant, so the traversals pay nothing for names.
+  template <std::size_t I>
+  static constexpr KeyRef key = make_key<I>();
 
   template <class V, class F>
   static void children(V& v, F&& f) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) { (f(KeyRef::position(I), boost::pfr::get<I>(v)), ...); }(
+    [&]<std::size_t... I>(std::index_sequence<I...>) { (f(key<I>, boost::pfr::get<I>(v)), ...); }(
         std::make_index_sequence<N>{});
   }
   static void write_aux(const T&, AuxWriter&) {}
   template <class G>
   static void walk_aux(AuxReader&, G&& g) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) { (g.template operator()<field<I>>(KeyRef::position(I)), ...); }(
+    [&]<std::size_t... I>(std::index_sequence<I...>) { (g.template operator()<field<I>>(key<I>), ...); }(
         std::make_index_sequence<N>{});
   }
   template <class G>
   static T build(AuxReader&, G&& g) {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return T{g.template operator()<field<I>>(KeyRef::position(I))...};
+      return T{g.template operator()<field<I>>(key<I>)...};
     }(std::make_index_sequence<N>{});
   }
   template <std::size_t I, class G, class... R>
   CANOPY_INLINE static decltype(auto) call(G& g, const T& v, const R&... rest) {
-    return g(KeyRef::position(I), boost::pfr::get<I>(v), boost::pfr::get<I>(rest)...);
+    return g(key<I>, boost::pfr::get<I>(v), boost::pfr::get<I>(rest)...);
   }
   template <class Ctx, class G, class... R>
   CANOPY_INLINE static auto map(const Ctx&, const PathLink*, G&& g, const T& v, const R&... rest) {
