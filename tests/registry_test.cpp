@@ -1,6 +1,7 @@
 // Walks the primitive registry: every primitive has abstract_eval, a CPU kernel and samples;
-// each sample runs eagerly and agrees with abstract_eval. Missing jvp/transpose/batch rules
-// are reported (they arrive with the transformations issue), not failed.
+// each sample runs eagerly and agrees with abstract_eval; no rule is missing except where JAX
+// itself defines none.
+#include <set>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -41,19 +42,32 @@ TEST_CASE("registry: every primitive's samples run eagerly and agree with abstra
   }
 }
 
-TEST_CASE("registry: rules still missing (jvp/transpose/batch come with the transformations issue)") {
+TEST_CASE("registry: every primitive has its jvp, transpose and batching rules, and printable params") {
+  // JAX defines no derivative for nextafter or pure_callback either (a callback gets its
+  // derivative from custom_vjp/custom_jvp around it). Call primitives (jit_call) have no rules of
+  // their own: every transformation applies them by inlining their program (Trace::process_call).
+  const std::set<std::string> no_jvp_in_jax = {"nextafter", "pure_callback"};
   std::string missing;
-  int count = 0;
   for (const PrimitiveInfo* p : registered_primitives()) {
+    CHECK(bool(p->params_to_string));
+    CHECK(bool(p->params_equal));
+    CHECK(bool(p->params_hash));
+    for (const ErasedSample& smp : p->samples()) {  // a recorded copy equals the original (CSE, cache keys)
+      auto copy = p->clone_params(smp.ref());
+      ParamsRef c{copy.get(), p->params_type};
+      CHECK(p->params_equal(c, smp.ref()));
+      CHECK(p->params_hash(c) == p->params_hash(smp.ref()));
+      CHECK(p->params_to_string(c) == p->params_to_string(smp.ref()));
+    }
+    if (p->call_program) continue;
     std::string m;
-    if (!p->jvp && !p->nondifferentiable && !p->linear) m += " jvp";
+    if (!p->jvp && !p->nondifferentiable && !p->linear && !no_jvp_in_jax.count(std::string(p->name))) m += " jvp";
     if (p->linear && !p->transpose) m += " transpose";
     // A primitive without inputs (iota) is never batched, and collectives have their own rule.
     bool has_inputs = false;
     for (const ErasedSample& smp : p->samples()) has_inputs |= !smp.inputs.empty();
     if (!p->batch && has_inputs && !p->collective) m += " batch";
-    if (!m.empty()) { missing += std::string(p->name) + ":" + m + "\n"; ++count; }
+    if (!m.empty()) missing += std::string(p->name) + ":" + m + "\n";
   }
-  MESSAGE(count << " primitives lack rules:\n" << missing);
-  WARN(count == 0);
+  CHECK_MESSAGE(missing.empty(), "primitives lacking rules:\n" << missing);
 }

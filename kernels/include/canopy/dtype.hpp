@@ -1,5 +1,5 @@
 // Element types of canopy arrays: the DType enum, its properties, and the C++ type mapping.
-// Cheap header (no Boost/oneDNN): kernels include it too.
+// Cheap header (no Boost/oneDNN), below both kernels and transforms.
 #pragma once
 
 #include <cstdint>

@@ -47,6 +47,11 @@ class UnimplementedRule : public Error {
  public:
   using Error::Error;
 };
+/// A NaN produced while CANOPY_DEBUG_NANS is on (jax's FloatingPointError under jax_debug_nans).
+class FloatingPointError : public Error {
+ public:
+  using Error::Error;
+};
 /// A backend (oneDNN, cuDNN, CUDA) failure, or a device that is not there.
 class DeviceError : public Error {
  public:

@@ -47,6 +47,8 @@ class Array {
   std::int64_t size() const { return shape_size(aval().shape); }
   bool weak_type() const { return aval().weak_type; }
   Device device() const;
+  /// Whether this array's buffer was donated to a jitted call (donate_argnums) and is gone.
+  bool is_deleted() const;
   /// Whether this is a tracer of some transformation rather than a concrete value.
   bool is_tracer() const;
   /// The tracer (null for concrete arrays): the hook transformations hang their state on.

@@ -1,4 +1,5 @@
-// The transformations: jvp, vjp, grad, value_and_grad (and, as they land, vmap, jit, pmap).
+// The transformations: jvp, vjp, grad, value_and_grad, vmap, jacobians, control flow, custom
+// rules, jit, make_jaxpr and pure_callback.
 #pragma once
 
 #include "canopy/canopy.hpp"
@@ -7,3 +8,5 @@
 #include "canopy/transforms/jacobian.hpp"
 #include "canopy/transforms/control_flow.hpp"
 #include "canopy/transforms/custom.hpp"
+#include "canopy/transforms/jit.hpp"
+#include "canopy/transforms/callback.hpp"

@@ -6,6 +6,7 @@
 #include "array_impl.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/core/jit.hpp"
 #include "canopy/ops.hpp"
 
 namespace canopy {
@@ -34,11 +35,13 @@ Device Array::device() const {
   return impl_->device;
 }
 
+bool Array::is_deleted() const { return impl_ && impl_->deleted; }
 bool Array::is_tracer() const { return impl_ && impl_->tracer != nullptr; }
 detail::TracerImpl* Array::tracer() const { return impl_ ? impl_->tracer.get() : nullptr; }
 
 const void* Array::raw_data() const {
   require_valid(*this, "Array::data");
+  if (impl_->deleted) detail::require_live("Array::data", "array", *this);
   if (is_tracer())
     detail::raise<TracerError>("Array::data (item, to_vector, data, to_eigen)", "array", to_string(aval()),
                                "is a tracer of grad/jvp/vmap: its values are not known while tracing",

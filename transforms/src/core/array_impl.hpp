@@ -16,6 +16,8 @@ struct ArrayImpl {
   Device device = Device::cpu();
   std::shared_ptr<kernels::Buffer> buffer;
   std::shared_ptr<TracerImpl> tracer;
+  /// Set when the buffer was donated to a jitted call: every later use is an error.
+  bool deleted = false;
 };
 
 /// A fresh concrete array with uninitialised contents.

@@ -23,6 +23,10 @@ struct CustomLin {
     std::vector<Aval> in_avals, out_avals;
   };
   static constexpr bool linear = true;
+  // Each application carries its own backward pass and residuals: equal only to itself.
+  static bool params_equal(const Params& a, const Params& b) { return &a == &b; }
+  static std::uint64_t params_hash(const Params& p) { return reinterpret_cast<std::uintptr_t>(&p); }
+  static std::string params_string(const Params& p) { return "api=" + p.api; }
   static std::vector<Aval> abstract_eval(std::span<const Aval>, const Params& params) { return params.out_avals; }
   static void eval_cpu(std::span<const Array>, std::span<Array>, const Params& params) {
     raise<TypeError>(params.api, "forward-mode differentiation", "",

@@ -4,6 +4,8 @@
 
 #include "array_impl.hpp"
 #include "canopy/core/custom.hpp"
+#include "canopy/core/ir.hpp"
+#include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
 
@@ -43,11 +45,16 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
   res.reserve(outs.size());
   for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev));
   k(in, res, params);
+  if (debug_nans()) detail::check_nans(p, res);
   return res;
 }
 
 Arrays Trace::process_custom(const detail::CustomRule& rule, std::span<const Array> in) {
   return rule.fun(Arrays(in.begin(), in.end()));
+}
+
+Arrays Trace::process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
+  return detail::eval_program(*p.call_program(params), in);
 }
 
 namespace detail {
@@ -58,7 +65,10 @@ Trace* top_trace(std::string_view api, std::span<const Array> in) {
   for (const Array& x : in) {
     if (!x.valid()) raise<TypeError>(api, "input", "", "is an empty Array handle");
     TracerImpl* t = x.tracer();
-    if (!t) continue;
+    if (!t) {
+      if (x.is_deleted()) require_live(api, "argument " + std::to_string(&x - in.data()), x);
+      continue;
+    }
     if (!t->trace()->active())
       raise<TracerError>(api, "input", "argument " + std::to_string(&x - in.data()),
                          "is a tracer of a transformation that has already returned",
@@ -72,7 +82,8 @@ Trace* top_trace(std::string_view api, std::span<const Array> in) {
 Arrays bind_custom(const CustomRule& rule, std::span<const Array> in) { return top_trace(rule.name, in)->process_custom(rule, in); }
 
 Arrays bind(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
-  return top_trace(p.name, in)->process(p, in, params);
+  Trace* top = top_trace(p.name, in);
+  return p.call_program ? top->process_call(p, in, params) : top->process(p, in, params);
 }
 
 }  // namespace detail

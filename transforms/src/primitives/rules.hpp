@@ -62,9 +62,9 @@ Arrays align_elementwise(std::span<const Array> x, std::span<const int> bdims);
 /// The batching rule of an elementwise primitive P: apply P to the aligned operands.
 template <class P>
 BatchResult batch_elementwise(std::span<const Array> x, std::span<const int> bdims, const typename P::Params& params) {
-  if (x.size() == 1) return {bind<P>(x, params), {bdims[0]}};  // unary: the batch axis stays where it is
+  if (x.size() == 1) return {canopy::bind<P>(x, params), {bdims[0]}};  // unary: the batch axis stays where it is
   Arrays a = align_elementwise(x, bdims);
-  return {bind<P>(a, params), {0}};
+  return {canopy::bind<P>(a, params), {0}};
 }
 
 /// Reduction axes of one example, as axes of the batch-first value.

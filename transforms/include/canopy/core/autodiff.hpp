@@ -16,20 +16,24 @@ using FlatFn = std::function<Arrays(const Arrays&)>;
 /// Forward mode: f's outputs and their tangents. An invalid tangent (in or out) is a zero.
 std::pair<Arrays, Arrays> jvp_flat(const FlatFn& f, const Arrays& primals, const Arrays& tangents);
 
-struct LinearProgram;
+}  // namespace canopy::detail
+namespace canopy {
+struct Program;
+}
+namespace canopy::detail {
 
 /// The transposed linear map of vjp: cotangents of the outputs in, cotangents of the inputs out.
 /// Can be called many times; its operations are traced again when called inside a transform.
 class Pullback {
  public:
   Pullback() = default;
-  explicit Pullback(std::shared_ptr<const LinearProgram> program) : program_(std::move(program)) {}
+  explicit Pullback(std::shared_ptr<const Program> program) : program_(std::move(program)) {}
   /// One cotangent per output of f (an invalid Array is a zero); returns one per input, zeros
   /// (valid Arrays) where an input did not influence the outputs.
   Arrays operator()(const Arrays& cotangents) const;
 
  private:
-  std::shared_ptr<const LinearProgram> program_;
+  std::shared_ptr<const Program> program_;
 };
 
 /// The linear map of linearize: tangents of the inputs in, tangents of the outputs out,
@@ -37,11 +41,11 @@ class Pullback {
 class Pushforward {
  public:
   Pushforward() = default;
-  explicit Pushforward(std::shared_ptr<const LinearProgram> program) : program_(std::move(program)) {}
+  explicit Pushforward(std::shared_ptr<const Program> program) : program_(std::move(program)) {}
   Arrays operator()(const Arrays& tangents) const;
 
  private:
-  std::shared_ptr<const LinearProgram> program_;
+  std::shared_ptr<const Program> program_;
 };
 
 /// f's outputs and its linearization at `primals`.

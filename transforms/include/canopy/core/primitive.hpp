@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "canopy/array.hpp"
+#include "canopy/core/params.hpp"
 #include "canopy/core/registry.hpp"
 #include "canopy/core/trace.hpp"
 
@@ -85,9 +86,16 @@ struct PrimitiveInfo {
   /// Set for collectives (Params = CollectiveParams): what vmap does on the axis they name.
   CollectiveFn collective = nullptr;
   std::vector<ErasedSample> (*samples)() = nullptr;
+  /// `k=v k2=v2`, as a jaxpr prints between the primitive's brackets (empty for no params).
   std::string (*params_to_string)(const ParamsRef& params) = nullptr;
+  /// Equality and hash of two params of this primitive (CSE, jit cache keys).
+  bool (*params_equal)(const ParamsRef& a, const ParamsRef& b) = nullptr;
+  std::uint64_t (*params_hash)(const ParamsRef& params) = nullptr;
   /// An owned copy of the params, for traces that record applications (linearize, jit).
   std::shared_ptr<const void> (*clone_params)(const ParamsRef& params) = nullptr;
+  /// Set for call primitives (jit_call): the program the params hold. Traces apply such a
+  /// primitive through Trace::process_call.
+  const struct Program* (*call_program)(const ParamsRef& params) = nullptr;
 };
 
 namespace detail {
@@ -144,6 +152,20 @@ PrimitiveInfo make_info() {
   };
   if constexpr (requires(const Params& p) { P::params_string(p); })
     i.params_to_string = [](const ParamsRef& params) { return P::params_string(params.get<Params>()); };
+  else
+    i.params_to_string = [](const ParamsRef& params) { return params_text(params.get<Params>()); };
+  if constexpr (requires(const Params& p) { P::params_equal(p, p); P::params_hash(p); }) {
+    i.params_equal = [](const ParamsRef& a, const ParamsRef& b) { return P::params_equal(a.get<Params>(), b.get<Params>()); };
+    i.params_hash = [](const ParamsRef& params) { return std::uint64_t(P::params_hash(params.get<Params>())); };
+  } else {
+    static_assert(param_walkable<Params>(),
+                  "canopy: this primitive's Params hold a type that cannot be compared, hashed and printed field by "
+                  "field; give the primitive params_equal, params_hash and params_string statics");
+    i.params_equal = [](const ParamsRef& a, const ParamsRef& b) { return param_equal(a.get<Params>(), b.get<Params>()); };
+    i.params_hash = [](const ParamsRef& params) { return param_hash(params.get<Params>()); };
+  }
+  if constexpr (requires(const Params& p) { P::program_of(p); })
+    i.call_program = [](const ParamsRef& params) -> const Program* { return &P::program_of(params.get<Params>()); };
   return i;
 }
 

@@ -15,8 +15,8 @@ class Trace;
 namespace detail {
 struct CustomRule;
 
-/// What a transformation stores in an Array instead of a buffer (JvpTracer, BatchTracer, ...).
-/// The next issue derives from it; an Array holding one reports is_tracer() == true.
+/// What a transformation stores in an Array instead of a buffer (JvpTracer, BatchTracer,
+/// StagedTracer); an Array holding one reports is_tracer() == true.
 class TracerImpl {
  public:
   virtual ~TracerImpl() = default;
@@ -39,6 +39,10 @@ class Trace {
   /// Applies a function with custom derivative rules; by default it is just called (its own
   /// primitives then reach this trace one by one). Differentiation and batching override it.
   virtual Arrays process_custom(const detail::CustomRule& rule, std::span<const Array> in);
+  /// Applies a call primitive (jit_call: its params hold a Program). By default the program's
+  /// equations are bound one by one with this trace on the stack, so the transformation sees
+  /// each primitive; evaluation runs the compiled program instead, and staging records the call.
+  virtual Arrays process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params);
   /// The trace below this one; rules run there (TraceGuard below(parent())).
   Trace* parent() const { return parent_; }
   /// 0 for the eval trace, +1 per nested transformation.
@@ -60,6 +64,9 @@ class EvalTrace final : public Trace {
  public:
   EvalTrace() : Trace(nullptr) {}
   Arrays process(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) override;
+  Arrays process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) override {
+    return process(p, in, params);
+  }
   /// The process-wide eval trace.
   static EvalTrace& instance();
 };

@@ -48,7 +48,7 @@ Arrays JvpTrace::process(const PrimitiveInfo& p, std::span<const Array> in, cons
     out_tangents = detail::bind(p, tangents, params);
   } else {
     raise<UnimplementedRule>(p.name, "jvp rule", "", "is not defined for this primitive",
-                             "differentiation (jvp, grad, vjp) needs one in its file");
+                             "to differentiate through it, wrap the function that applies it in custom_jvp or custom_vjp");
   }
   Arrays out;
   out.reserve(out_primals.size());

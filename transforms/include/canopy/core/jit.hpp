@@ -1,0 +1,121 @@
+// The type-erased core of jit: staging a flat function into a Program, simplifying and compiling
+// it into an Executable, and applying it (directly when its inputs are concrete, as a jit_call
+// primitive when a transformation or an enclosing jit is tracing). <canopy/transforms/jit.hpp>
+// builds the pytree front end and the cache on top.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "canopy/core/autodiff.hpp"
+#include "canopy/core/ir.hpp"
+
+namespace canopy {
+
+struct PrimitiveInfo;
+struct ParamsRef;
+
+/// A Program simplified (constant folding, common subexpressions, dead code) and prepared to
+/// run: each equation's kernel, operands and results resolved to slots, intermediates released
+/// after their last use. Immutable once built; run() may be called from several threads at once.
+class Executable {
+ public:
+  /// Simplifies `program` and prepares it. `name` is what jaxpr text and errors call it.
+  Executable(Program program, std::string name);
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  /// Runs on concrete inputs of the program's input avals; returns its outputs.
+  Arrays run(std::span<const Array> inputs) const;
+  /// The simplified program.
+  const Program& program() const { return program_; }
+  const std::string& name() const { return name_; }
+  /// Number of equations run per call.
+  std::size_t num_steps() const;
+
+ private:
+  struct Plan;
+  Program program_;
+  std::string name_;
+  std::unique_ptr<const Plan> plan_;
+};
+
+/// A compiled program for given arguments (jax's Lowered/Compiled): its simplified program.
+struct Lowered {
+  std::shared_ptr<const Executable> executable;
+  /// The simplified program as jaxpr text.
+  std::string as_text() const { return to_string(executable->program()); }
+  const Program& program() const { return executable->program(); }
+};
+
+namespace detail {
+
+/// Records f on fresh inputs of `in_avals` (tracers of a staging trace).
+Program stage(const FlatFn& f, const std::vector<Aval>& in_avals);
+
+/// Folds the equations on constant scalars (make_jaxpr's only simplification).
+void fold_scalar_constants(Program& p);
+
+/// Applies a compiled function to `args`: runs it when every arg is concrete and no
+/// transformation is active, else binds jit_call so the innermost trace handles it.
+Arrays apply_executable(const std::shared_ptr<const Executable>& exe, std::span<const Array> args);
+
+/// The executable a call primitive's params hold.
+const Executable* executable_of(const PrimitiveInfo& p, const ParamsRef& params);
+
+/// Whether jit stages functions (false under CANOPY_DISABLE_JIT=1 or inside a DisableJit scope).
+bool jit_enabled();
+
+/// Turns constants that are tracers of enclosing transformations into extra inputs of `p`
+/// (closure conversion); returns them in order.
+Arrays hoist_traced_consts(Program& p);
+
+/// Deletes the Array leaves of donated arguments that are not also results.
+void donate(const Arrays& donated, const Arrays& results);
+/// TracerError naming `api` and `where` unless x is live (not donated to an earlier call).
+void require_live(std::string_view api, const std::string& where, const Array& x);
+
+/// The PRNG layout and other global state tracing reads, as key bits.
+std::uint32_t tracing_settings();
+
+/// FloatingPointError naming p (and `program`, the jitted function it ran in, if any) when one
+/// of its floating-point results holds a NaN.
+void check_nans(const PrimitiveInfo& p, std::span<const Array> outs, const std::string& program = {});
+
+/// Hands a diagnostic line (cache-miss explanations, retrace warnings) to the log handler.
+void log_message(const std::string& message);
+
+}  // namespace detail
+
+/// Whether each retrace of a jitted function logs why (JAX's explain_cache_misses); initially
+/// true when the environment sets CANOPY_EXPLAIN_CACHE_MISSES=1.
+void set_explain_cache_misses(bool on);
+bool explain_cache_misses();
+/// Where canopy's diagnostic lines go (default: standard error, prefixed `canopy: `); an empty
+/// function restores the default.
+void set_log_handler(std::function<void(const std::string&)> handler);
+/// Whether every primitive's results are checked for NaNs, eagerly and inside compiled programs
+/// (jax_debug_nans); initially true when the environment sets CANOPY_DEBUG_NANS=1.
+void set_debug_nans(bool on);
+bool debug_nans();
+/// Empties the cache of every jitted function (compiled programs are traced again on next call).
+void clear_jit_caches();
+
+/// Runs everything eagerly for its lifetime on this thread (jax.disable_jit): jit(f) calls f.
+class DisableJit {
+ public:
+  DisableJit();
+  ~DisableJit();
+  DisableJit(const DisableJit&) = delete;
+  DisableJit& operator=(const DisableJit&) = delete;
+
+ private:
+  bool previous_;
+};
+
+}  // namespace canopy

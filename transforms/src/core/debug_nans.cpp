@@ -1,0 +1,38 @@
+// CANOPY_DEBUG_NANS: after each primitive (eager, or each step of a compiled program) its
+// floating-point results are checked, and the first NaN raises FloatingPointError naming it.
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "canopy/core/jit.hpp"
+#include "canopy/core/primitive.hpp"
+#include "canopy/error.hpp"
+
+namespace canopy {
+namespace {
+bool env_debug_nans() {
+  const char* v = std::getenv("CANOPY_DEBUG_NANS");
+  return v && *v && std::strcmp(v, "0") != 0 && std::strcmp(v, "false") != 0;
+}
+std::atomic<bool> debug_nans_flag{env_debug_nans()};
+}  // namespace
+
+void set_debug_nans(bool on) { debug_nans_flag.store(on); }
+bool debug_nans() { return debug_nans_flag.load(std::memory_order_relaxed); }
+
+namespace detail {
+
+void check_nans(const PrimitiveInfo& p, std::span<const Array> outs, const std::string& program) {
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    if (!is_floating(outs[i].dtype()) || outs[i].is_tracer()) continue;
+    for (double v : outs[i].to_vector<double>())
+      if (std::isnan(v))
+        raise<FloatingPointError>(p.name, "result", program.empty() ? concat("output ", i) : concat("output ", i, " in ", program),
+                                  concat(to_string(outs[i].aval()), " contains a NaN"),
+                                  "CANOPY_DEBUG_NANS is on: this is the first primitive that produced one");
+  }
+}
+
+}  // namespace detail
+}  // namespace canopy

@@ -1,0 +1,117 @@
+// jit's settings (CANOPY_DISABLE_JIT, CANOPY_EXPLAIN_CACHE_MISSES, disable_jit scopes), its log
+// messages, and staging a flat function.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+
+#include "../core/ir/stage_trace.hpp"
+#include "../core/array_impl.hpp"
+#include "canopy/core/jit.hpp"
+#include "canopy/error.hpp"
+#include "canopy/random.hpp"
+#include "passes/passes.hpp"
+
+namespace canopy {
+namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0 && std::strcmp(v, "false") != 0;
+}
+
+std::atomic<bool> explain_flag{env_flag("CANOPY_EXPLAIN_CACHE_MISSES")};
+const bool disabled_by_env = env_flag("CANOPY_DISABLE_JIT");
+thread_local bool disabled_here = false;
+
+std::mutex log_mutex;
+std::function<void(const std::string&)>& log_handler() {
+  static std::function<void(const std::string&)> h;
+  return h;
+}
+
+}  // namespace
+
+void set_explain_cache_misses(bool on) { explain_flag.store(on); }
+bool explain_cache_misses() { return explain_flag.load(std::memory_order_relaxed); }
+
+void set_log_handler(std::function<void(const std::string&)> handler) {
+  std::lock_guard<std::mutex> lock(log_mutex);
+  log_handler() = std::move(handler);
+}
+
+DisableJit::DisableJit() : previous_(disabled_here) { disabled_here = true; }
+DisableJit::~DisableJit() { disabled_here = previous_; }
+
+namespace detail {
+
+void log_message(const std::string& message) {
+  std::lock_guard<std::mutex> lock(log_mutex);
+  if (log_handler()) log_handler()(message);
+  else std::cerr << "canopy: " << message << '\n';
+}
+
+bool jit_enabled() { return !disabled_by_env && !disabled_here; }
+
+Program stage(const FlatFn& f, const std::vector<Aval>& in_avals) { return stage_program(f, in_avals); }
+
+void fold_scalar_constants(Program& p) { fold_constants(p, 1); }
+
+Arrays hoist_traced_consts(Program& p) {
+  Arrays captured;
+  std::vector<int> var_of_const(p.consts.size(), -1);
+  for (std::size_t c = 0; c < p.consts.size(); ++c) {
+    if (!p.consts[c].is_tracer()) continue;
+    var_of_const[c] = p.new_var(p.consts[c].aval());
+    p.in_vars.push_back(var_of_const[c]);
+    captured.push_back(p.consts[c]);
+    p.consts[c] = Array();
+  }
+  if (captured.empty()) return captured;
+  auto convert = [&](Atom& a) {
+    if (a.is_constant() && var_of_const[a.index] >= 0) a = Atom::variable(var_of_const[a.index]);
+  };
+  for (Eqn& e : p.eqns)
+    for (Atom& a : e.in) convert(a);
+  for (Atom& a : p.outs) convert(a);
+  // The emptied constants are no longer referenced; dead-code elimination drops them.
+  Arrays live;
+  std::vector<int> remap(p.consts.size(), -1);
+  for (std::size_t c = 0; c < p.consts.size(); ++c)
+    if (p.consts[c].valid()) {
+      remap[c] = static_cast<int>(live.size());
+      live.push_back(p.consts[c]);
+    }
+  p.consts = std::move(live);
+  auto renumber = [&](Atom& a) {
+    if (a.is_constant()) a.index = remap[a.index];
+  };
+  for (Eqn& e : p.eqns)
+    for (Atom& a : e.in) renumber(a);
+  for (Atom& a : p.outs) renumber(a);
+  return captured;
+}
+
+void donate(const Arrays& donated, const Arrays& results) {
+  for (const Array& x : donated) {
+    if (x.is_tracer()) continue;  // donation means nothing to a transformation that traces the call
+    bool returned = false;
+    for (const Array& y : results) returned = returned || y.impl() == x.impl();
+    if (returned) continue;
+    x.impl()->deleted = true;
+    x.impl()->buffer.reset();
+  }
+}
+
+void require_live(std::string_view api, const std::string& where, const Array& x) {
+  if (x.is_deleted())
+    raise<TracerError>(api, "array", where,
+                       concat(to_string(x.aval()), " was donated to a jitted call (donate_argnums) and deleted"),
+                       "use the call's result instead, or do not donate it");
+}
+
+std::uint32_t tracing_settings() { return static_cast<std::uint32_t>(random::current_layout()); }
+
+}  // namespace detail
+}  // namespace canopy
