@@ -142,3 +142,109 @@ TEST_CASE("scan over xs whose leaves disagree in length names the leaf") {
   const std::pair<Array, Array> xs{zeros({4}), zeros({3, 2})};
   CHECK_THROWS_WITH_AS(scan(step, scalar(0.f), xs), doctest::Contains("scan: xs (xs[1]) f32[3,2] has leading axis 3 but the length is 4"), ShapeError);
 }
+
+namespace {
+
+bool all_close(const Array& a, const Array& b, double tol = 1e-9) {
+  auto x = a.astype(DType::f64).to_vector<double>(), y = b.astype(DType::f64).to_vector<double>();
+  if (x.size() != y.size()) return false;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (std::abs(x[i] - y[i]) > tol * (1 + std::abs(y[i]))) return false;
+  return true;
+}
+
+/// An RNN-like scan: carry' = tanh(carry * w + x), y = carry * x; loss = sum(final) + sum(ys).
+Array rnn_loss(const Array& w, const Array& c0, const Array& xs) {
+  auto [c, ys] = scan([&](const Array& c, const Array& x) { return std::make_pair(tanh(c * w + x), c * x); }, c0, xs);
+  return sum(c) + sum(ys);
+}
+
+/// The same computation written as a plain C++ loop of slices (no scan at all).
+Array rnn_loss_unrolled(const Array& w, const Array& c0, const Array& xs) {
+  Array c = c0, total = zeros({}, DType::f64);
+  for (std::int64_t i = 0; i < xs.shape(0); ++i) {
+    Array x = reshape(slice(xs, {i, 0}, {i + 1, xs.shape(1)}), {xs.shape(1)});
+    total = total + sum(c * x);
+    c = tanh(c * w + x);
+  }
+  return total + sum(c);
+}
+
+}  // namespace
+
+TEST_CASE("scan under grad, jit and vmap is one scan primitive whose results equal the unrolled loop") {
+  Array w = array({0.5, -0.3, 0.8}), c0 = array({0.1, 0.2, -0.4});
+  Array xs = reshape(arange(0.0, 1.2, 0.1, DType::f64), {4, 3});
+  auto g = grad(rnn_loss, argnums<0, 1, 2>)(w, c0, xs);
+  auto want = grad(rnn_loss_unrolled, argnums<0, 1, 2>)(w, c0, xs);
+  CHECK(all_close(std::get<0>(g), std::get<0>(want)));
+  CHECK(all_close(std::get<1>(g), std::get<1>(want)));
+  CHECK(all_close(std::get<2>(g), std::get<2>(want)));
+  CHECK(all_close(jit(rnn_loss)(w, c0, xs), rnn_loss_unrolled(w, c0, xs)));
+  CHECK(all_close(jit(grad(rnn_loss))(w, c0, xs), std::get<0>(want)));
+  Array ws = stack({w, w * 2.0}, 0);
+  Array per_lane = vmap(grad(rnn_loss), in_axes(0, none, none))(ws, c0, xs);
+  CHECK(all_close(per_lane, stack({std::get<0>(want), grad(rnn_loss_unrolled)(w * 2.0, c0, xs)}, 0)));
+  std::string text = to_string(make_jaxpr(rnn_loss)(w, c0, xs));
+  CHECK(text.find("scan[length=4 reverse=False num_consts=1 num_carry=1 jaxpr={ lambda ; ") != std::string::npos);
+  // reverse mode: the primal scan, the tangent scan transposed into one reverse scan
+  std::string grad_text = to_string(make_jaxpr(grad(rnn_loss))(w, c0, xs));
+  CHECK(grad_text.find("reverse=True") != std::string::npos);
+}
+
+TEST_CASE("grad through a 10,000-step scan is a loop: its program does not grow with the length") {
+  auto loss = [](const Array& w, std::int64_t n) {
+    auto [c, ys] = scan([&](const Array& c, const NoXs&) { return std::make_pair(sin(c * w) + 0.5, std::tuple<>{}); },
+                        full({16}, 0.1), NoXs{}, n);
+    return sum(c);
+  };
+  Array w = full({16}, 0.9);
+  auto size_of = [&](std::int64_t n) {
+    return make_jaxpr([&](const Array& v) { return grad([&](const Array& u) { return loss(u, n); })(v); })(w).eqns.size();
+  };
+  CHECK(size_of(10) == size_of(10000));
+  Array g = jit(grad([&](const Array& u) { return loss(u, 10000); }))(w);
+  Array g_eager = grad([&](const Array& u) { return loss(u, 10000); })(w);
+  CHECK(all_close(g, g_eager, 1e-5));
+  CHECK(std::isfinite(g.to_vector<float>()[0]));
+}
+
+TEST_CASE("fori_loop under jit is a scan; its gradient matches the eager loop") {
+  auto f = [](const Array& x) {
+    return fori_loop(0, 5, [](const Array& i, const Array& c) { return c * 0.9 + sin(c) * i.astype(DType::f64); }, x);
+  };
+  Array x = array({0.3, -1.2});
+  CHECK(all_close(jit(f)(x), f(x)));
+  CHECK(all_close(jit(grad([&](const Array& v) { return sum(f(v)); }))(x), grad([&](const Array& v) { return sum(f(v)); })(x)));
+  CHECK(to_string(make_jaxpr(f)(x)).find("scan[length=5") != std::string::npos);
+}
+
+TEST_CASE("while_loop with a predicate known only at run time: a while primitive under jit, jvp and vmap") {
+  // Halve x until it is below 1: the trip count depends on the value.
+  auto halve = [](const Array& x) {
+    return while_loop([](const Array& v) { return sum(v) > 1.0; }, [](const Array& v) { return v * 0.5; }, x);
+  };
+  Array x = array({3.0, 5.0});
+  auto jitted = jit(halve);
+  CHECK(all_close(jitted(x), halve(x)));
+  CHECK(all_close(jitted(array({100.0, 1.0})), halve(array({100.0, 1.0}))));
+  CHECK(jitted.cache_misses() == 1);
+  CHECK(to_string(jitted.lower(x).program()).find("while[cond_nconsts=0 body_nconsts=0 cond_jaxpr=") != std::string::npos);
+  auto [p1, t1] = jvp(jitted, std::make_tuple(x), std::make_tuple(array({1.0, 0.0})));
+  auto [p2, t2] = jvp(halve, std::make_tuple(x), std::make_tuple(array({1.0, 0.0})));
+  CHECK(all_close(p1, p2));
+  CHECK(all_close(t1, t2));
+  Array lanes = array({{3.0, 5.0}, {0.2, 0.1}, {40.0, 0.0}});
+  Array got = jit(vmap(halve))(lanes);
+  for (int i = 0; i < 3; ++i)
+    CHECK(all_close(reshape(slice(got, {i, 0}, {i + 1, 2}), {2}), halve(reshape(slice(lanes, {i, 0}, {i + 1, 2}), {2}))));
+  CHECK_THROWS_WITH_AS(jit(grad([&](const Array& v) { return sum(halve(v)); }))(x),
+                       doctest::Contains("while_loop: reverse-mode differentiation is not supported"), UnimplementedRule);
+}
+
+TEST_CASE("while_loop under jit: a body that changes the carry's shape names the leaf") {
+  auto bad = jit([](const Array& x) {
+    return while_loop([](const Array& v) { return sum(v) > 1.0; }, [](const Array& v) { return concatenate({v, v}); }, x);
+  });
+  CHECK_THROWS_WITH_AS(bad(array({3.0})), doctest::Contains("while_loop: carry before and after body_fun"), TypeError);
+}

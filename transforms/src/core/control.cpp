@@ -7,8 +7,6 @@
 
 namespace canopy::detail {
 
-bool is_staged_tangent(const Array& t);  // linearize.cpp
-
 std::optional<std::int64_t> concrete_scalar(const Array& x) {
   if (!x.is_tracer()) return x.astype(DType::i32).item<std::int32_t>();
   if (auto* j = dynamic_cast<JvpTracer*>(x.tracer())) return concrete_scalar(j->primal);

@@ -56,6 +56,17 @@ bool jit_enabled() { return !disabled_by_env && !disabled_here; }
 
 Program stage(const FlatFn& f, const std::vector<Aval>& in_avals) { return stage_program(f, in_avals); }
 
+std::pair<std::shared_ptr<const Executable>, Arrays> compile_closed(const FlatFn& f, const std::vector<Aval>& avals,
+                                                                    const std::string& name) {
+  Program p = stage(f, avals);
+  Arrays consts = hoist_traced_consts(p);
+  std::vector<int> order;
+  const std::size_t m = p.in_vars.size() - consts.size();
+  for (std::size_t i = 0; i < consts.size(); ++i) order.push_back(static_cast<int>(m + i));
+  for (std::size_t i = 0; i < m; ++i) order.push_back(static_cast<int>(i));
+  return {std::make_shared<const Executable>(permute_inputs(p, order), name), std::move(consts)};
+}
+
 void fold_scalar_constants(Program& p) { fold_constants(p, 1); }
 
 Arrays hoist_traced_consts(Program& p) {

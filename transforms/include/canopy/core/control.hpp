@@ -18,6 +18,9 @@ std::optional<std::int64_t> concrete_scalar(const Array& x);
 /// concrete value underlies it.
 std::optional<bool> any_lane(const Array& x);
 
+/// Whether t is a tangent variable of reverse mode's linearization (a StagedTracer of it).
+bool is_staged_tangent(const Array& t);
+
 /// Whether x carries a tangent that reverse mode (grad, vjp, linearize) is recording.
 bool recorded_for_reverse_mode(const Array& x);
 

@@ -73,6 +73,22 @@ namespace detail {
 /// transformations see every primitive (this is how a program is differentiated or batched).
 Arrays eval_program(const Program& p, std::span<const Array> inputs);
 
+/// A program split by what is known now (JAX's partial_eval_jaxpr): `known` computes the known
+/// outputs from the known inputs, plus residuals; `unknown` computes the requested outputs
+/// from the residuals (first) and the unknown inputs.
+struct PartialEval {
+  Program known, unknown;
+  std::size_t num_residuals = 0;
+};
+/// Splits `p` given which inputs are known; every output not in `unknown_outs` must be known.
+PartialEval partial_eval(const Program& p, const std::vector<bool>& known_inputs, const std::vector<int>& unknown_outs);
+
+/// `p` with the inputs flagged in `which` replaced by constants holding `values` (in order).
+Program bind_inputs(const Program& p, const std::vector<bool>& which, const Arrays& values);
+
+/// `p` with its inputs reordered: new input i is old input order[i].
+Program permute_inputs(const Program& p, const std::vector<int>& order);
+
 /// `p` with its equations printed at `indent` spaces (for sub-programs inside equations).
 std::string program_text(const Program& p, int indent);
 

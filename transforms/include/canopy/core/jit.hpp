@@ -58,6 +58,11 @@ namespace detail {
 /// Records f on fresh inputs of `in_avals` (tracers of a staging trace).
 Program stage(const FlatFn& f, const std::vector<Aval>& in_avals);
 
+/// f staged on `avals` and compiled, the tracers of enclosing transformations it captured made
+/// its first inputs (returned, to be passed as the first operands): a control-flow body.
+std::pair<std::shared_ptr<const Executable>, Arrays> compile_closed(const FlatFn& f, const std::vector<Aval>& avals,
+                                                                    const std::string& name);
+
 /// Folds the equations on constant scalars (make_jaxpr's only simplification).
 void fold_scalar_constants(Program& p);
 

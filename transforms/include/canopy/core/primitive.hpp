@@ -96,6 +96,8 @@ struct PrimitiveInfo {
   /// Set for call primitives (jit_call): the program the params hold. Traces apply such a
   /// primitive through Trace::process_call.
   const struct Program* (*call_program)(const ParamsRef& params) = nullptr;
+  /// The sub-programs the params hold, by name (`jaxpr`, `body_jaxpr`...), for printing.
+  std::vector<std::pair<std::string, const struct Program*>> (*sub_programs)(const ParamsRef& params) = nullptr;
 };
 
 namespace detail {
@@ -164,8 +166,16 @@ PrimitiveInfo make_info() {
     i.params_equal = [](const ParamsRef& a, const ParamsRef& b) { return param_equal(a.get<Params>(), b.get<Params>()); };
     i.params_hash = [](const ParamsRef& params) { return param_hash(params.get<Params>()); };
   }
-  if constexpr (requires(const Params& p) { P::program_of(p); })
+  if constexpr (requires(const Params& p) { P::program_of(p); }) {
     i.call_program = [](const ParamsRef& params) -> const Program* { return &P::program_of(params.get<Params>()); };
+    i.sub_programs = [](const ParamsRef& params) -> std::vector<std::pair<std::string, const Program*>> {
+      return {{"jaxpr", &P::program_of(params.get<Params>())}};
+    };
+  }
+  if constexpr (requires(const Params& p) { P::programs_of(p); })
+    i.sub_programs = [](const ParamsRef& params) -> std::vector<std::pair<std::string, const Program*>> {
+      return P::programs_of(params.get<Params>());
+    };
   return i;
 }
 

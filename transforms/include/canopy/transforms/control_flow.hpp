@@ -1,8 +1,11 @@
 // Control flow with pytree carries, with jax.lax's semantics: cond, switch_, while_loop,
-// fori_loop and scan. They run eagerly, so each composes with the transformations as the
-// loop it is: a concrete predicate runs one branch; a predicate batched by vmap runs every
-// branch (every lane, until all stop) and selects per lane; reverse mode differentiates
-// through cond, switch_, fori_loop and scan, and, as in jax, not through while_loop.
+// fori_loop and scan. On concrete values outside any transformation they run as plain loops.
+// Under a transformation or jit, scan and fori_loop stage their body once into a `scan`
+// primitive (a loop of a compiled body: reverse mode keeps residuals per step, not an unrolled
+// trace), and a while_loop whose predicate is only known at run time becomes a `while`
+// primitive. cond and switch_ with a concrete predicate run one branch; with a batched or
+// traced one they run every branch and select. Reverse mode differentiates through cond,
+// switch_, fori_loop and scan, and, as in jax, not through while_loop.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "canopy/core/control.hpp"
+#include "canopy/core/control_flow.hpp"
 #include "canopy/numpy.hpp"
 #include "canopy/transforms/tree_arrays.hpp"
 
@@ -65,6 +69,9 @@ inline void require_scalar(const char* api, const char* what, const Array& x, bo
   if (!ok)
     raise<TypeError>(api, what, "", concat("must be a scalar ", boolean ? "bool" : "integer", ", got ", to_string(x.aval())));
 }
+
+template <class CondFn, class BodyFn, class Carry>
+Carry staged_while_loop(CondFn& cond_fun, BodyFn& body_fun, const Carry& carry);
 
 template <class Carry>
 void require_not_reverse_mode(const Carry& c) {
@@ -126,26 +133,13 @@ Carry while_loop(CondFn&& cond_fun, BodyFn&& body_fun, Carry carry) {
       continue;
     }
     auto any = detail::any_lane(p);
-    if (!any)
-      detail::raise<TracerError>("while_loop", "cond_fun's result", "", "has no concrete value under this transformation");
+    if (!any) return detail::staged_while_loop(cond_fun, body_fun, carry);  // known only at run time
     if (!*any) return carry;
     Carry next = body_fun(static_cast<const Carry&>(carry));
     detail::require_same_avals("while_loop", "carry before and after body_fun", carry, next);
     detail::require_not_reverse_mode(next);
     carry = detail::select_trees(p, std::vector<Carry>{carry, next});
   }
-}
-
-/// lax.fori_loop with a static trip count: carry = body(i, carry) for i in [lower, upper); i is
-/// an i32 scalar Array. Differentiable in both modes (it is a scan in jax).
-template <class BodyFn, class Carry>
-Carry fori_loop(std::int64_t lower, std::int64_t upper, BodyFn&& body, Carry carry) {
-  for (std::int64_t i = lower; i < upper; ++i) {
-    Carry next = body(scalar(static_cast<std::int32_t>(i)), static_cast<const Carry&>(carry));
-    detail::require_same_avals("fori_loop", "carry before and after body", carry, next);
-    carry = std::move(next);
-  }
-  return carry;
 }
 
 /// What scan's f receives when there is nothing to scan over (jax's xs=None).
@@ -217,6 +211,62 @@ Y scan_stack(const std::vector<Y>& ys) {
   std::size_t pos = 0;
   return with_arrays(ys[0], out, pos);
 }
+/// scan as a `scan` primitive: f is traced once on one step's avals.
+template <class Y, class F, class Carry, class Xs>
+std::pair<Carry, Y> staged_scan(F& f, const Carry& init, const Xs& xs, const Arrays& carry_leaves, const Arrays& xs_leaves,
+                                std::int64_t n, bool reverse) {
+  std::vector<Aval> avals = avals_of(carry_leaves);
+  for (const Array& x : xs_leaves) {
+    Aval a = x.aval();
+    a.shape = Shape(std::vector<std::int64_t>(a.shape.begin() + 1, a.shape.end()));
+    avals.push_back(a);
+  }
+  std::optional<Y> y_shape;
+  FlatFn body = [&](const Arrays& v) {
+    std::size_t pos = 0;
+    Carry c = with_arrays(init, v, pos);
+    auto [next, y] = [&] {
+      if constexpr (std::is_same_v<Xs, NoXs>) return f(static_cast<const Carry&>(c), xs);
+      else return f(static_cast<const Carry&>(c), with_arrays(xs, v, pos));
+    }();
+    require_same_avals("scan", "carry before and after f", c, next);
+    Arrays out;
+    append_arrays(next, out);
+    append_arrays(y, out);
+    y_shape.emplace(std::move(y));
+    return out;
+  };
+  Arrays outs = scan_flat(body, avals, carry_leaves, xs_leaves, n, reverse);
+  std::size_t pos = 0;
+  Carry carry = with_arrays(init, outs, pos);
+  return {std::move(carry), with_arrays(*y_shape, outs, pos)};
+}
+
+/// while_loop as a `while` primitive, for a predicate known only at run time.
+template <class CondFn, class BodyFn, class Carry>
+Carry staged_while_loop(CondFn& cond_fun, BodyFn& body_fun, const Carry& carry) {
+  Arrays leaves;
+  append_arrays(carry, leaves);
+  FlatFn cond = [&](const Arrays& v) {
+    std::size_t pos = 0;
+    Array p = cond_fun(with_arrays(carry, v, pos));
+    require_scalar("while_loop", "cond_fun's result", p, true);
+    return Arrays{p};
+  };
+  FlatFn body = [&](const Arrays& v) {
+    std::size_t pos = 0;
+    Carry c = with_arrays(carry, v, pos);
+    Carry next = body_fun(static_cast<const Carry&>(c));
+    require_same_avals("while_loop", "carry before and after body_fun", c, next);
+    Arrays out;
+    append_arrays(next, out);
+    return out;
+  };
+  Arrays outs = while_flat(cond, body, leaves);
+  std::size_t pos = 0;
+  return with_arrays(carry, outs, pos);
+}
+
 }  // namespace detail
 
 /// lax.scan: for each i (from the end when `reverse`), (carry, y_i) = f(carry, xs[i]); returns
@@ -229,6 +279,12 @@ auto scan(F&& f, Carry init, const Xs& xs, std::int64_t length = -1, bool revers
   using Y = typename Step::second_type;
   const std::int64_t n = detail::scan_length(xs, length);
   if (n == 0) detail::raise<ShapeError>("scan", "length", "", "is 0: there is no step output to stack");
+  Arrays carry_leaves, xs_leaves;
+  detail::append_arrays(init, carry_leaves);
+  if constexpr (!std::is_same_v<Xs, NoXs>) detail::append_arrays(xs, xs_leaves);
+  Arrays all = carry_leaves;
+  all.insert(all.end(), xs_leaves.begin(), xs_leaves.end());
+  if (detail::staged_control_flow(all)) return detail::staged_scan<Y>(f, init, xs, carry_leaves, xs_leaves, n, reverse);
   std::vector<std::optional<Y>> ys(static_cast<std::size_t>(n));
   Carry carry = std::move(init);
   for (std::int64_t k = 0; k < n; ++k) {
@@ -241,6 +297,28 @@ auto scan(F&& f, Carry init, const Xs& xs, std::int64_t length = -1, bool revers
   std::vector<Y> steps;
   for (auto& y : ys) steps.push_back(std::move(*y));
   return std::make_pair(std::move(carry), detail::scan_stack(steps));
+}
+
+/// lax.fori_loop with a static trip count: carry = body(i, carry) for i in [lower, upper); i is
+/// an i32 scalar Array. Differentiable in both modes (it is a scan in jax).
+template <class BodyFn, class Carry>
+Carry fori_loop(std::int64_t lower, std::int64_t upper, BodyFn&& body, Carry carry) {
+  Arrays leaves;
+  detail::append_arrays(carry, leaves);
+  if (upper > lower && detail::staged_control_flow(leaves)) {  // one scan over (i, carry)
+    auto step = [&](const std::pair<Array, Carry>& c, const NoXs&) {
+      Carry next = body(c.first, c.second);
+      return std::make_pair(std::make_pair(c.first + 1, std::move(next)), std::tuple<>{});
+    };
+    auto init = std::make_pair(scalar(static_cast<std::int32_t>(lower)), std::move(carry));
+    return scan(step, std::move(init), NoXs{}, upper - lower).first.second;
+  }
+  for (std::int64_t i = lower; i < upper; ++i) {
+    Carry next = body(scalar(static_cast<std::int32_t>(i)), static_cast<const Carry&>(carry));
+    detail::require_same_avals("fori_loop", "carry before and after body", carry, next);
+    carry = std::move(next);
+  }
+  return carry;
 }
 
 }  // namespace canopy

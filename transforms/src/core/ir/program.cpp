@@ -96,10 +96,11 @@ struct Printer {
       for (std::size_t i = 0; i < e.out.size(); ++i) os << (i ? " " : "") << bind_var(e.out[i]);
       os << " = " << e.prim->name;
       std::string params = e.prim->params_to_string ? e.prim->params_to_string(e.params_ref()) : "";
-      if (e.prim->call_program) {
-        if (!params.empty()) params += ' ';
-        params += "jaxpr=" + program_text(*e.prim->call_program(e.params_ref()), indent + 6);
-      }
+      if (e.prim->sub_programs)
+        for (const auto& [name, sub] : e.prim->sub_programs(e.params_ref())) {
+          if (!params.empty()) params += ' ';
+          params += name + "=" + program_text(*sub, indent + 6);
+        }
       if (!params.empty()) os << '[' << params << ']';
       for (const Atom& a : e.in) os << ' ' << atom(a);
     }
