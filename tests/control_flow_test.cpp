@@ -248,3 +248,13 @@ TEST_CASE("while_loop under jit: a body that changes the carry's shape names the
   });
   CHECK_THROWS_WITH_AS(bad(array({3.0})), doctest::Contains("while_loop: carry before and after body_fun"), TypeError);
 }
+
+TEST_CASE("a collective inside a scan body under a named vmap reduces over that vmap's lanes") {
+  auto f = [](const Array& x) {
+    auto [c, ys] = scan([](const Array& c, const Array& xi) { return std::make_pair(c + psum(xi, "i"), c); }, scalar(0.0), x);
+    return c;
+  };
+  Array xs = array({{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}});  // 3 lanes of 2 steps
+  check_values(vmap(f, axis_name("i"))(xs), {21.0, 21.0, 21.0});
+  check_values(jit(vmap(f, axis_name("i")))(xs), {21.0, 21.0, 21.0});
+}

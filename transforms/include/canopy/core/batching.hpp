@@ -26,6 +26,11 @@ struct VmapSpec {
 /// are stacked along out_axes. Throws ShapeError on inconsistent sizes, naming the inputs.
 Arrays vmap_flat(const FlatFn& f, const Arrays& in, const VmapSpec& spec);
 
+/// The axis name of the vmap whose batching rule is running (empty if unnamed or none): rules
+/// that vmap a sub-program (scan, while) give it to their inner vmap, so collectives inside the
+/// body still find their axis.
+std::string_view batching_axis_name();
+
 /// The size of the vmap axis named `axis_name` among the active traces (jax's axis environment),
 /// or -1 when no enclosing vmap binds that name. Shape rules of collectives read it.
 std::int64_t bound_axis_size(std::string_view axis_name);

@@ -12,6 +12,18 @@ namespace canopy::detail {
 
 Trace* BatchTracer::trace() const { return trace_.get(); }
 
+namespace {
+/// The axis name of the vmap whose batching rule is running on this thread (see batching.hpp).
+thread_local const std::string* rule_axis_name = nullptr;
+struct RuleAxisName {
+  const std::string* previous;
+  explicit RuleAxisName(const std::string& name) : previous(rule_axis_name) { rule_axis_name = &name; }
+  ~RuleAxisName() { rule_axis_name = previous; }
+};
+}  // namespace
+
+std::string_view batching_axis_name() { return rule_axis_name ? std::string_view(*rule_axis_name) : std::string_view(); }
+
 std::int64_t bound_axis_size(std::string_view axis_name) {
   for (Trace* t = current_trace(); t != nullptr; t = t->parent())
     if (auto* b = dynamic_cast<BatchTrace*>(t); b && b->active() && b->axis_name == axis_name) return b->axis_size;
@@ -54,6 +66,7 @@ Arrays BatchTrace::process(const PrimitiveInfo& p, std::span<const Array> in, co
   if (!p.batch)
     raise<UnimplementedRule>(p.name, "batching rule", "", "is not defined for this primitive",
                              "vmap needs one in its file");
+  RuleAxisName naming(axis_name);
   auto [outs, out_bdims] = p.batch(values, bdims, params);
   Arrays res;
   for (std::size_t i = 0; i < outs.size(); ++i) res.push_back(box(std::move(outs[i]), out_bdims[i]));

@@ -258,6 +258,7 @@ struct Scan {
     Arrays ops;
     detail::VmapSpec spec;
     spec.axis_size = n;
+    spec.axis_name = std::string(detail::batching_axis_name());
     std::vector<Aval> avals;
     const std::vector<Aval> step_avals = body.in_avals();
     for (std::size_t i = 0; i < x.size(); ++i) {

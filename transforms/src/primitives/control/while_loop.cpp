@@ -115,6 +115,7 @@ struct While {
     const std::size_t nk = x.size() - nc - nb;
     const std::int64_t n = detail::batch_size(x, bdims);
     const Program &cond = params.cond->program(), &body = params.body->program();
+    const std::string axis_name(detail::batching_axis_name());
     Arrays ops;
     std::vector<std::optional<int>> axes;
     std::vector<Aval> avals;
@@ -127,6 +128,7 @@ struct While {
     auto lanes = [&](const Program& p, std::size_t consts_at, std::size_t nconsts, const Arrays& v) {
       detail::VmapSpec spec;
       spec.axis_size = n;
+      spec.axis_name = axis_name;
       Arrays in;
       for (std::size_t i = 0; i < nconsts; ++i) {
         in.push_back(v[consts_at + i]);
