@@ -1,6 +1,7 @@
 // cond, switch_, while_loop, fori_loop and scan: eager results, behaviour under vmap and
 // under differentiation, and their errors.
 #include <cmath>
+#include <functional>
 
 #include <doctest/doctest.h>
 
@@ -257,4 +258,43 @@ TEST_CASE("a collective inside a scan body under a named vmap reduces over that 
   Array xs = array({{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}});  // 3 lanes of 2 steps
   check_values(vmap(f, axis_name("i"))(xs), {21.0, 21.0, 21.0});
   check_values(jit(vmap(f, axis_name("i")))(xs), {21.0, 21.0, 21.0});
+}
+
+TEST_CASE("cond and switch_ with a predicate known only at run time run one branch, also in reverse mode") {
+  auto f = [](const Array& x) {
+    return cond(x > 0.0, [](const Array& v) { return sqrt(v); }, [](const Array& v) { return -v * 3.0; }, x);
+  };
+  auto jf = jit(f);
+  check_values(jf(scalar(4.0)), {2.0});
+  check_values(jf(scalar(-2.0)), {6.0});
+  CHECK(jf.cache_misses() == 1);
+  CHECK(to_string(jf.lower(scalar(1.0)).program()).find("cond[branch0={ lambda") != std::string::npos);
+  // Only the taken branch runs: sqrt of a negative number never happens, so its derivative
+  // cannot poison the gradient (as it would through a select of both branches).
+  check_values(jit(grad(f))(scalar(-2.0)), {-3.0});
+  check_values(jit(grad(f))(scalar(4.0)), {0.25});
+  set_debug_nans(true);
+  check_values(jf(scalar(-2.0)), {6.0});
+  set_debug_nans(false);
+  auto g = [](const Array& i, const Array& x) {
+    std::vector<std::function<Array(const Array&)>> branches{[](const Array& v) { return v + 1.0; },
+                                                             [](const Array& v) { return v * v; },
+                                                             [](const Array& v) { return sin(v); }};
+    return switch_(i, branches, x);
+  };
+  auto jg = jit(g);
+  check_values(jg(scalar(1), scalar(3.0)), {9.0});
+  check_values(jg(scalar(7), scalar(0.5)), {std::sin(0.5)});  // clamped to the last branch
+  check_values(jg(scalar(-4), scalar(0.5)), {1.5});          // clamped to the first
+  check_values(jit(vmap(g))(array({0, 1, 2}), array({1.0, 2.0, 3.0})), {2.0, 4.0, std::sin(3.0)});
+  auto [p, t] = jvp([&](const Array& x) { return jg(scalar(1), x); }, std::make_tuple(scalar(3.0)), std::make_tuple(scalar(1.0)));
+  check_values(p, {9.0});
+  check_values(t, {6.0});
+}
+
+TEST_CASE("cond under jit: branches of different shapes are a TypeError naming the shapes") {
+  auto bad = jit([](const Array& x) {
+    return cond(sum(x) > 0.0, [](const Array& v) { return v; }, [](const Array& v) { return concatenate({v, v}); }, x);
+  });
+  CHECK_THROWS_WITH_AS(bad(array({1.0, 2.0})), doctest::Contains("cond: branch outputs"), TypeError);
 }

@@ -19,6 +19,10 @@ Arrays scan_flat(const FlatFn& body, const std::vector<Aval>& step_avals, const 
 /// next carry (same avals). Returns the final carry.
 Arrays while_flat(const FlatFn& cond, const FlatFn& body, const Arrays& carry);
 
+/// lax.switch on flat Arrays: branches[clamp(index)](operands...), every branch a function of the
+/// operands with results of the same avals.
+Arrays cond_flat(const Array& index, const std::vector<FlatFn>& branches, const Arrays& operands);
+
 /// Whether control flow on these values must be staged as a primitive (a transformation or jit
 /// is tracing) rather than run as a plain loop.
 bool staged_control_flow(const Arrays& values);

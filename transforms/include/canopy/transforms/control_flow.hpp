@@ -73,6 +73,30 @@ inline void require_scalar(const char* api, const char* what, const Array& x, bo
 template <class CondFn, class BodyFn, class Carry>
 Carry staged_while_loop(CondFn& cond_fun, BodyFn& body_fun, const Carry& carry);
 
+/// cond/switch_ as a `cond` primitive, for an index known only at run time: every branch is
+/// traced once on the operands' avals; they must agree in structure and avals.
+template <class R, class Branch, class... Ops>
+R staged_cond(const Array& index, const std::vector<Branch>& branches, const Ops&... operands) {
+  auto args = std::tuple<const Ops&...>(operands...);
+  Arrays leaves;
+  (append_arrays(operands, leaves), ...);
+  std::vector<std::optional<R>> results(branches.size());
+  std::vector<FlatFn> flat;
+  for (std::size_t k = 0; k < branches.size(); ++k)
+    flat.push_back([&, k](const Arrays& v) {
+      std::size_t pos = 0;
+      auto rebuilt = std::apply([&](const auto&... a) { return std::tuple<Ops...>{with_arrays(a, v, pos)...}; }, args);
+      results[k].emplace(std::apply(branches[k], rebuilt));
+      if (k > 0 && results[0]) require_same_avals(branches.size() > 2 ? "switch_" : "cond", "branch outputs", *results[0], *results[k]);
+      Arrays out;
+      append_arrays(*results[k], out);
+      return out;
+    });
+  Arrays outs = cond_flat(index, flat, leaves);
+  std::size_t pos = 0;
+  return with_arrays(*results[0], outs, pos);
+}
+
 template <class Carry>
 void require_not_reverse_mode(const Carry& c) {
   Arrays xs;
@@ -95,6 +119,10 @@ auto cond(const Array& pred, TrueFn&& true_fn, FalseFn&& false_fn, const Ops&...
                 "canopy: cond's branches must return the same type");
   detail::require_scalar("cond", "pred", pred, true);
   if (auto c = detail::concrete_scalar(pred)) return *c ? true_fn(operands...) : false_fn(operands...);
+  if (!detail::any_lane(pred)) {  // known only at run time: a cond primitive (false is branch 0)
+    using Branch = std::function<R(const Ops&...)>;
+    return detail::staged_cond<R>(pred, std::vector<Branch>{Branch(false_fn), Branch(true_fn)}, operands...);
+  }
   R t = true_fn(operands...), f = false_fn(operands...);
   detail::require_same_avals("cond", "branch outputs", t, f);
   return detail::select_trees(pred, std::vector<R>{f, t});
@@ -108,6 +136,11 @@ auto switch_(const Array& index, const std::vector<Fn>& branches, const Ops&... 
   if (branches.empty()) detail::raise<TypeError>("switch_", "branches", "", "are empty");
   const std::int64_t last = static_cast<std::int64_t>(branches.size()) - 1;
   if (auto c = detail::concrete_scalar(index)) return branches[static_cast<std::size_t>(std::clamp<std::int64_t>(*c, 0, last))](operands...);
+  if (!detail::any_lane(index)) {
+    std::vector<std::function<R(const Ops&...)>> erased;
+    for (const Fn& b : branches) erased.push_back(b);
+    return detail::staged_cond<R>(index, erased, operands...);
+  }
   std::vector<R> outs;
   for (const Fn& b : branches) outs.push_back(b(operands...));
   for (std::size_t k = 1; k < outs.size(); ++k) detail::require_same_avals("switch_", "branch outputs", outs[0], outs[k]);
