@@ -19,7 +19,8 @@ struct VmapSpec {
   std::function<std::vector<std::optional<int>>()> out_axes;
   std::int64_t axis_size = -1;               ///< -1: taken from the mapped inputs
   std::string axis_name;                     ///< for psum & co (empty: unnamed)
-  std::vector<std::string> in_names;         ///< key paths of the inputs, for error messages
+  /// The key paths of the inputs, called only to word an error message.
+  std::function<std::vector<std::string>()> in_names;
 };
 
 /// Maps f over the given axes: inputs are sliced along in_axes, f sees one example, outputs

@@ -35,21 +35,6 @@ struct is_pair_like<std::pair<A, B>> : std::true_type {};
 template <class A, class B>
 struct is_pair_like<std::tuple<A, B>> : std::true_type {};
 
-/// Calls f on the argument tuple with its Array leaves replaced by `xs`; returns f's result.
-template <class F, class... A>
-auto call_with_arrays(F& f, const std::tuple<A...>& args, const Arrays& xs) {
-  std::size_t pos = 0;
-  auto traced = with_arrays(args, xs, pos);
-  return std::apply(f, traced);
-}
-
-template <class... A>
-Arrays arrays_of(const std::tuple<A...>& args) {
-  Arrays xs;
-  append_arrays(args, xs);
-  return xs;
-}
-
 /// The loss of grad: a scalar float Array, else TypeError naming grad and the shape.
 inline void check_loss(const char* api, const Array& loss) {
   if (!loss.valid() || loss.ndim() != 0 || !is_floating(loss.dtype()))
@@ -170,13 +155,7 @@ auto jvp(F&& f, const std::tuple<A...>& primals, const std::tuple<A...>& tangent
   Arrays ps = detail::arrays_of(primals), ts = detail::arrays_of(tangents);
   if (ps.size() != ts.size()) detail::require_same_structure("jvp", primals, tangents);
   detail::check_like("jvp", "tangent", ts, detail::avals_of(ps), [&] { return detail::argument_names(primals); });
-  detail::FlatFn flat = [&](const Arrays& xs) {
-    traced.emplace(detail::call_with_arrays(f, primals, xs));
-    Arrays out;
-    detail::append_arrays(*traced, out);
-    return out;
-  };
-  auto [outs, tangent_outs] = detail::jvp_flat(flat, ps, ts);
+  auto [outs, tangent_outs] = detail::jvp_flat(detail::flatten_fun(f, primals, traced), ps, ts);
   for (std::size_t i = 0; i < outs.size(); ++i)
     if (!tangent_outs[i].valid()) tangent_outs[i] = zeros_like(outs[i]);
   std::size_t p = 0, q = 0;
@@ -192,13 +171,7 @@ auto vjp(F&& f, const A&... primals) {
   using Result = std::invoke_result_t<F&, const A&...>;
   auto args = std::make_tuple(primals...);
   std::optional<Result> traced;
-  detail::FlatFn flat = [&](const Arrays& xs) {
-    traced.emplace(detail::call_with_arrays(f, args, xs));
-    Arrays out;
-    detail::append_arrays(*traced, out);
-    return out;
-  };
-  auto [outs, pullback] = detail::vjp_flat(flat, detail::arrays_of(args));
+  auto [outs, pullback] = detail::vjp_flat(detail::flatten_fun(f, args, traced), detail::arrays_of(args));
   std::size_t p = 0;
   Result out = detail::with_arrays(*traced, outs, p);
   auto pb = [pullback = std::move(pullback), args = std::move(args), out_avals = detail::avals_of(outs),
@@ -225,13 +198,7 @@ auto linearize(F&& f, const A&... primals) {
   using Result = std::invoke_result_t<F&, const A&...>;
   auto args = std::make_tuple(primals...);
   std::optional<Result> traced;
-  detail::FlatFn flat = [&](const Arrays& xs) {
-    traced.emplace(detail::call_with_arrays(f, args, xs));
-    Arrays out;
-    detail::append_arrays(*traced, out);
-    return out;
-  };
-  auto [outs, push] = detail::linearize_flat(flat, detail::arrays_of(args));
+  auto [outs, push] = detail::linearize_flat(detail::flatten_fun(f, args, traced), detail::arrays_of(args));
   std::size_t p = 0;
   Result out = detail::with_arrays(*traced, outs, p);
   auto f_jvp = [push = std::move(push), shape = out, args, in_avals = detail::avals_of(detail::arrays_of(args))](

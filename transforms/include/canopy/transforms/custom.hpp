@@ -11,20 +11,6 @@
 #include "canopy/transforms/autodiff.hpp"
 
 namespace canopy {
-namespace detail {
-
-/// f's result type and a flat wrapper of f over the Array leaves of `args` (the rest fixed).
-template <class F, class... A>
-FlatFn flat_over(F& f, const std::tuple<A...>& args, std::optional<std::invoke_result_t<F&, const A&...>>& result) {
-  return [&f, &args, &result](const Arrays& xs) {
-    result.emplace(call_with_arrays(f, args, xs));
-    Arrays out;
-    append_arrays(*result, out);
-    return out;
-  };
-}
-
-}  // namespace detail
 
 /// jax.custom_jvp: f whose derivative is `rule(primals, tangents)`, which takes std::tuples of
 /// f's arguments and of their tangents and returns std::pair{f's result, its tangent}. The rule
@@ -41,7 +27,7 @@ auto custom_jvp(F f, Rule rule) {
     std::optional<Result> result;
     detail::CustomRule r;
     r.name = "custom_jvp";
-    r.fun = detail::flat_over(f, arg_tuple, result);
+    r.fun = detail::flatten_fun(f, arg_tuple, result);
     r.jvp = [&](const Arrays& ps, const Arrays& ts) {
       std::size_t p = 0, q = 0;
       auto primals = detail::with_arrays(arg_tuple, ps, p);
@@ -79,7 +65,7 @@ auto custom_vjp(F f, Fwd fwd, Bwd bwd) {
     std::optional<Result>& result = trees->result;
     detail::CustomRule r;
     r.name = "custom_vjp";
-    r.fun = detail::flat_over(f, arg_tuple, result);
+    r.fun = detail::flatten_fun(f, arg_tuple, result);
     r.fwd = [&](const Arrays& ps) {
       std::size_t p = 0;
       auto primals = detail::with_arrays(arg_tuple, ps, p);

@@ -53,17 +53,6 @@ auto assemble_jacobian(const Out& out, const In& in, const std::vector<Arrays>& 
       out);
 }
 
-/// f as a function of the flat Array leaves of its one argument; `traced` keeps the last result.
-template <class F, class A, class R>
-FlatFn flat_of(F& f, const std::tuple<A>& args, std::optional<R>& traced) {
-  return [&f, &args, &traced](const Arrays& xs) {
-    traced.emplace(call_with_arrays(f, args, xs));
-    Arrays out;
-    append_arrays(*traced, out);
-    return out;
-  };
-}
-
 }  // namespace detail
 
 /// jax.jacfwd (one pytree argument): forward mode, one jvp per input element, batched by vmap.
@@ -73,7 +62,7 @@ auto jacfwd(F f) {
     using Result = std::remove_cvref_t<std::invoke_result_t<F&, const A&>>;
     const std::tuple<A> args{x};
     std::optional<Result> traced;
-    const detail::FlatFn flat = detail::flat_of(f, args, traced);
+    const detail::FlatFn flat = detail::flatten_fun(f, args, traced);
     const Arrays ps = detail::arrays_of(args);
     const Arrays ys = flat(ps);
     const Result result = *traced;  // concrete: the vmapped jvps below leave tracers in `traced`
@@ -104,7 +93,7 @@ auto jacrev(F f) {
     const std::tuple<A> args{x};
     std::optional<Result> traced;
     const Arrays ps = detail::arrays_of(args);
-    auto [outs, pullback] = detail::vjp_flat(detail::flat_of(f, args, traced), ps);
+    auto [outs, pullback] = detail::vjp_flat(detail::flatten_fun(f, args, traced), ps);
     const Result result = [&] {
       std::size_t pos = 0;
       return detail::with_arrays(*traced, outs, pos);

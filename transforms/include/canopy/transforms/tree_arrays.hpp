@@ -5,12 +5,14 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 #include <tuple>
 #include <type_traits>
 
 #include "canopy/array_pytree.hpp"
+#include "canopy/core/autodiff.hpp"
 #include "canopy/error.hpp"
 #include "canopy/pytree.hpp"
 
@@ -92,6 +94,34 @@ T gradient_tree(const T& tree, const Arrays& xs, std::size_t& pos) {
         else return L{};
       },
       tree);
+}
+
+/// Calls f on the argument tuple with its Array leaves replaced by `xs`; returns f's result.
+template <class F, class... A>
+auto call_with_arrays(F& f, const std::tuple<A...>& args, const Arrays& xs) {
+  std::size_t pos = 0;
+  auto traced = with_arrays(args, xs, pos);
+  return std::apply(f, traced);
+}
+
+template <class... A>
+Arrays arrays_of(const std::tuple<A...>& args) {
+  Arrays xs;
+  append_arrays(args, xs);
+  return xs;
+}
+
+/// JAX's flatten_fun, the one bridge between the caller's pytrees and the flat transform cores:
+/// f as a function of the Array leaves of `args` (its other leaves fixed), which keeps f's last
+/// result in `result` so that the caller can rebuild that type around new Array leaves.
+template <class F, class Args, class R>
+FlatFn flatten_fun(F& f, const Args& args, std::optional<R>& result) {
+  return [&f, &args, &result](const Arrays& xs) {
+    result.emplace(call_with_arrays(f, args, xs));
+    Arrays out;
+    append_arrays(*result, out);
+    return out;
+  };
 }
 
 }  // namespace canopy::detail

@@ -114,7 +114,6 @@ struct Vmapped {
     Arrays xs;
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       (append_arrays(std::get<K>(arg_tuple), xs), ...);
-      (append_names("args[" + std::to_string(K) + "]", std::get<K>(arg_tuple), spec.in_names), ...);
       if constexpr (std::is_same_v<In, std::tuple<>>) {
         spec.in_axes.assign(xs.size(), 0);
       } else {
@@ -125,6 +124,7 @@ struct Vmapped {
          ...);
       }
     }(std::index_sequence_for<A...>{});
+    spec.in_names = [&] { return argument_names(std::tuple<A...>(args...)); };
     std::optional<Result> traced;
     spec.out_axes = [&] {
       std::vector<Axis> axes;
@@ -137,15 +137,8 @@ struct Vmapped {
       }
       return axes;
     };
-    FlatFn flat = [&](const Arrays& in_xs) {
-      std::size_t pos = 0;
-      auto rebuilt = with_arrays(std::tuple<A...>(args...), in_xs, pos);
-      traced.emplace(std::apply(f, rebuilt));
-      Arrays ys;
-      append_arrays(*traced, ys);
-      return ys;
-    };
-    Arrays ys = vmap_flat(flat, xs, spec);
+    const auto arg_values = std::tuple<A...>(args...);
+    Arrays ys = vmap_flat(flatten_fun(f, arg_values, traced), xs, spec);
     std::size_t pos = 0;
     return with_arrays(*traced, ys, pos);
   }

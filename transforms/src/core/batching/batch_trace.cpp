@@ -90,9 +90,13 @@ Array move_axis(const Array& x, int from, int to) {
 Arrays vmap_flat(const FlatFn& f, const Arrays& in, const VmapSpec& spec) {
   // The batch size: every mapped input must agree, and agree with axis_size when given.
   std::int64_t size = spec.axis_size;
-  std::string size_from = "axis_size";
+  std::ptrdiff_t size_from = -1;  // the input that set the size; -1: axis_size
   std::vector<int> axes(in.size(), -1);
-  auto name_of = [&](std::size_t i) { return i < spec.in_names.size() ? spec.in_names[i] : "args[" + std::to_string(i) + "]"; };
+  std::vector<std::string> names;  // key paths, built only for an error message
+  auto name_of = [&](std::size_t i) {
+    if (names.empty() && spec.in_names) names = spec.in_names();
+    return i < names.size() ? names[i] : "args[" + std::to_string(i) + "]";
+  };
   for (std::size_t i = 0; i < in.size(); ++i) {
     if (!spec.in_axes[i]) continue;
     int r = static_cast<int>(in[i].ndim());
@@ -105,10 +109,12 @@ Arrays vmap_flat(const FlatFn& f, const Arrays& in, const VmapSpec& spec) {
     std::int64_t n = in[i].shape()[static_cast<std::size_t>(axes[i])];
     if (size < 0) {
       size = n;
-      size_from = concat(name_of(i), " ", to_string(in[i].aval()));
+      size_from = static_cast<std::ptrdiff_t>(i);
     } else if (n != size) {
+      std::string from = size_from < 0 ? std::string("axis_size")
+                                       : concat(name_of(static_cast<std::size_t>(size_from)), " ", to_string(in[static_cast<std::size_t>(size_from)].aval()));
       raise<ShapeError>("vmap", "batch sizes", "",
-                        concat("differ: ", size_from, " has ", size, " but ", name_of(i), " ",
+                        concat("differ: ", from, " has ", size, " but ", name_of(i), " ",
                                to_string(in[i].aval()), " has ", n, " along axis ", axes[i]),
                         "every mapped input needs the same size along its in_axis");
     }
