@@ -26,7 +26,7 @@ std::vector<std::weak_ptr<JitCache>>& registry() {
 void CacheKey::seal() {
   std::uint64_t h = hash_mix(signature->hash_code(), settings);
   for (std::uint64_t s : structure) h = hash_mix(h, s);
-  for (const Aval& a : avals) h = param_hash(a.shape, hash_mix(h, (static_cast<std::uint64_t>(a.dtype) << 1) | a.weak_type));
+  for (const Aval& a : avals) h = hash_mix(h, hash_value(a));
   for (const Device& d : devices) h = hash_mix(h, (static_cast<std::uint64_t>(d.kind) << 32) | static_cast<std::uint32_t>(d.index));
   for (const StaticValue& v : statics) h = hash_mix(h, v.hash);
   hash = h;
