@@ -235,3 +235,10 @@ TEST_CASE("relu's derivative is 0 at 0, as jax.nn.relu's custom rule; NaN and -i
   CHECK(r[1] == 0.0);
   CHECK(r[2] == 3.0);
 }
+
+TEST_CASE("grad of abs is 1 at 0, as jax's select(x >= 0, g, -g)") {
+  auto g = grad([](const Array& x) { return abs(x); });
+  CHECK(g(scalar(0.0)).item<double>() == 1.0);
+  CHECK(g(scalar(-2.0)).item<double>() == -1.0);
+  CHECK(g(scalar(3.0f)).item<float>() == 1.0f);
+}

@@ -100,3 +100,11 @@ TEST_CASE("checkpoint recomputes in the backward pass and gives the same gradien
   });
   check_values(remat(w), plain(w).to_vector<double>());
 }
+
+TEST_CASE("custom_vjp: an empty Array cotangent is jax's None, a zero (for integer arguments)") {
+  auto scaled = custom_vjp([](const Array& x, const Array& n) { return x * n.astype(DType::f32); },
+                           [](const Array& x, const Array& n) { return std::make_pair(x * n.astype(DType::f32), n); },
+                           [](const Array& n, const Array& ct) { return std::make_tuple(ct * n.astype(DType::f32), Array()); });
+  Array g = grad([&](const Array& x) { return sum(scaled(x, scalar(3))); })(array({1.f, 2.f}));
+  CHECK(g.to_vector<float>() == std::vector<float>{3.f, 3.f});
+}

@@ -63,3 +63,13 @@ TEST_CASE("primitives themselves demand one dtype: bind without promotion is a T
   CHECK_THROWS_AS(select_n(array(std::vector<bool>{true}, {1}), {array({1.f}), array({1.0})}), TypeError);
   CHECK_THROWS_AS(bitcast_convert_type(array({1.0}), DType::f32), TypeError);
 }
+
+TEST_CASE("bool + bool and bool * bool stay bool, as in jax.numpy (logical or / and)") {
+  Array t = array({true, false, true}), f = array({false, false, true});
+  Array s = t + f, p = t * f;
+  CHECK(s.dtype() == DType::bool_);
+  CHECK(s.to_vector<bool>() == std::vector<bool>{true, false, true});
+  CHECK(p.dtype() == DType::bool_);
+  CHECK(p.to_vector<bool>() == std::vector<bool>{false, false, true});
+  CHECK((t + 1).dtype() == DType::i32);  // a weak int promotes the bools to int
+}

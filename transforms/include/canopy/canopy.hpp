@@ -1,4 +1,5 @@
-// The umbrella header: pytrees, Array, the ops and the jax.numpy layer.
+// The umbrella header, the whole library: pytrees, Array, the ops, jax.numpy and jax.nn, the
+// transformations (grad, vmap, jit, control flow, custom rules) and canopy::random.
 #pragma once
 
 #include "canopy/array.hpp"
@@ -10,4 +11,6 @@
 #include "canopy/nn.hpp"
 #include "canopy/ops.hpp"
 #include "canopy/pytree.hpp"
+#include "canopy/random.hpp"
 #include "canopy/shape.hpp"
+#include "canopy/transforms.hpp"

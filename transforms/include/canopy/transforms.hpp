@@ -2,7 +2,8 @@
 // rules, jit, make_jaxpr and pure_callback.
 #pragma once
 
-#include "canopy/canopy.hpp"
+#include "canopy/array.hpp"
+#include "canopy/numpy.hpp"
 #include "canopy/transforms/autodiff.hpp"
 #include "canopy/transforms/vmap.hpp"
 #include "canopy/transforms/jacobian.hpp"

@@ -47,7 +47,8 @@ auto custom_jvp(F f, Rule rule) {
 
 /// jax.custom_vjp: f whose reverse-mode derivative is given by `fwd(args...)`, returning
 /// std::pair{f's result, residuals (any pytree)}, and `bwd(residuals, cotangent)`, returning the
-/// std::tuple of the arguments' cotangents. Forward mode (jvp) of it raises, as in jax. This is
+/// std::tuple of the arguments' cotangents. An empty `Array()` is JAX's None: a zero cotangent
+/// (the natural answer for integer arguments, which have no derivative). Forward mode (jvp) of it raises, as in jax. This is
 /// also how an external C++ routine gets a hand-written gradient.
 template <class F, class Fwd, class Bwd>
 auto custom_vjp(F f, Fwd fwd, Bwd bwd) {

@@ -12,8 +12,9 @@ struct Abs {
     detail::eval_unary(kernels::cpu::UnaryOp::abs, in, out);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    // jax's rule: the tangent itself where x >= 0 (so d|x|/dx is 1 at 0, not sign(0) = 0).
     return detail::unary_jvp(x, t, [](const Array& a) { return abs(a); },
-                             [](const Array& a, const Array& y) { (void)a; (void)y; return sign(a); });
+                             [](const Array& a, const Array&) { return where(a >= 0, ones_like(a), -ones_like(a)); });
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<Abs>(x, bdims, params);
