@@ -3,6 +3,8 @@
 
 header-only: compile consumer/header_only.cpp with only -I pytree/include (Boost from the system).
 subproject:  a fresh Meson project with canopy under subprojects/ that writes dependency('canopy').
+installed:   `meson install` of this build into a scratch DESTDIR, then a program built with
+             nothing but `$(pkg-config --cflags --libs canopy)` and run.
 """
 import os
 import shutil
@@ -33,5 +35,20 @@ elif mode == "subproject":
     run(["meson", "setup", os.path.join(work, "build"), work])
     run(["ninja", "-C", os.path.join(work, "build")])
     run([os.path.join(work, "build", "consumer")])
+elif mode == "installed":
+    top_build, compiler = rest[0], rest[2:]
+    dest = os.path.join(build_dir, "installed_consumer")
+    shutil.rmtree(dest, ignore_errors=True)
+    run(["meson", "install", "-C", top_build, "--destdir", dest, "--quiet"])
+    pcs = [os.path.join(d, f) for d, _, fs in os.walk(dest) for f in fs if f == "canopy.pc"]
+    if len(pcs) != 1:
+        sys.exit(f"expected one installed canopy.pc, found {pcs}")
+    env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pcs[0]), PKG_CONFIG_SYSROOT_DIR=dest)
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "canopy"], check=True, env=env,
+                           capture_output=True, text=True).stdout.split()
+    exe = os.path.join(build_dir, "installed_consumer_app")
+    run(compiler + [os.path.join(here, "installed.cpp"), "-o", exe] + flags)
+    libdirs = [f[2:] for f in flags if f.startswith("-L")]
+    run([exe], env=dict(os.environ, LD_LIBRARY_PATH=":".join(libdirs)))
 else:
     sys.exit(f"unknown mode {mode}")
