@@ -83,6 +83,12 @@ struct PartialEval {
 /// Splits `p` given which inputs are known; every output not in `unknown_outs` must be known.
 PartialEval partial_eval(const Program& p, const std::vector<bool>& known_inputs, const std::vector<int>& unknown_outs);
 
+/// The jvp of `p` as a program: (inputs, their tangents) -> (outputs, their tangents), zero
+/// tangents instantiated.
+Program jvp_program(const Program& p);
+/// partial_eval of a jvp_program with its primal inputs known and its tangent outputs asked for.
+PartialEval linearize_split(const Program& jvp);
+
 /// `p` with the inputs flagged in `which` replaced by constants holding `values` (in order).
 Program bind_inputs(const Program& p, const std::vector<bool>& which, const Arrays& values);
 

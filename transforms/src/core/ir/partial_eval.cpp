@@ -1,7 +1,9 @@
-// Program surgery for the control-flow primitives' rules: partial evaluation (which equations
-// can run now and which must wait for unknown inputs, with the residuals between them), and
-// turning inputs into constants or reordering them.
+// Program surgery for the control-flow primitives' rules: a program's jvp as a program, partial
+// evaluation (which equations can run now and which must wait for unknown inputs, with the
+// residuals between them), and turning inputs into constants or reordering them.
+#include "../autodiff/jvp_trace.hpp"
 #include "canopy/core/ir.hpp"
+#include "canopy/core/jit.hpp"
 #include "canopy/error.hpp"
 
 namespace canopy::detail {
@@ -61,6 +63,32 @@ PartialEval partial_eval(const Program& p, const std::vector<bool>& known_inputs
     if (!known_inputs[i]) r.unknown.in_vars.push_back(p.in_vars[i]);
   r.num_residuals = residuals.size();
   return r;
+}
+
+Program jvp_program(const Program& p) {
+  const std::size_t m = p.in_vars.size();
+  const std::vector<Aval> in = p.in_avals();
+  std::vector<Aval> avals = in;
+  avals.insert(avals.end(), in.begin(), in.end());
+  return stage(
+      [&](const Arrays& v) {
+        Arrays primals(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m));
+        Arrays tangents(v.begin() + static_cast<std::ptrdiff_t>(m), v.end());
+        auto [o, ot] = jvp_flat([&](const Arrays& a) { return eval_program(p, a); }, primals, tangents);
+        const std::size_t n = o.size();
+        for (std::size_t i = 0; i < n; ++i) o.push_back(ot[i].valid() ? ot[i] : zeros_for(o[i].aval()));
+        return o;
+      },
+      avals);
+}
+
+PartialEval linearize_split(const Program& jvp) {
+  const std::size_t m = jvp.in_vars.size() / 2, n = jvp.outs.size() / 2;
+  std::vector<bool> known(2 * m, false);
+  std::fill(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(m), true);
+  std::vector<int> tangent_outs;
+  for (std::size_t i = 0; i < n; ++i) tangent_outs.push_back(static_cast<int>(n + i));
+  return partial_eval(jvp, known, tangent_outs);
 }
 
 Program bind_inputs(const Program& p, const std::vector<bool>& which, const Arrays& values) {

@@ -59,26 +59,8 @@ struct Cond {
     Arrays ops(primals.begin() + 1, primals.end()), t;
     for (std::size_t i = 1; i < primals.size(); ++i) t.push_back(detail::instantiate(tangents[i], primals[i].aval()));
     const std::vector<Aval> op_avals = detail::avals_of(ops);
-    std::vector<Aval> avals = op_avals;
-    avals.insert(avals.end(), op_avals.begin(), op_avals.end());
     std::vector<detail::PartialEval> parts;
-    for (const auto& b : params.branches) {
-      const Program& body = b->program();
-      Program jp = detail::stage(
-          [&](const Arrays& v) {
-            Arrays p(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m)), tt(v.begin() + static_cast<std::ptrdiff_t>(m), v.end());
-            auto [o, ot] = detail::jvp_flat([&](const Arrays& a) { return detail::eval_program(body, a); }, p, tt);
-            const std::size_t k = o.size();
-            for (std::size_t i = 0; i < k; ++i) o.push_back(detail::instantiate(ot[i], o[i].aval()));
-            return o;
-          },
-          avals);
-      std::vector<bool> known(2 * m, false);
-      std::fill(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(m), true);
-      std::vector<int> tangent_outs;
-      for (std::size_t i = 0; i < jp.outs.size() / 2; ++i) tangent_outs.push_back(static_cast<int>(jp.outs.size() / 2 + i));
-      parts.push_back(detail::partial_eval(jp, known, tangent_outs));
-    }
+    for (const auto& b : params.branches) parts.push_back(detail::linearize_split(detail::jvp_program(b->program())));
     // The residual slots of every branch, side by side.
     std::vector<Aval> res_avals;
     std::vector<std::size_t> first(nb);

@@ -110,25 +110,10 @@ struct Scan {
     const std::size_t m = body.in_vars.size(), nout = body.outs.size();
     Arrays t;
     for (std::size_t i = 0; i < primals.size(); ++i) t.push_back(detail::instantiate(tangents[i], primals[i].aval()));
-    // The body's jvp, (primal inputs, tangent inputs) -> (primal outputs, tangent outputs), split
-    // into what the primals determine (plus residuals) and what is linear in the tangents.
-    const std::vector<Aval> step_avals = body.in_avals();
-    std::vector<Aval> avals = step_avals;
-    avals.insert(avals.end(), step_avals.begin(), step_avals.end());
-    Program jvp_body = detail::stage(
-        [&](const Arrays& v) {
-          Arrays p(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m)), tt(v.begin() + static_cast<std::ptrdiff_t>(m), v.end());
-          auto [o, ot] = detail::jvp_flat([&](const Arrays& a) { return detail::eval_program(body, a); }, p, tt);
-          const std::size_t k = o.size();
-          for (std::size_t i = 0; i < k; ++i) o.push_back(detail::instantiate(ot[i], o[i].aval()));
-          return o;
-        },
-        avals);
-    std::vector<bool> known(2 * m, false);
-    std::fill(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(m), true);
-    std::vector<int> tangent_outs;
-    for (std::size_t i = 0; i < nout; ++i) tangent_outs.push_back(static_cast<int>(nout + i));
-    detail::PartialEval pe = detail::partial_eval(jvp_body, known, tangent_outs);
+    // The body's jvp split into what the primals determine (plus residuals) and what is linear
+    // in the tangents.
+    const Program jvp_body = detail::jvp_program(body);
+    detail::PartialEval pe = detail::linearize_split(jvp_body);
 
     // Residuals that are the primal consts themselves stay consts of the tangent scan; the rest
     // change from step to step and are stacked by the primal scan.
