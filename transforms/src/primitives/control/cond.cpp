@@ -55,7 +55,7 @@ struct Cond {
   }
 
   static detail::JvpResult jvp(std::span<const Array> primals, std::span<const Array> tangents, const Params& params) {
-    const std::size_t m = primals.size() - 1, nb = params.branches.size();
+    const std::size_t nb = params.branches.size();
     Arrays ops(primals.begin() + 1, primals.end()), t;
     for (std::size_t i = 1; i < primals.size(); ++i) t.push_back(detail::instantiate(tangents[i], primals[i].aval()));
     const std::vector<Aval> op_avals = detail::avals_of(ops);
