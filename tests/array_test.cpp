@@ -145,3 +145,153 @@ TEST_CASE("denormals: flushed to zero by default, kept when switched off") {
   kernels::cpu::set_flush_denormals(true);
   CHECK((tiny * 1.0f).item<float>() == 0.f);
 }
+
+TEST_CASE("shapes: an element count past int64 is a ShapeError naming the op and the shape") {
+  CHECK_THROWS_WITH_AS(zeros({1LL << 40, 1LL << 40}),
+                       "zeros: shape [1099511627776,1099511627776] has 1208925819614629174706176 elements, more than "
+                       "int64 can count",
+                       ShapeError);
+  CHECK_THROWS_WITH_AS(zeros({1LL << 62, 4}),
+                       "zeros: shape [4611686018427387904,4] has 18446744073709551616 elements, more than int64 "
+                       "can count",
+                       ShapeError);
+  // Used to build an f32[2^40,2^40] of size 0 whose indexing then crashed in gather_windows.
+  CHECK_THROWS_AS(zeros({1LL << 40, 1LL << 40}).at({5, 5}).get(), ShapeError);
+  SUBCASE("the byte count overflows though the element count fits") {
+    CHECK_THROWS_WITH_AS(zeros({1LL << 61}),
+                         "zeros: shape [2305843009213693952] has 2305843009213693952 elements of f32 "
+                         "(9223372036854775808 bytes), more than int64 can count",
+                         ShapeError);
+    CHECK_NOTHROW(zeros({0, 1LL << 61}, DType::bool_));
+  }
+  SUBCASE("a zero dim: the strides still have to fit, as in numpy") {
+    CHECK_THROWS_WITH_AS(ones({0, 1LL << 62, 4}),
+                         "ones: shape [0,4611686018427387904,4] has 0 elements but strides of 18446744073709551616 "
+                         "elements, more than int64 can count",
+                         ShapeError);
+    CHECK_THROWS_WITH_AS(full({1LL << 61, 0}, 1.0),
+                         "full: shape [2305843009213693952,0] has 0 elements but strides of 9223372036854775808 bytes, "
+                         "more than int64 can count",
+                         ShapeError);
+  }
+  SUBCASE("other ops that take a shape") {
+    CHECK_THROWS_WITH_AS(iota(DType::i32, {1LL << 40, 1LL << 40}, 0),
+                         "iota: shape [1099511627776,1099511627776] has 1208925819614629174706176 elements, more than "
+                         "int64 can count",
+                         ShapeError);
+    CHECK_THROWS_WITH_AS(random::normal(random::key(0), {1LL << 40, 1LL << 40}),
+                         "normal: shape [1099511627776,1099511627776] has 1208925819614629174706176 elements, more "
+                         "than int64 can count",
+                         ShapeError);
+    CHECK_THROWS_WITH_AS(array_from_data(nullptr, DType::f32, {1LL << 62, 4}),
+                         "array: shape [4611686018427387904,4] has 18446744073709551616 elements, more than int64 can "
+                         "count",
+                         ShapeError);
+    CHECK_THROWS_WITH_AS(arange(0.0, 1e30), doctest::Contains("more than int64 can count"), ShapeError);
+  }
+}
+
+TEST_CASE("shapes: the shape rules check the sizes they compute") {
+  SUBCASE("broadcast_in_dim") {
+    CHECK_THROWS_WITH_AS(broadcast_in_dim(array({1.f, 2.f}), {1LL << 62, 2}, {1}),
+                         "broadcast_in_dim: shape [4611686018427387904,2] has 9223372036854775808 elements, more than "
+                         "int64 can count",
+                         ShapeError);
+    CHECK_THROWS_AS(broadcast_to(scalar(1.f), {1LL << 40, 1LL << 40}), ShapeError);
+  }
+  SUBCASE("reshape") {
+    // 2^64 elements wrapped to 0 and matched the empty operand.
+    CHECK_THROWS_WITH_AS(reshape(zeros({0}), {1LL << 32, 1LL << 32}),
+                         "reshape: shape [4294967296,4294967296] has 18446744073709551616 elements, more than int64 "
+                         "can count",
+                         ShapeError);
+    CHECK_THROWS_AS(reshape(zeros({4}), {1LL << 62, 4}), ShapeError);
+    CHECK_THROWS_WITH_AS(reshape(zeros({0}), {-1, 1LL << 32, 1LL << 32}),
+                         "reshape: operand f32[0] cannot be reshaped to [-1,4294967296,4294967296]", ShapeError);
+  }
+  SUBCASE("concatenate") {
+    Array e = zeros({0, 1LL << 62}, DType::bool_);
+    CHECK_THROWS_WITH_AS(concatenate({e, e}, 1),
+                         "concatenate: operand (argument 1) bool[0,4611686018427387904] makes dimension 1 longer than "
+                         "int64 can count",
+                         ShapeError);
+    CHECK(concatenate({e, zeros({0, 5}, DType::bool_)}, 1).shape() == Shape{0, (1LL << 62) + 5});
+  }
+  SUBCASE("pad") {
+    const Array x = zeros({4}, DType::bool_), v = zeros({}, DType::bool_);
+    CHECK_THROWS_WITH_AS(pad(x, v, {{1LL << 62, 1LL << 62, 0}}),
+                         "pad: padding_config (dimension 0) (low=4611686018427387904, high=4611686018427387904, "
+                         "interior=0) pads the operand bool[4] past what int64 can count",
+                         ShapeError);
+    CHECK_THROWS_AS(pad(x, v, {{0, 0, 1LL << 62}}), ShapeError);
+    CHECK_THROWS_WITH_AS(pad(zeros({4}), scalar(0.f), {{1LL << 61, 0, 0}}),
+                         "pad: shape [2305843009213693956] has 2305843009213693956 elements of f32 "
+                         "(9223372036854775824 bytes), more than int64 can count",
+                         ShapeError);
+  }
+  SUBCASE("windows and convolutions") {
+    CHECK_THROWS_WITH_AS(reduce_window_max(zeros({4}), {1}, {1}, "VALID", {1LL << 62}),
+                         "reduce_window_max: operand (dimension 0) of 4 dilated by 4611686018427387904 is longer than "
+                         "int64 can count",
+                         ShapeError);
+    CHECK_THROWS_WITH_AS(conv_general_dilated(zeros({1, 1, 4}), zeros({1, 1, 1}), {1}, "VALID", {1LL << 62}),
+                         "conv_general_dilated: lhs (dimension 2) of 4 dilated by 4611686018427387904 is longer than "
+                         "int64 can count",
+                         ShapeError);
+  }
+  SUBCASE("gather") {
+    // Zero-size operand and indices whose windows and batch would stride past int64.
+    const Array operand = zeros({1LL << 40, 0}, DType::bool_), indices = zeros({1LL << 40, 0, 1}, DType::i32);
+    CHECK_THROWS_WITH_AS(gather(operand, indices, {{2, 3}, {}, {0}}, {1LL << 40, 0}),
+                         "gather: shape [1099511627776,0,1099511627776,0] has 0 elements but strides of "
+                         "1208925819614629174706176 elements, more than int64 can count",
+                         ShapeError);
+  }
+  SUBCASE("dot_general, and under jit") {
+    CHECK_THROWS_WITH_AS(matmul(zeros({1LL << 40, 0}), zeros({0, 1LL << 40})),
+                         "dot_general: shape [1099511627776,1099511627776] has 1208925819614629174706176 elements, "
+                         "more than int64 can count",
+                         ShapeError);
+    auto f = jit([](const Array& x) { return broadcast_to(x, {1LL << 40, 1LL << 40}); });
+    CHECK_THROWS_AS(f(scalar(1.f)), ShapeError);
+  }
+}
+
+TEST_CASE("allocator: memory the machine cannot give is a ResourceError, and the allocator stays usable") {
+  const auto before = kernels::allocator_stats();
+  // 4 TiB: representable, but more than this machine has.
+  CHECK_THROWS_WITH_AS(zeros({1LL << 40}),
+                       "zeros: allocation (f32[1099511627776]) of 4398046511104 bytes failed; the machine has less "
+                       "memory",
+                       ResourceError);
+  CHECK_THROWS_WITH_AS(iota(DType::f32, {1LL << 40}, 0),
+                       "iota: allocation (f32[1099511627776]) of 4398046511104 bytes failed; the machine has less "
+                       "memory",
+                       ResourceError);
+  CHECK_THROWS_WITH_AS(kernels::Buffer::allocate(std::size_t{1} << 62),
+                       "allocate: allocation of 4611686018427387904 bytes failed; the machine has less memory",
+                       ResourceError);
+  CHECK(kernels::allocator_stats().live_bytes == before.live_bytes);
+  Array small = ones({1000});
+  CHECK(sum(small).item<float>() == 1000.f);
+}
+
+TEST_CASE("shapes: empty dims, zero-size arrays and rank 0 still work") {
+  Array s = zeros({});
+  CHECK(s.shape() == Shape{});
+  CHECK(s.size() == 1);
+  CHECK(s.item<float>() == 0.f);
+  Array e = ones({2, 0, 3});
+  CHECK(e.size() == 0);
+  CHECK(to_string(e.aval()) == "f32[2,0,3]");
+  CHECK(sum(e, 1).to_vector<float>() == std::vector<float>(6, 0.f));
+  CHECK(reshape(e, {0, 6}).shape() == Shape{0, 6});
+  CHECK(reshape(e, {3, -1}).shape() == Shape{3, 0});
+  CHECK(concatenate({zeros({0, 2}), ones({1, 2})}, 0).to_vector<float>() == std::vector<float>{1, 1});
+  CHECK(pad(zeros({0}), scalar(7.f), {{1, 2, 3}}).to_vector<float>() == std::vector<float>{7, 7, 7});
+  CHECK(broadcast_to(scalar(2.f), {0, 5}).shape() == Shape{0, 5});
+  CHECK(iota(DType::i32, {0}, 0).size() == 0);
+  CHECK(matmul(zeros({3, 0}), zeros({0, 2})).to_vector<float>() == std::vector<float>(6, 0.f));
+  CHECK(zeros({1LL << 40, 0}).size() == 0);
+  CHECK(random::normal(random::key(0), {0, 4}).shape() == Shape{0, 4});
+}

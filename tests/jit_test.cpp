@@ -392,3 +392,17 @@ TEST_CASE("debug_nans: the first primitive producing a NaN is named, eagerly and
   set_debug_nans(false);
   CHECK(std::isnan(f(x).to_vector<float>()[0]));
 }
+
+TEST_CASE("grad(jit(f)) and vmap(jit(f)) stay compiled: calls of the derived programs, built once") {
+  auto f = jit([](const Array& x) { return sum(sin(x) * x); }, jit_name("f"));
+  Array x = array({0.5f, -1.f, 2.f});
+  std::string g = to_string(make_jaxpr(grad(f))(x));
+  CHECK(g.find("jit_call[name=f_primal") != std::string::npos);
+  CHECK(g.find("jit_call[name=f_tangent_transpose") != std::string::npos);
+  CHECK(g.find("sin") == g.find("sin", g.find("jaxpr=")));  // sin appears only inside the calls
+  std::string v = to_string(make_jaxpr(vmap(f))(stack({x, x}, 0)));
+  CHECK(v.find("jit_call[name=f_batched") != std::string::npos);
+  CHECK(close(grad(f)(x), sin(x) + x * cos(x)));
+  CHECK(close(vmap(f)(stack({x, x * 2.0}, 0)), stack({f(x), f(x * 2.0)}, 0)));
+  CHECK(close(grad(grad([&](const Array& y) { return f(y); }))(scalar(0.3f)), scalar(2 * std::cos(0.3f) - 0.3f * std::sin(0.3f))));
+}

@@ -44,8 +44,7 @@ TEST_CASE("registry: every primitive's samples run eagerly and agree with abstra
 
 TEST_CASE("registry: every primitive has its jvp, transpose and batching rules, and printable params") {
   // JAX defines no derivative for nextafter or pure_callback either (a callback gets its
-  // derivative from custom_vjp/custom_jvp around it). Call primitives (jit_call) have no rules of
-  // their own: every transformation applies them by inlining their program (Trace::process_call).
+  // derivative from custom_vjp/custom_jvp around it).
   const std::set<std::string> no_jvp_in_jax = {"nextafter", "pure_callback"};
   std::string missing;
   for (const PrimitiveInfo* p : registered_primitives()) {
@@ -59,7 +58,6 @@ TEST_CASE("registry: every primitive has its jvp, transpose and batching rules, 
       CHECK(p->params_hash(c) == p->params_hash(smp.ref()));
       CHECK(p->params_to_string(c) == p->params_to_string(smp.ref()));
     }
-    if (p->call_program) continue;
     std::string m;
     if (!p->jvp && !p->nondifferentiable && !p->linear && !no_jvp_in_jax.count(std::string(p->name))) m += " jvp";
     if (p->linear && !p->transpose) m += " transpose";

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 
+#include "canopy/error.hpp"
 #include "canopy/kernels/buffer.hpp"
 
 namespace canopy::kernels {
@@ -43,26 +45,43 @@ Pool& pool() {
   return *p;
 }
 
+// RAM plus swap: a request beyond it cannot be backed, and under memory overcommit it would
+// "succeed" and then get the process killed when its pages are touched.
+std::size_t machine_bytes() {
+  static const std::size_t total = [] {
+    struct sysinfo si {};
+    if (sysinfo(&si) != 0) return ~std::size_t{0};
+    return (static_cast<std::size_t>(si.totalram) + si.totalswap) * si.mem_unit;
+  }();
+  return total;
+}
+
 // Blocks of 2 MiB and more are 2 MiB aligned and ask for transparent huge pages: matmul and
 // elementwise kernels sweeping tens of MiB otherwise spend a large share of time on 4K TLB misses.
+// nullptr when the system has no such block.
 void* fresh_block(std::size_t cb) {
   constexpr std::size_t kHuge = std::size_t{1} << 21;
   // aligned_alloc wants a size that is a multiple of the alignment (small classes are 16-byte steps).
   void* p = cb >= kHuge ? std::aligned_alloc(kHuge, (cb + kHuge - 1) / kHuge * kHuge)
                         : std::aligned_alloc(kAlign, (cb + kAlign - 1) / kAlign * kAlign);
-  if (!p) throw std::bad_alloc();
-  if (cb >= kHuge) madvise(p, (cb + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
+  if (p && cb >= kHuge) madvise(p, (cb + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
   return p;
+}
+
+[[noreturn]] void raise_failed(std::size_t bytes) {
+  detail::raise<ResourceError>("allocate", "allocation", "", detail::concat("of ", bytes, " bytes failed"),
+                               "the machine has less memory");
 }
 
 }  // namespace
 
 std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes) {
+  if (bytes > machine_bytes()) raise_failed(bytes);
   std::size_t cb;
   int ci = class_index(bytes, &cb);
   void* p = nullptr;
+  auto& pl = pool();
   {
-    auto& pl = pool();
     std::lock_guard lock(pl.mu);
     auto& list = pl.free[ci];
     if (!list.empty()) {
@@ -76,7 +95,22 @@ std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes) {
     pl.stats.live_bytes += cb;
   }
   if (!p) p = fresh_block(cb);
-  return std::make_shared<Buffer>(p, bytes, cb, nullptr);
+  if (!p) {  // the cached free blocks may be what is missing: give them back and try once more
+    empty_cache();
+    p = fresh_block(cb);
+  }
+  if (p) {
+    try {
+      return std::make_shared<Buffer>(p, bytes, cb, nullptr);
+    } catch (const std::bad_alloc&) {
+      std::free(p);
+    }
+  }
+  {
+    std::lock_guard lock(pl.mu);
+    pl.stats.live_bytes -= cb;
+  }
+  raise_failed(bytes);
 }
 
 std::shared_ptr<Buffer> Buffer::wrap(void* data, std::size_t bytes, std::shared_ptr<void> owner) {

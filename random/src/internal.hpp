@@ -20,7 +20,7 @@ namespace canopy::random::detail {
 void check_key(std::string_view api, const Array& key, bool single);
 /// TypeError unless `dtype` is f32 or f64.
 void check_float_dtype(std::string_view api, DType dtype);
-/// ShapeError if a dimension is negative.
+/// ShapeError if a dimension is negative or the element count does not fit in int64.
 void check_shape(std::string_view api, const Shape& shape);
 /// `axis` in [-rank, rank) made non-negative; ShapeError naming `api` otherwise.
 int axis_of(std::string_view api, int axis, const Array& x);

@@ -31,10 +31,7 @@ void check_float_dtype(std::string_view api, DType dtype) {
     canopy::detail::raise<TypeError>(api, "dtype", "", canopy::detail::concat(dtype, " is not a float dtype"), "use f32 or f64");
 }
 
-void check_shape(std::string_view api, const Shape& shape) {
-  for (auto d : shape)
-    if (d < 0) canopy::detail::raise<ShapeError>(api, "shape", to_string(shape), "has a negative dimension");
-}
+void check_shape(std::string_view api, const Shape& shape) { canopy::detail::checked_size(api, shape); }
 
 int axis_of(std::string_view api, int axis, const Array& x) {
   const int r = static_cast<int>(x.ndim());

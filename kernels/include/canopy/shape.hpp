@@ -88,7 +88,24 @@ class Shape {
   std::size_t size_ = 0, cap_ = kInline;
 };
 
-/// Number of elements (1 for rank 0).
+/// The byte count of an `s`-shaped array of `itemsize`-byte elements (pass 1 for the element
+/// count), or -1 when a dim is negative or the count does not fit in int64. Zero dims are left
+/// out of the overflow test, as numpy does, so that every stride of an accepted shape fits too.
+inline std::int64_t checked_nbytes(std::span<const std::int64_t> s, std::int64_t itemsize) {
+  std::int64_t n = itemsize;
+  bool empty = false;
+  for (auto d : s) {
+    if (d <= 0) {
+      if (d < 0) return -1;
+      empty = true;
+    } else if (__builtin_mul_overflow(n, d, &n)) {
+      return -1;
+    }
+  }
+  return empty ? 0 : n;
+}
+/// Number of elements (1 for rank 0). Every Array's shape passed checked_nbytes when it was
+/// created, so this product cannot overflow for them.
 inline std::int64_t shape_size(std::span<const std::int64_t> s) {
   std::int64_t n = 1;
   for (auto d : s) n *= d;

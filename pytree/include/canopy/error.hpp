@@ -57,6 +57,11 @@ class DeviceError : public Error {
  public:
   using Error::Error;
 };
+/// Memory that cannot be had: an allocation the machine cannot satisfy (never std::bad_alloc).
+class ResourceError : public Error {
+ public:
+  using Error::Error;
+};
 
 namespace detail {
 

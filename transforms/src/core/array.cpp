@@ -75,9 +75,7 @@ Array Array::T() const { return canopy::transpose(*this); }
 Array array_from_data(const void* data, DType d, const Shape& shape, Device dev) {
   if (dev != Device::cpu())
     detail::raise<DeviceError>("array", "device", to_string(dev), "cannot hold arrays in this build", "use cpu:0");
-  for (auto s : shape)
-    if (s < 0) detail::raise<ShapeError>("array", "shape", to_string(shape), "has a negative dimension");
-  Array a = detail::make_concrete({d, shape, false}, dev);
+  Array a = detail::make_concrete({d, shape, false}, dev, "array");  // ShapeError for negative or overflowing dims
   std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * itemsize(d);
   if (bytes) std::memcpy(detail::mutable_data(a), data, bytes);
   return a;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "canopy/array.hpp"
 #include "canopy/core/trace.hpp"
@@ -20,11 +21,16 @@ struct ArrayImpl {
   bool deleted = false;
 };
 
-/// A fresh concrete array with uninitialised contents.
-inline Array make_concrete(Aval aval, Device dev = Device::cpu()) {
+/// A buffer for an `aval` array: ShapeError when its byte count does not fit in int64,
+/// ResourceError when the machine has not the memory, both naming `api` (shape_check.cpp).
+std::shared_ptr<kernels::Buffer> allocate_buffer(std::string_view api, const Aval& aval);
+/// `<api>: allocation (f32[..]) of N bytes failed; the machine has less memory` (ResourceError).
+[[noreturn]] void raise_allocation_failed(std::string_view api, const Aval& aval);
+
+/// A fresh concrete array with uninitialised contents; `api` names the op in allocation errors.
+inline Array make_concrete(Aval aval, Device dev = Device::cpu(), std::string_view api = "allocate") {
   auto impl = std::make_shared<ArrayImpl>();
-  std::size_t bytes = static_cast<std::size_t>(aval.size()) * itemsize(aval.dtype);
-  impl->buffer = kernels::Buffer::allocate(bytes);
+  impl->buffer = allocate_buffer(api, aval);
   impl->aval = std::move(aval);
   impl->device = dev;
   return Array(std::move(impl));

@@ -43,7 +43,7 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
                                "only cpu:0 runs kernels in this build");
   Arrays res;
   res.reserve(outs.size());
-  for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev));
+  for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev, p.name));
   k(in, res, params);
   if (debug_nans()) detail::check_nans(p, res);
   return res;
@@ -54,7 +54,7 @@ Arrays Trace::process_custom(const detail::CustomRule& rule, std::span<const Arr
 }
 
 Arrays Trace::process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
-  return detail::eval_program(*p.call_program(params), in);
+  return process(p, in, params);
 }
 
 namespace detail {

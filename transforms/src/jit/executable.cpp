@@ -118,6 +118,17 @@ Executable::~Executable() = default;
 
 std::size_t Executable::num_steps() const { return plan_->steps.size(); }
 
+std::shared_ptr<const void> Executable::derived(const std::string& key,
+                                                const std::function<std::shared_ptr<const void>()>& build) const {
+  {
+    std::lock_guard<std::mutex> lock(derived_mutex_);
+    if (auto it = derived_.find(key); it != derived_.end()) return it->second;
+  }
+  auto made = build();  // outside the lock: building may derive from other programs
+  std::lock_guard<std::mutex> lock(derived_mutex_);
+  return derived_.try_emplace(key, std::move(made)).first->second;
+}
+
 Arrays Executable::run(std::span<const Array> inputs) const {
   const Plan& plan = *plan_;
   TraceGuard eager(&EvalTrace::instance());  // kernels never trace, whatever is current
@@ -135,7 +146,8 @@ Arrays Executable::run(std::span<const Array> inputs) const {
       Arrays r = s.callee->run(operands);
       for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
     } else {
-      for (std::size_t i = 0; i < out.size(); ++i) out[i] = detail::make_concrete(s.out_avals[i]);
+      for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = detail::make_concrete(s.out_avals[i], Device::cpu(), s.prim->name);
       s.prim->cpu_kernel(operands, out, s.params);
       if (check) detail::check_nans(*s.prim, out, "jit(" + name_ + ")");
     }

@@ -1,19 +1,39 @@
 // jax.numpy creation functions: full/zeros/ones(_like) as a broadcast scalar, host-computed
 // arange/linspace (as JAX computes concrete ranges with numpy), eye from iotas.
 #include <cmath>
+#include <new>
 
 #include "../primitives/common.hpp"
 
 namespace canopy {
 
-Array full(const Shape& shape, double value, DType dtype) {
-  for (auto d : shape)
-    if (d < 0) detail::raise<ShapeError>("full", "shape", to_string(shape), "has a negative dimension");
+namespace {
+// full under the name of the op the caller used, in shape and allocation errors alike.
+Array full_as(std::string_view api, const Shape& shape, double value, DType dtype) {
+  detail::check_shape(api, shape, dtype);
   Array s = scalar(value).astype(dtype);
-  return broadcast_in_dim(s, shape, {});
+  try {
+    return broadcast_in_dim(s, shape, {});
+  } catch (const ResourceError&) {  // raised under broadcast_in_dim's name; the caller asked for `api`
+    detail::raise_allocation_failed(api, {dtype, shape, false});
+  }
 }
-Array zeros(const Shape& shape, DType dtype) { return full(shape, 0, dtype); }
-Array ones(const Shape& shape, DType dtype) { return full(shape, 1, dtype); }
+
+// The host values of arange/linspace: the standard errors, not std::bad_alloc, for too many.
+std::vector<double> host_values(std::string_view api, std::int64_t n) {
+  const Aval a{DType::f64, Shape{n}, false};
+  detail::check_aval(api, a);
+  try {
+    return std::vector<double>(static_cast<std::size_t>(n));
+  } catch (const std::bad_alloc&) {
+    detail::raise_allocation_failed(api, a);
+  }
+}
+}  // namespace
+
+Array full(const Shape& shape, double value, DType dtype) { return full_as("full", shape, value, dtype); }
+Array zeros(const Shape& shape, DType dtype) { return full_as("zeros", shape, 0, dtype); }
+Array ones(const Shape& shape, DType dtype) { return full_as("ones", shape, 1, dtype); }
 Array zeros_like(const Array& x) { return zeros(x.shape(), x.dtype()); }
 Array ones_like(const Array& x) { return ones(x.shape(), x.dtype()); }
 Array full_like(const Array& x, double value) { return full(x.shape(), value, x.dtype()); }
@@ -22,15 +42,19 @@ Array arange(std::int64_t stop) { return iota(DType::i32, Shape{std::max<std::in
 
 Array arange(double start, double stop, double step, DType dtype) {
   if (step == 0) detail::raise<ShapeError>("arange", "step", "0", "must be nonzero");
-  auto n = static_cast<std::int64_t>(std::max(0.0, std::ceil((stop - start) / step)));
-  std::vector<double> v(static_cast<std::size_t>(n));
+  const double count = std::max(0.0, std::ceil((stop - start) / step));
+  if (!(count < 0x1p63))
+    detail::raise<ShapeError>("arange", "range", detail::concat("start=", start, ", stop=", stop, ", step=", step),
+                              detail::concat("has ", count, " elements, more than int64 can count"));
+  const auto n = static_cast<std::int64_t>(count);
+  std::vector<double> v = host_values("arange", n);
   for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * step;
   return array(v, Shape{n}).astype(dtype);
 }
 
 Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType dtype) {
   if (num < 0) detail::raise<ShapeError>("linspace", "num", std::to_string(num), "must be non-negative");
-  std::vector<double> v(static_cast<std::size_t>(num));
+  std::vector<double> v = host_values("linspace", num);
   double div = static_cast<double>(endpoint ? num - 1 : num);
   double step = div > 0 ? (stop - start) / div : 0;
   for (std::int64_t i = 0; i < num; ++i) v[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * step;
@@ -47,6 +71,7 @@ Array eye(std::int64_t n, std::int64_t m, int k, DType dtype) {
 namespace detail {
 Array adopt_buffer(void* data, DType d, const Shape& shape, std::shared_ptr<void> owner) {
   auto impl = std::make_shared<ArrayImpl>();
+  check_shape("array", shape, d);
   impl->aval = {d, shape, false};
   impl->buffer = kernels::Buffer::wrap(data, static_cast<std::size_t>(shape_size(shape)) * itemsize(d), std::move(owner));
   return Array(std::move(impl));

@@ -11,7 +11,9 @@ namespace canopy::kernels {
 /// A block of memory that arrays share. Never resized; freed back to the allocator cache.
 class Buffer {
  public:
-  /// `bytes` from the caching allocator (64-byte aligned; contents uninitialised).
+  /// `bytes` from the caching allocator (64-byte aligned; contents uninitialised). Memory that
+  /// cannot be had is a canopy::ResourceError (`allocate: allocation of N bytes failed; ...`),
+  /// never std::bad_alloc, and leaves the allocator usable.
   static std::shared_ptr<Buffer> allocate(std::size_t bytes);
   /// Wraps memory owned by `owner` (zero-copy adoption, e.g. a moved-in Eigen matrix).
   static std::shared_ptr<Buffer> wrap(void* data, std::size_t bytes, std::shared_ptr<void> owner);

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "canopy/dtype.hpp"
 #include "canopy/shape.hpp"
@@ -33,6 +35,25 @@ inline std::size_t hash_value(const Aval& a) {
 /// `f32[2,3]`.
 inline std::string to_string(const Aval& a) { return std::string(name(a.dtype)) + to_string(a.shape); }
 inline std::ostream& operator<<(std::ostream& os, const Aval& a) { return os << to_string(a); }
+
+namespace detail {
+/// The ShapeError for a shape the checks below refuse, naming `api`: a negative dimension, or
+/// `zeros: shape [..] has N elements, more than int64 can count` (bytes when `dtype` is given).
+[[noreturn]] void raise_bad_shape(std::string_view api, const Shape& shape, std::optional<DType> dtype);
+/// ShapeError unless `shape` can hold `dtype` elements: no negative dimension, and the element
+/// count, the byte count and every stride fit in int64. One multiply per dimension.
+inline void check_shape(std::string_view api, const Shape& shape, DType dtype) {
+  if (checked_nbytes(shape, static_cast<std::int64_t>(itemsize(dtype))) < 0) raise_bad_shape(api, shape, dtype);
+}
+/// check_shape of an aval: every abstract_eval result and every allocated buffer goes through it.
+inline void check_aval(std::string_view api, const Aval& a) { check_shape(api, a.shape, a.dtype); }
+/// The element count of a requested shape whose dtype is not known yet; ShapeError as above.
+inline std::int64_t checked_size(std::string_view api, const Shape& shape) {
+  const std::int64_t n = checked_nbytes(shape, 1);
+  if (n < 0) raise_bad_shape(api, shape, std::nullopt);
+  return n;
+}
+}  // namespace detail
 
 }  // namespace canopy
 

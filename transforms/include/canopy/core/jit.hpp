@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,12 +39,17 @@ class Executable {
   const std::string& name() const { return name_; }
   /// Number of equations run per call.
   std::size_t num_steps() const;
+  /// Something derived from this program (its jvp split, transpose, batched form), built by
+  /// `build` the first time `key` is asked for and shared by later calls.
+  std::shared_ptr<const void> derived(const std::string& key, const std::function<std::shared_ptr<const void>()>& build) const;
 
  private:
   struct Plan;
   Program program_;
   std::string name_;
   std::unique_ptr<const Plan> plan_;
+  mutable std::mutex derived_mutex_;
+  mutable std::unordered_map<std::string, std::shared_ptr<const void>> derived_;
 };
 
 /// A compiled program for given arguments (jax's Lowered/Compiled): its simplified program.

@@ -96,6 +96,9 @@ struct PrimitiveInfo {
   /// Set for call primitives (jit_call): the program the params hold. Traces apply such a
   /// primitive through Trace::process_call.
   const struct Program* (*call_program)(const ParamsRef& params) = nullptr;
+  /// For call primitives: how many leading inputs are residuals of a call linear in the rest
+  /// (jvp derives such calls); linearize records those instead of splitting them again.
+  int (*num_fixed_inputs)(const ParamsRef& params) = nullptr;
   /// The sub-programs the params hold, by name (`jaxpr`, `body_jaxpr`...), for printing.
   std::vector<std::pair<std::string, const struct Program*>> (*sub_programs)(const ParamsRef& params) = nullptr;
 };
@@ -114,11 +117,16 @@ PrimitiveInfo make_info() {
   PrimitiveInfo i;
   i.name = P::name;
   i.params_type = &typeid(Params);
+  // Every output shape is checked here, once, so that no trace or kernel sees one whose element
+  // or byte count overflows int64 (ShapeError naming the primitive).
   i.abstract_eval = [](std::span<const Aval> avals, const ParamsRef& params) -> std::vector<Aval> {
+    std::vector<Aval> outs;
     if constexpr (std::is_same_v<decltype(P::abstract_eval(avals, params.get<Params>())), Aval>)
-      return {P::abstract_eval(avals, params.get<Params>())};
+      outs.push_back(P::abstract_eval(avals, params.get<Params>()));
     else
-      return P::abstract_eval(avals, params.get<Params>());
+      outs = P::abstract_eval(avals, params.get<Params>());
+    for (const Aval& a : outs) check_aval(P::name, a);
+    return outs;
   };
   i.cpu_kernel = [](std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
     P::eval_cpu(in, out, params.get<Params>());
@@ -172,6 +180,8 @@ PrimitiveInfo make_info() {
       return {{"jaxpr", &P::program_of(params.get<Params>())}};
     };
   }
+  if constexpr (requires(const Params& p) { p.num_fixed; })
+    i.num_fixed_inputs = [](const ParamsRef& params) { return static_cast<int>(params.get<Params>().num_fixed); };
   if constexpr (requires(const Params& p) { P::programs_of(p); })
     i.sub_programs = [](const ParamsRef& params) -> std::vector<std::pair<std::string, const Program*>> {
       return P::programs_of(params.get<Params>());

@@ -39,9 +39,10 @@ class Trace {
   /// Applies a function with custom derivative rules; by default it is just called (its own
   /// primitives then reach this trace one by one). Differentiation and batching override it.
   virtual Arrays process_custom(const detail::CustomRule& rule, std::span<const Array> in);
-  /// Applies a call primitive (jit_call: its params hold a Program). By default the program's
-  /// equations are bound one by one with this trace on the stack, so the transformation sees
-  /// each primitive; evaluation runs the compiled program instead, and staging records the call.
+  /// Applies a call primitive (jit_call: its params hold a Program). By default through its
+  /// rules, like any primitive (jvp and vmap of a compiled call are compiled calls); evaluation
+  /// runs the compiled program, jit's staging records the call, and linearize's partial
+  /// evaluation inlines its equations (so known and unknown ones separate).
   virtual Arrays process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params);
   /// The trace below this one; rules run there (TraceGuard below(parent())).
   Trace* parent() const { return parent_; }

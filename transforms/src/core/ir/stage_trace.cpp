@@ -65,8 +65,20 @@ Arrays StageTrace::process(const PrimitiveInfo& p, std::span<const Array> in, co
 }
 
 Arrays StageTrace::process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
-  // linearize splits a call into its known and staged equations by inlining it.
-  if (mode_ == Mode::dependent) return Trace::process_call(p, in, params);
+  if (mode_ == Mode::dependent) {
+    bool staged = false;
+    for (const Array& x : in) staged |= var_of(x) >= 0;
+    if (!staged) {
+      TraceGuard below(parent());
+      return detail::bind(p, in, params);
+    }
+    // A call linear in its staged inputs with known residuals first (what jvp derives) is
+    // recorded; any other call on known and staged values is split into its equations.
+    const std::size_t fixed = p.num_fixed_inputs ? static_cast<std::size_t>(p.num_fixed_inputs(params)) : 0;
+    bool linear = fixed > 0;  // (a known input after the residuals is a zero tangent: still linear)
+    for (std::size_t i = 0; i < fixed && i < in.size(); ++i) linear &= var_of(in[i]) < 0;
+    if (!linear) return eval_program(*p.call_program(params), in);
+  }
   return record(p, in, params);
 }
 

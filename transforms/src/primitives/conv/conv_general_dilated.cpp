@@ -103,10 +103,13 @@ struct ConvGeneralDilated {
       detail::raise<ShapeError>(name, "padding", detail::pads_text(p.padding), detail::concat("must have ", nsp, " pairs"));
     auto ldim = [&](std::size_t i) { return l.shape[static_cast<std::size_t>(p.lhs_spec[i])]; };
     auto rdim = [&](std::size_t i) { return r.shape[static_cast<std::size_t>(p.rhs_spec[i])]; };
+    auto lsp = [&](std::size_t d) { return static_cast<std::size_t>(p.lhs_spec[2 + d]); };  // spatial d's dim in lhs
+    auto rsp = [&](std::size_t d) { return static_cast<std::size_t>(p.rhs_spec[2 + d]); };
     const std::int64_t groups = p.feature_group_count;
     if (groups < 1)
       detail::raise<ShapeError>(name, "feature_group_count", std::to_string(groups), "must be positive");
-    if (ldim(1) != rdim(1) * groups)
+    std::int64_t grouped = 0;  // rhs input features times groups; an overflow cannot equal ldim(1)
+    if (__builtin_mul_overflow(rdim(1), groups, &grouped) || ldim(1) != grouped)
       detail::raise<ShapeError>(name, "features", "",
                                 detail::concat("of lhs ", to_string(l), " (", ldim(1), ") must equal rhs ", to_string(r),
                                                " input features (", rdim(1), ") times feature_group_count (", groups, ")"));
@@ -119,9 +122,9 @@ struct ConvGeneralDilated {
     out.shape[static_cast<std::size_t>(p.out_spec[0])] = ldim(0);
     out.shape[static_cast<std::size_t>(p.out_spec[1])] = rdim(0);
     for (std::size_t d = 0; d < nsp; ++d) {
-      std::int64_t in = detail::dilated_size(ldim(2 + d), p.lhs_dilation[d]);
-      std::int64_t padded = in + p.padding[d].first + p.padding[d].second;
-      std::int64_t win = detail::dilated_size(rdim(2 + d), p.rhs_dilation[d]);
+      std::int64_t in = detail::checked_dilated_size(name, "lhs", lsp(d), ldim(2 + d), p.lhs_dilation[d]);
+      std::int64_t padded = detail::checked_padded_size(name, lsp(d), in, p.padding[d]);
+      std::int64_t win = detail::checked_dilated_size(name, "rhs", rsp(d), rdim(2 + d), p.rhs_dilation[d]);
       std::int64_t o = padded < win ? 0 : (padded - win) / p.window_strides[d] + 1;
       if (padded < win && ldim(2 + d) != 0)
         detail::raise<ShapeError>(name, "window", "",
@@ -341,8 +344,8 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector
   std::vector<std::int64_t> in, win;
   for (std::size_t d = 0; d < nsp; ++d) {
     in.push_back(lhs.shape()[static_cast<std::size_t>(p.lhs_spec[2 + d])]);
-    std::int64_t k = rhs.shape()[static_cast<std::size_t>(p.rhs_spec[2 + d])];
-    win.push_back(detail::dilated_size(k, p.rhs_dilation[d]));
+    const auto dim = static_cast<std::size_t>(p.rhs_spec[2 + d]);
+    win.push_back(detail::checked_dilated_size(api, "rhs", dim, rhs.shape()[dim], p.rhs_dilation[d]));
   }
   // As lax does: string padding is computed from the undilated lhs and the dilated window.
   p.padding = detail::resolve_padding(api, padding, in, win, p.window_strides);

@@ -33,10 +33,7 @@ inline Array sample_keys(const Shape& batch, std::uint32_t seed) {
   return array(w, joined(batch, {2}));
 }
 
-/// Shape check of the params' sample shape (no negative dims).
-inline void expect_shape(std::string_view prim, const Shape& s) {
-  for (auto d : s)
-    if (d < 0) raise<ShapeError>(prim, "shape", to_string(s), "has a negative dimension");
-}
+/// Shape check of the params' sample shape (no negative dims, an element count int64 holds).
+inline void expect_shape(std::string_view prim, const Shape& s) { checked_size(prim, s); }
 
 }  // namespace canopy::detail

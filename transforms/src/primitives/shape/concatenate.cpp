@@ -30,7 +30,10 @@ struct Concatenate {
         detail::raise<ShapeError>(name, "operand", "argument " + std::to_string(i),
                                   detail::concat(to_string(b), " does not match ", to_string(a),
                                                  " outside dimension ", dim));
-      out.shape[dim] += b.shape[dim];
+      if (__builtin_add_overflow(out.shape[dim], b.shape[dim], &out.shape[dim]))
+        detail::raise<ShapeError>(name, "operand", "argument " + std::to_string(i),
+                                  detail::concat(to_string(b), " makes dimension ", dim,
+                                                 " longer than int64 can count"));
       out.weak_type = out.weak_type && b.weak_type;
     }
     return out;

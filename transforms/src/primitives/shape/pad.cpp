@@ -32,8 +32,13 @@ struct Pad {
     Aval out{a.dtype, {}, a.weak_type && v.weak_type};
     for (std::size_t d = 0; d < a.ndim(); ++d) {
       const PadConfig& c = cfg[d];
-      std::int64_t n = a.shape[d];
-      std::int64_t size = c.low + c.high + n + (n > 0 ? (n - 1) * c.interior : 0);
+      std::int64_t n = a.shape[d], size = 0;
+      if (c.interior >= 0 && (__builtin_mul_overflow(n > 0 ? n - 1 : 0, c.interior, &size) ||
+                              __builtin_add_overflow(size, n, &size) || __builtin_add_overflow(size, c.low, &size) ||
+                              __builtin_add_overflow(size, c.high, &size)))
+        detail::raise<ShapeError>(name, "padding_config", "dimension " + std::to_string(d),
+                                  detail::concat("(low=", c.low, ", high=", c.high, ", interior=", c.interior,
+                                                 ") pads the operand ", to_string(a), " past what int64 can count"));
       if (c.interior < 0 || size < 0)
         detail::raise<ShapeError>(name, "padding_config", "dimension " + std::to_string(d),
                                   detail::concat("(low=", c.low, ", high=", c.high, ", interior=", c.interior,

@@ -12,6 +12,7 @@ struct Reshape {
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     const Aval& a = avals[0];
+    detail::check_shape(name, params.new_sizes, a.dtype);
     if (shape_size(params.new_sizes) != a.size())
       detail::raise<ShapeError>(name, "operand", "", detail::concat(to_string(a), " has ", a.size(),
                                                                     " elements, which cannot be reshaped to ",
@@ -48,13 +49,15 @@ Array reshape(const Array& x, const Shape& shape) {
   Shape s = shape;
   int infer = -1;
   std::int64_t known = 1;
+  bool overflow = false;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == -1 && infer < 0) infer = static_cast<int>(i);
     else if (s[i] < 0) detail::raise<ShapeError>("reshape", "new shape", to_string(shape), "has a negative dimension");
-    else known *= s[i];
+    else overflow |= __builtin_mul_overflow(known, s[i], &known);
   }
+  if (infer < 0 && overflow) detail::checked_size("reshape", s);  // raises: more elements than int64 counts
   if (infer >= 0) {
-    if (known == 0 || x.size() % known != 0)
+    if (overflow || known == 0 || x.size() % known != 0)
       detail::raise<ShapeError>("reshape", "operand", "", detail::concat(to_string(x.aval()), " cannot be reshaped to ",
                                                                          to_string(shape)));
     s[static_cast<std::size_t>(infer)] = x.size() / known;

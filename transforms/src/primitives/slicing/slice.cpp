@@ -24,7 +24,7 @@ struct Slice {
                                                  " strides ", detail::list_text(st), " do not fit the operand ",
                                                  to_string(a)),
                                   "need 0 <= start <= limit <= dim and stride >= 1");
-      out.shape.push_back((hi[d] - lo[d] + st[d] - 1) / st[d]);
+      out.shape.push_back(hi[d] == lo[d] ? 0 : (hi[d] - lo[d] - 1) / st[d] + 1);  // ceil, no overflow for huge strides
     }
     return out;
   }

@@ -93,7 +93,7 @@ struct Sort {
     for (std::size_t o = 0; o < in.size(); ++o) {
       const Array& src = rows[o];
       const std::size_t isz = itemsize(src.dtype());
-      Array sorted = detail::make_concrete(src.aval(), src.device());
+      Array sorted = detail::make_concrete(src.aval(), src.device(), name);
       const char* s = static_cast<const char*>(detail::cdata(src));
       char* d = static_cast<char*>(detail::mutable_data(sorted));
       for (std::int64_t row = 0; row < nrows; ++row)

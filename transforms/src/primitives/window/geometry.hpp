@@ -53,8 +53,9 @@ inline PadPairs resolve_padding(std::string_view api, const Padding& padding, st
   PadPairs out(in.size(), {0, 0});
   if (mode == "VALID") return out;
   for (std::size_t d = 0; d < in.size(); ++d) {
-    std::int64_t s = std::max<std::int64_t>(strides[d], 1), o = (in[d] + s - 1) / s;
-    std::int64_t total = std::max<std::int64_t>((o - 1) * s + window[d] - in[d], 0);
+    // ceil(in / s) and (o - 1) * s + window - in, ordered so that no step overflows.
+    std::int64_t s = std::max<std::int64_t>(strides[d], 1), o = in[d] == 0 ? 0 : (in[d] - 1) / s + 1;
+    std::int64_t total = std::max<std::int64_t>(window[d] - (in[d] - (o - 1) * s), 0);
     std::int64_t small = total / 2;
     out[d] = mode == "SAME" ? std::pair{small, total - small} : std::pair{total - small, small};
   }
@@ -77,8 +78,31 @@ struct WindowParams {
   std::vector<std::int64_t> base_dilation, window_dilation;
 };
 
-/// lax's _dilate_shape: the extent of n elements spread d apart.
+/// lax's _dilate_shape: the extent of n elements spread d apart (for extents a rule has checked).
 inline std::int64_t dilated_size(std::int64_t n, std::int64_t d) { return n == 0 ? 0 : 1 + d * (n - 1); }
+
+/// dilated_size in a shape rule or op: ShapeError `<api>: <subject> (dimension <dim>) of <n>
+/// dilated by <d> is longer than int64 can count` when the extent overflows.
+inline std::int64_t checked_dilated_size(std::string_view api, std::string_view subject, std::size_t dim,
+                                         std::int64_t n, std::int64_t d) {
+  std::int64_t r = 0;
+  if (n != 0 && (__builtin_mul_overflow(d, n - 1, &r) || __builtin_add_overflow(r, 1, &r)))
+    raise<ShapeError>(api, subject, concat("dimension ", dim),
+                      concat("of ", n, " dilated by ", d, " is longer than int64 can count"));
+  return r;
+}
+
+/// A (dilated) operand extent plus its (low, high) padding in a shape rule; ShapeError when the
+/// sum overflows.
+inline std::int64_t checked_padded_size(std::string_view api, std::size_t dim, std::int64_t extent,
+                                        std::pair<std::int64_t, std::int64_t> pad) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(extent, pad.first, &r) || __builtin_add_overflow(r, pad.second, &r))
+    raise<ShapeError>(api, "padding", concat("dimension ", dim),
+                      concat("(", pad.first, ",", pad.second, ") takes the operand extent ", extent,
+                             " past what int64 can count"));
+  return r;
+}
 
 /// jax's _conv_general_vjp_lhs_padding for one spatial dim: the (low, high) padding under which
 /// a window sweep over the (stride-dilated) cotangent lands back on each input element. All
@@ -120,9 +144,9 @@ inline Aval window_aval(std::string_view prim, const Aval& a, const WindowParams
     raise<ShapeError>(prim, "padding", pads_text(p.padding), concat("must have one pair per dimension of ", to_string(a)));
   Aval out{a.dtype, {}, a.weak_type};
   for (std::size_t d = 0; d < r; ++d) {
-    std::int64_t in = dilated_size(a.shape[d], p.base_dilation[d]);
-    std::int64_t padded = in + p.padding[d].first + p.padding[d].second;
-    std::int64_t win = (p.window_dimensions[d] - 1) * p.window_dilation[d] + 1;
+    std::int64_t in = checked_dilated_size(prim, "operand", d, a.shape[d], p.base_dilation[d]);
+    std::int64_t padded = checked_padded_size(prim, d, in, p.padding[d]);
+    std::int64_t win = checked_dilated_size(prim, "window", d, p.window_dimensions[d], p.window_dilation[d]);
     if (padded < win && a.shape[d] == 0) {  // an empty dim stays empty, as in lax
       out.shape.push_back(0);
       continue;

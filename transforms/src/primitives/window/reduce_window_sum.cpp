@@ -58,7 +58,8 @@ Array reduce_window_sum(const Array& x, const std::vector<std::int64_t>& window_
     detail::raise<ShapeError>(api, "window_dimensions", detail::list_text(window_dimensions),
                               detail::concat("must have one entry per dimension of ", to_string(x.aval())));
   std::vector<std::int64_t> win;
-  for (std::size_t d = 0; d < r; ++d) win.push_back((window_dimensions[d] - 1) * p.window_dilation[d] + 1);
+  for (std::size_t d = 0; d < r; ++d)
+    win.push_back(detail::checked_dilated_size(api, "window", d, window_dimensions[d], p.window_dilation[d]));
   p.padding = detail::resolve_padding(api, padding, x.shape(), win, p.window_strides);
   return bind1<prim::ReduceWindowSum>({x}, p);
 }
