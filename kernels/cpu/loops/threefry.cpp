@@ -1,8 +1,10 @@
 // PRNG kernels: threefry2x32 over word arrays and the key-level operations over key arrays.
 // The hot loops (random bits, unit floats) hash blocks of 16 counters in locals so the compiler
 // vectorises the 20 rounds, convert in the same block, and store straight into the output.
-// They are compiled for AVX-512, AVX2 and baseline x86-64 and picked at load time (target_clones),
-// since the library is built for baseline x86-64 and the hash is all integer vector work.
+// They are compiled for AVX-512, AVX2 and baseline x86-64 and picked on first use by
+// __builtin_cpu_supports, since the library is built for baseline x86-64 and the hash is all
+// integer vector work. (Not target_clones: its ifunc resolvers run before ThreadSanitizer's
+// runtime is up, and a -fsanitize=thread build crashed at load.)
 #include <bit>
 #include <cstring>
 #include <vector>
@@ -11,10 +13,22 @@
 #include "canopy/kernels/runtime.hpp"
 #include "loops.hpp"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CANOPY_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// CANOPY_ISA_VARIANTS(name, (params), (args), body): name_avx512, name_avx2 and name_base
+// compiled from one body, and `name` calling the best one the CPU supports.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CANOPY_ISA_VARIANTS(name, params, args, ...)                                               \
+  __attribute__((target("avx512f"))) void name##_avx512 params { __VA_ARGS__ }                    \
+  __attribute__((target("avx2"))) void name##_avx2 params { __VA_ARGS__ }                         \
+  void name##_base params { __VA_ARGS__ }                                                          \
+  void name params {                                                                               \
+    static const auto best = __builtin_cpu_supports("avx512f") ? name##_avx512                     \
+                             : __builtin_cpu_supports("avx2")  ? name##_avx2                       \
+                                                               : name##_base;                      \
+    best args;                                                                                     \
+  }
 #else
-#define CANOPY_CLONES
+#define CANOPY_ISA_VARIANTS(name, params, args, ...) \
+  void name params { __VA_ARGS__ }
 #endif
 
 namespace canopy::kernels::cpu {
@@ -104,19 +118,19 @@ template <class T, class Word>
   }
 }
 
-// The instruction-set clones: one per (layout, output type), each over a serial range.
-CANOPY_CLONES void part_bits(Key k, std::uint64_t b, std::uint64_t e, std::uint32_t* o) { partitionable_range(k, b, e, o, PackBits{}); }
-CANOPY_CLONES void part_f32(Key k, std::uint64_t b, std::uint64_t e, float* o) { partitionable_range(k, b, e, o, PackF32{}); }
-CANOPY_CLONES void part_f64(Key k, std::uint64_t b, std::uint64_t e, double* o) { partitionable_range(k, b, e, o, PackF64{}); }
-CANOPY_CLONES void legacy_bits(Key k, std::uint64_t n, std::uint64_t b, std::uint64_t e, std::uint32_t* o) {
-  legacy_lanes(k, n, b, e, o, WordBits{});
-}
-CANOPY_CLONES void legacy_f32(Key k, std::uint64_t n, std::uint64_t b, std::uint64_t e, float* o) {
-  legacy_lanes(k, n, b, e, o, WordF32{});
-}
-CANOPY_CLONES void legacy_f64(Key k, std::uint64_t n, std::uint64_t b, std::uint64_t e, double* o) {
-  legacy_f64_range(k, n, b, e, o);
-}
+// The instruction-set variants: one per (layout, output type), each over a serial range.
+CANOPY_ISA_VARIANTS(part_bits, (Key k, std::uint64_t b, std::uint64_t e, std::uint32_t* o), (k, b, e, o),
+                    partitionable_range(k, b, e, o, PackBits{});)
+CANOPY_ISA_VARIANTS(part_f32, (Key k, std::uint64_t b, std::uint64_t e, float* o), (k, b, e, o),
+                    partitionable_range(k, b, e, o, PackF32{});)
+CANOPY_ISA_VARIANTS(part_f64, (Key k, std::uint64_t b, std::uint64_t e, double* o), (k, b, e, o),
+                    partitionable_range(k, b, e, o, PackF64{});)
+CANOPY_ISA_VARIANTS(legacy_bits, (Key k, std::uint64_t n, std::uint64_t b, std::uint64_t e, std::uint32_t* o),
+                    (k, n, b, e, o), legacy_lanes(k, n, b, e, o, WordBits{});)
+CANOPY_ISA_VARIANTS(legacy_f32, (Key k, std::uint64_t n, std::uint64_t b, std::uint64_t e, float* o), (k, n, b, e, o),
+                    legacy_lanes(k, n, b, e, o, WordF32{});)
+CANOPY_ISA_VARIANTS(legacy_f64, (Key k, std::uint64_t n, std::uint64_t b, std::uint64_t e, double* o), (k, n, b, e, o),
+                    legacy_f64_range(k, n, b, e, o);)
 
 // Splits [0, n) into block-aligned chunks across the OpenMP threads.
 template <class F>
