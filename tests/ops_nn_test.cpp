@@ -267,3 +267,25 @@ TEST_CASE("logsumexp handles infinities and large values; var/std take int axes 
   CHECK_THROWS_AS(logsumexp(zeros({2, 3}), Axes{{0, 0}}), ShapeError);
   CHECK_THROWS_AS(canopy::std(zeros({2, 3}), -3), ShapeError);
 }
+
+TEST_CASE("log_softmax is the f64 reference rounded to f32, also with -inf entries and large magnitudes") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::vector<float>> rows = {
+      {0.f, 0.f}, {1.f, 2.f, 3.f}, {-30.f, 0.f, 30.f}, {100.5f, 100.25f, -3.f}, {-inf, 0.f, 1.f}, {1e4f, -1e4f, 0.5f},
+      {3.4e38f, 3.4e38f}, {-1e-7f, 1e-7f, 0.f, 2.5f}};
+  for (const auto& v : rows) {
+    CAPTURE(v.size());
+    std::vector<float> got = nn::log_softmax(array(v, {static_cast<std::int64_t>(v.size())})).to_vector<float>();
+    double m = -std::numeric_limits<double>::infinity(), s = 0;
+    for (float f : v) m = std::max(m, static_cast<double>(f));
+    for (float f : v) s += std::exp(static_cast<double>(f) - m);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const float want = static_cast<float>(static_cast<double>(v[i]) - m - std::log(s));
+      CAPTURE(i);
+      if (std::isinf(want)) CHECK(got[i] == want);
+      else CHECK(std::abs(got[i] - want) <= std::abs(std::nextafter(want, inf) - want));
+    }
+  }
+  Array batch = array({{0.f, 0.f}, {1.f, -1.f}});  // along the last axis of a matrix too
+  CHECK(nn::log_softmax(batch).to_vector<float>()[0] == static_cast<float>(-std::log(2.0)));
+}

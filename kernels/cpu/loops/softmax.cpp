@@ -1,5 +1,8 @@
-// Softmax / log-softmax along one axis on plain loops (f64, bf16, and f32 when oneDNN does not
-// apply): per row, subtract the max, exponentiate, normalise; f64 accumulates in double.
+// Softmax / log-softmax along one axis on plain loops (log-softmax always; softmax for f64, bf16,
+// and f32 when oneDNN does not apply): per row, subtract the max, exponentiate, normalise.
+// log-softmax computes in double whatever the storage type, so each result is the correctly
+// rounded f64 value stored (oneDNN's f32 logsoftmax was off by up to ~70 ulp: log_softmax([0, 0])
+// gave -0.6931458 for -0.6931472).
 #include <cmath>
 #include <limits>
 
@@ -10,9 +13,8 @@
 namespace canopy::kernels::cpu::loops {
 namespace {
 
-template <class T>
+template <class T, class C>
 void softmax_typed(bool log, const T* in, T* out, const Shape& shape, int axis) {
-  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   std::int64_t outer = 1, n = shape[static_cast<std::size_t>(axis)], inner = 1;
   for (int d = 0; d < axis; ++d) outer *= shape[static_cast<std::size_t>(d)];
   for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
@@ -40,7 +42,8 @@ void softmax_typed(bool log, const T* in, T* out, const Shape& shape, int axis) 
 void softmax(DType dtype, bool log, const void* in, void* out, const Shape& shape, int axis) {
   ensure_runtime();
   auto run = [&]<class T>(std::type_identity<T>) {
-    softmax_typed(log, static_cast<const T*>(in), static_cast<T*>(out), shape, axis);
+    if (log || std::is_same_v<T, double>) softmax_typed<T, double>(log, static_cast<const T*>(in), static_cast<T*>(out), shape, axis);
+    else softmax_typed<T, float>(log, static_cast<const T*>(in), static_cast<T*>(out), shape, axis);
   };
   switch (dtype) {
     case DType::f32: return run(std::type_identity<float>{});
