@@ -10,7 +10,7 @@
 #include "helpers/nd_ref.hpp"
 
 using namespace canopy;
-using nd_ref::Index;
+using nd_ref::MultiIndex;
 
 TEST_CASE("concatenate: matches the reference along every axis, with empty pieces and promotion") {
   std::mt19937 g(17);
@@ -36,7 +36,7 @@ TEST_CASE("concatenate: matches the reference along every axis, with empty piece
     for (auto w : widths) out[ax] += w;
     std::vector<double> want;
     for (std::int64_t f = 0; f < shape_size(out); ++f) {
-      Index o = nd_ref::unravel(f, out);
+      nd_ref::MultiIndex o = nd_ref::unravel(f, out);
       std::size_t piece = 0;
       while (o[ax] >= widths[piece]) o[ax] -= widths[piece++];
       Shape si = out;
@@ -123,7 +123,7 @@ TEST_CASE("pad: lax.pad with low/high/interior, negative low/high, matches the r
       // Each output position holds x[i] where pos = low + i * (interior + 1), else the pad value.
       std::vector<double> want;
       for (std::int64_t f = 0; f < shape_size(out); ++f) {
-        Index o = nd_ref::unravel(f, out), xi(o.size());
+        nd_ref::MultiIndex o = nd_ref::unravel(f, out), xi(o.size());
         bool hit = true;
         for (std::size_t k = 0; k < o.size(); ++k) {
           std::int64_t rel = o[k] - cfg[k].low, step = cfg[k].interior + 1;

@@ -14,7 +14,7 @@
 #include "helpers/nd_ref.hpp"
 
 using namespace canopy;
-using nd_ref::Index;
+using nd_ref::MultiIndex;
 
 namespace {
 
@@ -47,13 +47,13 @@ std::vector<double> take_ref(const Array& x, const Array& idx, int axis, GatherS
   for (std::size_t d = ax + 1; d < x.ndim(); ++d) out.push_back(x.shape()[d]);
   std::vector<double> r;
   for (std::int64_t i = 0; i < shape_size(out); ++i) {
-    Index o = nd_ref::unravel(i, out);
-    Index jix(o.begin() + axis, o.begin() + axis + static_cast<std::ptrdiff_t>(idx.ndim()));
+    nd_ref::MultiIndex o = nd_ref::unravel(i, out);
+    nd_ref::MultiIndex jix(o.begin() + axis, o.begin() + axis + static_cast<std::ptrdiff_t>(idx.ndim()));
     std::int64_t k = iv[static_cast<std::size_t>(nd_ref::ravel(jix, idx.shape()))];
     if (mode == GatherScatterMode::fill_or_drop && k < 0) k += n;
     if (mode == GatherScatterMode::clip) k = std::clamp<std::int64_t>(k, 0, n - 1);
     if (k < 0 || k >= n) { r.push_back(fill); continue; }
-    Index xi(o.begin(), o.begin() + axis);
+    nd_ref::MultiIndex xi(o.begin(), o.begin() + axis);
     xi.push_back(k);
     xi.insert(xi.end(), o.begin() + axis + static_cast<std::ptrdiff_t>(idx.ndim()), o.end());
     r.push_back(xv[static_cast<std::size_t>(nd_ref::ravel(xi, x.shape()))]);
@@ -129,7 +129,7 @@ TEST_CASE("take_along_axis: matches the reference, broadcasting unit dims of eit
     auto iv = nd_ref::ints_of(idx);
     std::vector<double> want_fill, want_clip;
     for (std::int64_t i = 0; i < shape_size(out); ++i) {
-      Index o = nd_ref::unravel(i, out), ii = o, xi = o;
+      nd_ref::MultiIndex o = nd_ref::unravel(i, out), ii = o, xi = o;
       for (int d = 0; d < r; ++d) {
         if (is[static_cast<std::size_t>(d)] == 1) ii[static_cast<std::size_t>(d)] = 0;
         if (s[static_cast<std::size_t>(d)] == 1) xi[static_cast<std::size_t>(d)] = 0;
@@ -182,9 +182,9 @@ TEST_CASE("gather: general dimension numbers match a per-element reference (2-d 
     REQUIRE(y.shape() == Shape{2, 2, 3, 3});
     std::vector<double> want;
     for (std::int64_t i = 0; i < y.size(); ++i) {
-      Index o = nd_ref::unravel(i, y.shape());  // (b0, w1, b1, w2)
+      nd_ref::MultiIndex o = nd_ref::unravel(i, y.shape());  // (b0, w1, b1, w2)
       std::int64_t b = o[0] * 3 + o[2];
-      Index start{iv[static_cast<std::size_t>(2 * b)], iv[static_cast<std::size_t>(2 * b + 1)], 0};
+      nd_ref::MultiIndex start{iv[static_cast<std::size_t>(2 * b)], iv[static_cast<std::size_t>(2 * b + 1)], 0};
       bool oob = start[0] < 0 || start[0] > 3 || start[1] < 0 || start[1] > 3;
       start[0] = std::clamp<std::int64_t>(start[0], 0, 3);
       start[1] = std::clamp<std::int64_t>(start[1], 0, 3);

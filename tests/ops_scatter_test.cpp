@@ -11,7 +11,7 @@
 #include "helpers/nd_ref.hpp"
 
 using namespace canopy;
-using nd_ref::Index;
+using nd_ref::MultiIndex;
 
 namespace {
 
@@ -177,7 +177,7 @@ TEST_CASE("one_hot: rows of the identity, all-zero rows out of range, any axis a
     auto yv = y.to_vector<double>();
     bool ok = true;
     for (std::int64_t f = 0; f < y.size(); ++f) {
-      Index o = nd_ref::unravel(f, y.shape());
+      nd_ref::MultiIndex o = nd_ref::unravel(f, y.shape());
       std::int64_t cls = o[static_cast<std::size_t>(axis)];
       o.erase(o.begin() + axis);
       ok = ok && yv[static_cast<std::size_t>(f)] == (iv[static_cast<std::size_t>(nd_ref::ravel(o, s))] == cls ? 1 : 0);

@@ -162,7 +162,7 @@ TEST_CASE("prod and reduce_prod match a plain loop over every axis subset, with 
         std::vector<double> ref(static_cast<std::size_t>(shape_size(kept)), 1.0);
         for (std::int64_t i = 0; i < shape_size(s); ++i) {
           auto ix = nd_ref::unravel(i, s);
-          nd_ref::Index o;
+          nd_ref::MultiIndex o;
           for (unsigned k = 0; k < n; ++k) if (!(mask >> k & 1u)) o.push_back(ix[k]);
           ref[static_cast<std::size_t>(nd_ref::ravel(o, kept))] *= yv[static_cast<std::size_t>(i)];
         }
@@ -196,7 +196,7 @@ TEST_CASE("argmax and argmin take the first extremum, the first NaN, over any ax
       std::vector<double> bv(best.size(), -1e300), lv(best.size(), 1e300);
       for (std::int64_t i = 0; i < shape_size(s); ++i) {
         auto ix = nd_ref::unravel(i, s);
-        nd_ref::Index o;
+        nd_ref::MultiIndex o;
         for (int k = 0; k < static_cast<int>(s.size()); ++k) if (k != ax) o.push_back(ix[static_cast<std::size_t>(k)]);
         const auto j = static_cast<std::size_t>(nd_ref::ravel(o, kept));
         const double v = xv[static_cast<std::size_t>(i)];

@@ -12,11 +12,11 @@
 
 namespace nd_ref {
 
-using Index = std::vector<std::int64_t>;
+using MultiIndex = std::vector<std::int64_t>;
 
 /// Row-major multi-index of flat position `i` in `s`.
-inline Index unravel(std::int64_t i, const canopy::Shape& s) {
-  Index r(s.size());
+inline MultiIndex unravel(std::int64_t i, const canopy::Shape& s) {
+  MultiIndex r(s.size());
   for (std::size_t d = s.size(); d-- > 0;) {
     r[d] = i % s[d];
     i /= s[d];
@@ -24,7 +24,7 @@ inline Index unravel(std::int64_t i, const canopy::Shape& s) {
   return r;
 }
 /// Flat position of multi-index `ix` in `s`.
-inline std::int64_t ravel(const Index& ix, const canopy::Shape& s) {
+inline std::int64_t ravel(const MultiIndex& ix, const canopy::Shape& s) {
   std::int64_t f = 0;
   for (std::size_t d = 0; d < s.size(); ++d) f = f * s[d] + ix[d];
   return f;
@@ -44,9 +44,9 @@ inline canopy::Array transposed_values(const canopy::Shape& s, canopy::DType d, 
   return canopy::transpose(values(r, d, seed));
 }
 /// The elements of an integer array as int64.
-inline Index ints_of(const canopy::Array& x) {
+inline MultiIndex ints_of(const canopy::Array& x) {
   auto v = x.to_vector<double>();
-  return Index(v.begin(), v.end());
+  return MultiIndex(v.begin(), v.end());
 }
 /// A random shape of rank in [lo, hi] with dims in [0, 4] (a 0 or 1 dim appears often).
 inline canopy::Shape random_shape(std::mt19937& g, int lo, int hi) {

@@ -19,6 +19,7 @@ namespace canopy {
 
 class Array;
 class AtIndexer;  // numpy.hpp
+class Index;      // numpy.hpp
 /// The outputs of a primitive, the inputs of a rule.
 using Arrays = std::vector<Array>;
 
@@ -95,6 +96,10 @@ class Array {
   AtIndexer at(std::vector<Array> indices) const;
   AtIndexer at(std::int64_t index) const;
   AtIndexer at(std::initializer_list<std::int64_t> indices) const;
+  /// numpy-style indexing, jnp's `x[...]` (numpy.hpp): `x[2]`, `x[{0, slice(1, none)}]`,
+  /// `x[{ellipsis, newaxis}]`, `x[{idx_array, slice(none, none, -1)}]`.
+  Array operator[](const Index& index) const;
+  Array operator[](std::initializer_list<Index> index) const;
 
   /// The shared implementation (for traces and kernels).
   const std::shared_ptr<detail::ArrayImpl>& impl() const { return impl_; }

@@ -4,6 +4,8 @@
 
 #include <concepts>
 #include <optional>
+#include <span>
+#include <type_traits>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -219,6 +221,60 @@ class AtIndexer {
   Array x_;
   std::vector<Array> indices_;
 };
+
+/// jax's/Python's `None`: a bound left out of a slice, an unmapped axis in vmap's in_axes.
+inline constexpr std::nullopt_t none = std::nullopt;
+
+/// Python's `start:stop:step` in a numpy-style index; `none` leaves a bound out:
+/// `slice(1, none)` is `1:`, `slice(none, none, -1)` is `::-1`. Bounds count from the end when
+/// negative and are clamped into range, as in Python.
+struct Slice {
+  std::optional<std::int64_t> start, stop;
+  std::int64_t step = 1;
+};
+inline Slice slice(std::optional<std::int64_t> start, std::optional<std::int64_t> stop, std::int64_t step = 1) {
+  return {start, stop, step};
+}
+/// `slice(none)` is the whole axis, `:`. (No other one-argument form: Python's slice(n) means
+/// `:n`, which would read wrongly here; write slice(none, n).)
+inline Slice slice(std::nullopt_t) { return {}; }
+/// numpy's newaxis (None in an index): a new axis of size 1.
+struct NewAxis {};
+inline constexpr NewAxis newaxis{};
+/// numpy's `...`: as many full slices as the other entries leave axes.
+struct Ellipsis {};
+inline constexpr Ellipsis ellipsis{};
+
+/// One entry of a numpy-style index: an integer (negative counts from the end; out of range is
+/// clamped, as jax does), a Slice, newaxis, ellipsis, or an integer Array (advanced indexing).
+class Index {
+ public:
+  template <class I>
+    requires std::is_integral_v<I> && (!std::is_same_v<I, bool>)
+  Index(I i) : kind_(Kind::integer), integer_(static_cast<std::int64_t>(i)) {}  // NOLINT: x[0]
+  Index(Slice s) : kind_(Kind::slice), slice_(s) {}                             // NOLINT
+  Index(NewAxis) : kind_(Kind::newaxis) {}                                      // NOLINT
+  Index(Ellipsis) : kind_(Kind::ellipsis) {}                                    // NOLINT
+  Index(Array a) : kind_(Kind::array), array_(std::move(a)) {}                  // NOLINT
+
+  enum class Kind { integer, slice, newaxis, ellipsis, array };
+  Kind kind() const { return kind_; }
+  std::int64_t integer() const { return integer_; }
+  const Slice& slice() const { return slice_; }
+  const Array& array() const { return array_; }
+
+ private:
+  Kind kind_;
+  std::int64_t integer_ = 0;
+  Slice slice_;
+  Array array_;
+};
+
+/// jnp's `x[index]`: basic indexing (integers, slices, newaxis, ellipsis) lowers to slice, rev
+/// and reshape; integer Arrays (advanced indexing, broadcast together, placed as numpy places
+/// them) to gather. Differentiable and batchable like the primitives underneath. `x[i]` and
+/// `x[{i, slice(1, none), newaxis}]` call it.
+Array subscript(const Array& x, std::span<const Index> index);
 
 /// jnp.stack: the arrays (all of one shape) joined along a new axis.
 Array stack(const std::vector<Array>& xs, int axis = 0);

@@ -11,14 +11,13 @@
 #include <utility>
 
 #include "canopy/core/batching.hpp"
+#include "canopy/numpy.hpp"
 #include "canopy/transforms/tree_arrays.hpp"
 
 namespace canopy {
 
 /// An axis to map over, or none (std::nullopt): the value is shared by every example.
 using Axis = std::optional<int>;
-/// jax's `None` in in_axes/out_axes.
-inline constexpr std::nullopt_t none = std::nullopt;
 
 // `none` may be a leaf of an in_axes/out_axes prefix tree: std::pair{0, none}.
 template <>
