@@ -52,26 +52,23 @@ Arrays StageTrace::record(const PrimitiveInfo& p, std::span<const Array> in, con
   return res;
 }
 
+bool StageTrace::any_staged(std::span<const Array> in) const {
+  for (const Array& x : in)
+    if (var_of(x) >= 0) return true;
+  return false;
+}
+
 Arrays StageTrace::process(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
-  if (mode_ == Mode::dependent) {
-    bool staged = false;
-    for (const Array& x : in) staged |= var_of(x) >= 0;
-    if (!staged) {
-      TraceGuard below(parent());
-      return detail::bind(p, in, params);
-    }
+  if (mode_ == Mode::dependent && !any_staged(in)) {
+    TraceGuard below(parent());
+    return detail::bind(p, in, params);
   }
   return record(p, in, params);
 }
 
 Arrays StageTrace::process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
   if (mode_ == Mode::dependent) {
-    bool staged = false;
-    for (const Array& x : in) staged |= var_of(x) >= 0;
-    if (!staged) {
-      TraceGuard below(parent());
-      return detail::bind(p, in, params);
-    }
+    if (!any_staged(in)) return process(p, in, params);
     // A call linear in its staged inputs with known residuals first (what jvp derives) is
     // recorded; any other call on known and staged values is split into its equations.
     const std::size_t fixed = p.num_fixed_inputs ? static_cast<std::size_t>(p.num_fixed_inputs(params)) : 0;

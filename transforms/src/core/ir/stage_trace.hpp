@@ -50,6 +50,8 @@ class StageTrace final : public Trace, public std::enable_shared_from_this<Stage
 
  private:
   Arrays record(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params);
+  /// Whether some input is a variable of this trace.
+  bool any_staged(std::span<const Array> in) const;
   Mode mode_;
   std::unordered_map<const ArrayImpl*, int> const_index_;
 };
