@@ -6,7 +6,6 @@
 #include <iostream>
 #include <mutex>
 
-#include "../core/ir/stage_trace.hpp"
 #include "../core/array_impl.hpp"
 #include "canopy/core/jit.hpp"
 #include "canopy/error.hpp"
@@ -54,8 +53,6 @@ void log_message(const std::string& message) {
 
 bool jit_enabled() { return !disabled_by_env && !disabled_here; }
 
-Program stage(const FlatFn& f, const std::vector<Aval>& in_avals) { return stage_program(f, in_avals); }
-
 std::pair<std::shared_ptr<const Executable>, Arrays> compile_closed(const FlatFn& f, const std::vector<Aval>& avals,
                                                                     const std::string& name) {
   Program p = stage(f, avals);
@@ -80,27 +77,10 @@ Arrays hoist_traced_consts(Program& p) {
     p.consts[c] = Array();
   }
   if (captured.empty()) return captured;
-  auto convert = [&](Atom& a) {
+  p.for_each_atom([&](Atom& a) {
     if (a.is_constant() && var_of_const[a.index] >= 0) a = Atom::variable(var_of_const[a.index]);
-  };
-  for (Eqn& e : p.eqns)
-    for (Atom& a : e.in) convert(a);
-  for (Atom& a : p.outs) convert(a);
-  // The emptied constants are no longer referenced; dead-code elimination drops them.
-  Arrays live;
-  std::vector<int> remap(p.consts.size(), -1);
-  for (std::size_t c = 0; c < p.consts.size(); ++c)
-    if (p.consts[c].valid()) {
-      remap[c] = static_cast<int>(live.size());
-      live.push_back(p.consts[c]);
-    }
-  p.consts = std::move(live);
-  auto renumber = [&](Atom& a) {
-    if (a.is_constant()) a.index = remap[a.index];
-  };
-  for (Eqn& e : p.eqns)
-    for (Atom& a : e.in) renumber(a);
-  for (Atom& a : p.outs) renumber(a);
+  });
+  p.drop_unused_consts();  // the emptied slots
   return captured;
 }
 

@@ -60,6 +60,15 @@ struct Program {
   std::vector<Aval> in_avals() const;
   /// Whether some constant is a tracer of an enclosing trace (the program then belongs to that trace).
   bool has_traced_consts() const;
+  /// Calls f on every operand atom of every equation and on every output atom.
+  template <class F>
+  void for_each_atom(F&& f) {
+    for (Eqn& e : eqns)
+      for (Atom& a : e.in) f(a);
+    for (Atom& a : outs) f(a);
+  }
+  /// Removes the constants no atom refers to, renumbering the others.
+  void drop_unused_consts();
 };
 
 /// jaxpr text: `{ lambda a:f32[3]; b:f32[2,3]. let c:f32[2,3] = mul b a in (c) }`, one equation a

@@ -62,7 +62,8 @@ struct Lowered {
 
 namespace detail {
 
-/// Records f on fresh inputs of `in_avals` (tracers of a staging trace).
+/// Records f on fresh inputs of `in_avals` (tracers of a staging trace). Tracers of enclosing
+/// transformations that f captures stay among the constants (see hoist_traced_consts).
 Program stage(const FlatFn& f, const std::vector<Aval>& in_avals);
 
 /// f staged on `avals` and compiled, the tracers of enclosing transformations it captured made

@@ -197,6 +197,11 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
   void clear_cache() const { cache_->clear(); }
 
  private:
+  template <std::size_t K>
+  static constexpr bool is_static = contains<static_cast<int>(K)>(std::integer_sequence<int, S...>{});
+  template <std::size_t K>
+  static constexpr bool is_donated = contains<static_cast<int>(K)>(std::integer_sequence<int, D...>{});
+
   /// One call's flattened arguments and cache key.
   template <class... A>
   struct Call {
@@ -215,7 +220,7 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
     }
     template <std::size_t K, class T>
     void add(const T& arg) {
-      if constexpr (contains<static_cast<int>(K)>(std::integer_sequence<int, S...>{})) {
+      if constexpr (is_static<K>) {
         key.structure.push_back(0);
         key.statics.push_back(make_static(arg));
       } else {
@@ -233,7 +238,7 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
     template <std::size_t K, class T>
     void name(const T& arg, LeafNames& n) const {
       std::string root = "args[" + std::to_string(K) + "]";
-      if constexpr (contains<static_cast<int>(K)>(std::integer_sequence<int, S...>{})) {
+      if constexpr (is_static<K>) {
         n.structures.push_back("static");
       } else {
         append_names(root, arg, n.arrays);
@@ -270,14 +275,14 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
     }
     template <std::size_t K, class T>
     static T rebuild(const T& arg, const Arrays& in, std::size_t& pos) {
-      if constexpr (contains<static_cast<int>(K)>(std::integer_sequence<int, S...>{})) return arg;
+      if constexpr (is_static<K>) return arg;
       else return with_arrays(arg, in, pos);
     }
 
     Arrays donated() const {
       Arrays d;
       [&]<std::size_t... K>(std::index_sequence<K...>) {
-        ((contains<static_cast<int>(K)>(std::integer_sequence<int, D...>{}) ? append_arrays(std::get<K>(args), d) : void()), ...);
+        ((is_donated<K> ? append_arrays(std::get<K>(args), d) : void()), ...);
       }(std::index_sequence_for<A...>{});
       return d;
     }

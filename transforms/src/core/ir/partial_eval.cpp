@@ -104,12 +104,9 @@ Program bind_inputs(const Program& p, const std::vector<bool>& which, const Arra
     const_of[p.in_vars[i]] = static_cast<int>(q.consts.size());
     q.consts.push_back(values.at(next++));
   }
-  auto convert = [&](Atom& a) {
+  q.for_each_atom([&](Atom& a) {
     if (a.is_var() && const_of[a.index] >= 0) a = Atom::constant(const_of[a.index]);
-  };
-  for (Eqn& e : q.eqns)
-    for (Atom& a : e.in) convert(a);
-  for (Atom& a : q.outs) convert(a);
+  });
   return q;
 }
 

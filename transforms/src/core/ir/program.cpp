@@ -25,6 +25,23 @@ bool Program::has_traced_consts() const {
   return false;
 }
 
+void Program::drop_unused_consts() {
+  std::vector<int> remap(consts.size(), -1);
+  for_each_atom([&](Atom& a) {
+    if (a.is_constant()) remap[a.index] = 0;
+  });
+  Arrays kept;
+  for (std::size_t c = 0; c < consts.size(); ++c)
+    if (remap[c] == 0) {
+      remap[c] = static_cast<int>(kept.size());
+      kept.push_back(std::move(consts[c]));
+    }
+  consts = std::move(kept);
+  for_each_atom([&](Atom& a) {
+    if (a.is_constant()) a.index = remap[a.index];
+  });
+}
+
 namespace detail {
 namespace {
 

@@ -2,6 +2,7 @@
 #include "stage_trace.hpp"
 
 #include "../autodiff/jvp_trace.hpp"
+#include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
 
@@ -89,7 +90,7 @@ Program StageTrace::finish(std::span<const Array> outs) {
   return std::move(program);
 }
 
-Program stage_program(const std::function<Arrays(const Arrays&)>& f, const std::vector<Aval>& in_avals) {
+Program stage(const FlatFn& f, const std::vector<Aval>& in_avals) {
   auto stage = std::make_shared<StageTrace>(current_trace(), StageTrace::Mode::all);
   Arrays in;
   in.reserve(in_avals.size());

@@ -3,7 +3,6 @@
 // only what depends on its variables and runs the rest one level down (partial evaluation).
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <unordered_map>
 
@@ -55,10 +54,5 @@ class StageTrace final : public Trace, public std::enable_shared_from_this<Stage
   Mode mode_;
   std::unordered_map<const ArrayImpl*, int> const_index_;
 };
-
-/// Records f applied to fresh inputs of the given avals (the core of make_jaxpr and jit).
-/// Constants that are tracers of enclosing transformations stay in `consts`; see
-/// Program::has_traced_consts.
-Program stage_program(const std::function<Arrays(const Arrays&)>& f, const std::vector<Aval>& in_avals);
 
 }  // namespace canopy::detail

@@ -23,25 +23,7 @@ void eliminate_dead_code(Program& p) {
     if (keep[k]) kept.push_back(std::move(p.eqns[k]));
   p.eqns = std::move(kept);
 
-  // Constants nothing reads any more are dropped and the rest renumbered.
-  std::vector<int> remap(p.consts.size(), -1);
-  auto mark = [&](const Atom& a) {
-    if (a.is_constant()) remap[a.index] = 0;
-  };
-  for (const Eqn& e : p.eqns) std::for_each(e.in.begin(), e.in.end(), mark);
-  std::for_each(p.outs.begin(), p.outs.end(), mark);
-  Arrays consts;
-  for (std::size_t c = 0; c < p.consts.size(); ++c)
-    if (remap[c] == 0) {
-      remap[c] = static_cast<int>(consts.size());
-      consts.push_back(std::move(p.consts[c]));
-    }
-  p.consts = std::move(consts);
-  auto renumber = [&](Atom& a) {
-    if (a.is_constant()) a.index = remap[a.index];
-  };
-  for (Eqn& e : p.eqns) std::for_each(e.in.begin(), e.in.end(), renumber);
-  std::for_each(p.outs.begin(), p.outs.end(), renumber);
+  p.drop_unused_consts();
 }
 
 }  // namespace canopy::detail

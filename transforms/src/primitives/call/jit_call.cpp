@@ -142,9 +142,11 @@ struct JitCall {
       detail::FlatFn f = [](const Arrays& x) { return Arrays{tanh(x[0]) * x[1] + 1.0, sum(x[0] * x[0])}; };
       Aval a{d, Shape{3, 4}, false};
       auto exe = std::make_shared<const Executable>(detail::stage(f, {a, a}), "f");
-      out.push_back({{detail::sample_array(d, {3, 4}, -2, 2, 1), detail::sample_array(d, {3, 4}, -2, 2, 2)},
-                     {exe, 0},
-                     std::string(canopy::name(d)) + "[3,4] tanh(x) * y + 1, sum(x * x)"});
+      Sample<Params> s;  // (member by member: GCC 12 warns falsely on the braced form here)
+      s.inputs = {detail::sample_array(d, {3, 4}, -2, 2, 1), detail::sample_array(d, {3, 4}, -2, 2, 2)};
+      s.params = {std::move(exe), 0};
+      s.note = std::string(canopy::name(d)) + "[3,4] tanh(x) * y + 1, sum(x * x)";
+      out.push_back(std::move(s));
     }
     return out;
   }
