@@ -24,7 +24,9 @@ Trace* current_trace() { return current ? current : &EvalTrace::instance(); }
 TraceGuard::TraceGuard(Trace* t) : prev_(current) { current = t; }
 TraceGuard::~TraceGuard() { current = prev_; }
 
-Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
+namespace {
+/// The inputs' avals (TracerError for a tracer that reached evaluation) and their device.
+std::pair<std::vector<Aval>, Device> concrete_avals(const PrimitiveInfo& p, std::span<const Array> in) {
   Device dev = Device::cpu();
   std::vector<Aval> avals;
   avals.reserve(in.size());
@@ -36,6 +38,18 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
     avals.push_back(in[i].aval());
     if (i == 0) dev = in[i].device();
   }
+  return {std::move(avals), dev};
+}
+}  // namespace
+
+Arrays EvalTrace::process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
+  // The executable makes its own outputs: nothing is allocated for them here.
+  (void)p.abstract_eval(concrete_avals(p, in).first, params);  // checks the inputs against the program
+  return detail::executable_of(p, params)->run(in);
+}
+
+Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
+  auto [avals, dev] = concrete_avals(p, in);
   std::vector<Aval> outs = p.abstract_eval(avals, params);
   KernelFn k = dev.kind == Device::Kind::cpu ? p.cpu_kernel : p.cuda_kernel;
   if (!k || (dev.kind == Device::Kind::cpu && dev.index != 0))

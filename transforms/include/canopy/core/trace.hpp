@@ -65,9 +65,7 @@ class EvalTrace final : public Trace {
  public:
   EvalTrace() : Trace(nullptr) {}
   Arrays process(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) override;
-  Arrays process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) override {
-    return process(p, in, params);
-  }
+  Arrays process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) override;
   /// The process-wide eval trace.
   static EvalTrace& instance();
 };
