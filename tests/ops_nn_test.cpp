@@ -97,6 +97,11 @@ TEST_CASE("relu, gelu (tanh and erf forms), silu and softplus match their double
   CHECK(sp[3] == 0.f);
   CHECK(std::isnan(sp[4]));
   CHECK(sp[5] == doctest::Approx(std::log(2.0)));
+  // softplus's derivative is logistic(x) everywhere, 1/2 at the kink of its formula (as jax's logaddexp).
+  std::vector<float> dsp = grad([](const Array& v) { return sum(nn::softplus(v)); })(array({-2.f, 0.f, 3.f})).to_vector<float>();
+  CHECK(dsp[0] == doctest::Approx(1.0 / (1.0 + std::exp(2.0))));
+  CHECK(dsp[1] == 0.5f);
+  CHECK(dsp[2] == doctest::Approx(1.0 / (1.0 + std::exp(-3.0))));
   // Integers: relu keeps them, the others compute in f32 as jax.nn does.
   CHECK(nn::relu(array({-2, 3})).to_vector<int>() == std::vector<int>{0, 3});
   CHECK(nn::silu(array({-2, 3})).dtype() == DType::f32);

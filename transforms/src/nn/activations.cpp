@@ -35,9 +35,15 @@ Array silu(const Array& x) {
 }
 
 // logaddexp(x, 0) = max(x, 0) + log1p(exp(-|x|)): exact at +-inf, NaN propagates through max.
+// Its derivative is given as jax's logaddexp gives it, logistic(x): differentiating the formula
+// would meet max's and abs's kinks at 0 and give 0 there instead of 1/2.
 Array softplus(const Array& x) {
-  Array xf = detail::to_float(x);
-  return maximum(xf, 0) + log1p(exp(-abs(xf)));
+  static auto f = custom_jvp([](const Array& v) { return maximum(v, 0) + log1p(exp(-abs(v))); },
+                                   [](const auto& primals, const auto& tangents) {
+                                     const Array& v = std::get<0>(primals);
+                                     return std::make_pair(maximum(v, 0) + log1p(exp(-abs(v))), std::get<0>(tangents) * logistic(v));
+                                   });
+  return f(detail::to_float(x));
 }
 
 namespace {

@@ -1,0 +1,10 @@
+// The training toolbox, whole: optimizers and schedules (canopy::optim), the train state and
+// step, checkpoints, periodic actions, metric writers, data, evaluation, progress and plots.
+#pragma once
+
+#include "canopy/train/error.hpp"
+#include "canopy/train/eval.hpp"
+#include "canopy/train/optim.hpp"
+#include "canopy/train/state.hpp"
+#include "canopy/train/tree_utils.hpp"
+#include "canopy/train/serial_executor.hpp"

@@ -1,0 +1,26 @@
+// The errors of the training toolbox: files that cannot be read or written, files whose
+// contents are malformed, and argument values out of range.
+#pragma once
+
+#include <canopy/error.hpp>
+#include <canopy/random.hpp>
+
+namespace canopy {
+
+/// A file or directory the toolbox could not open, read, write, rename or remove; names the path
+/// and the operating system's reason.
+class IOError : public Error {
+ public:
+  using Error::Error;
+};
+/// A file whose contents are not what its format says (a corrupt or truncated checkpoint,
+/// a dataset file with a wrong magic number or size); names the file and the offending field.
+class FormatError : public Error {
+ public:
+  using Error::Error;
+};
+/// An argument value out of its range (a trigger every 0 steps, a schedule with no steps): the
+/// error canopy::random already throws for its own arguments, under the library's namespace.
+using ValueError = random::ValueError;
+
+}  // namespace canopy
