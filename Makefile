@@ -1,8 +1,12 @@
 # The two commands of README.md: `make demo` (the main job) and `make test` (the whole suite).
 # Both install what is missing with apt-get first, then configure and build with Meson.
 BUILD ?= build
-PACKAGES := g++ make cmake pkg-config meson ninja-build ccache python3 \
-            libboost1.81-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev doctest-dev libbenchmark-dev
+PACKAGES := g++ make cmake pkg-config meson ninja-build ccache python3 python3-numpy zlib1g-dev \
+            libboost1.81-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev doctest-dev libbenchmark-dev \
+            dataset-fashion-mnist
+# Where `make demo` writes its run (checkpoints, metrics, TensorBoard events, the curves' SVG).
+RUN_DIR ?= runs/fashion_mnist
+DEMO_ARGS ?=
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
 
@@ -26,8 +30,8 @@ build: setup
 	ninja -C $(BUILD) -j $(JOBS)
 
 demo: setup
-	ninja -C $(BUILD) -j $(JOBS) examples/01_pytrees
-	./$(BUILD)/examples/01_pytrees
+	ninja -C $(BUILD) -j $(JOBS) examples/fashion_mnist
+	./$(BUILD)/examples/fashion_mnist --out $(RUN_DIR) $(DEMO_ARGS)
 
 test: setup
 	ninja -C $(BUILD) -j $(JOBS)

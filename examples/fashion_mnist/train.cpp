@@ -1,0 +1,174 @@
+// The main job (`make demo`): trains the W3 MLP (or the W4 CNN) on Fashion-MNIST with Adam, the
+// way a JAXline/bobbin user writes the loop: a TrainState they own, a jitted step from a loss
+// function, periodic actions, checkpoints to resume from, metrics (JSONL, TensorBoard) and a
+// curve plot in the run directory. Run: ./build/examples/fashion_mnist --help
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include <canopy/canopy.hpp>
+#include <canopy/train.hpp>
+
+#include "model.hpp"
+#include "options.hpp"
+
+namespace fashion_mnist {
+namespace {
+
+using namespace canopy;
+using Data = ImageClassification;
+
+/// What evaluation sums over test batches: a monoid (reduce_results adds it leaf by leaf).
+struct EvalSums {
+  Array loss_sum, correct, count;
+};
+
+/// `data` cut to its first `limit` examples (0: all).
+Data first(const Data& data, std::int64_t limit) {
+  if (limit <= 0 || limit >= data.labels.shape(0)) return data;
+  return {data.images[slice(none, limit)], data.labels[slice(none, limit)]};
+}
+
+/// The curves' panels: every loss together, then accuracy, then one panel per speed metric.
+std::string panel_of(std::string_view series) {
+  std::string_view name = series.substr(series.rfind('/') + 1);
+  return std::string(name.find("loss") != std::string_view::npos ? "loss" : name);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <class Model>
+int run(const Options& o) {
+  Data train = first(load_fashion_mnist(o.data, "train"), o.train_limit);
+  Data test = first(load_fashion_mnist(o.data, "test"), o.test_limit);
+  const std::int64_t steps_per_epoch = num_batches(train.labels.shape(0), o.batch_size);
+  const std::int64_t total_steps = steps_per_epoch * o.epochs;
+
+  // Separate keys for the parameters, the steps and the data order (JAXline's init/train split).
+  Array keys = random::split(random::key(o.seed), 3);
+  Array init_key = keys[0], train_key = keys[1], data_key = keys[2];
+  auto tx = optim::adam(o.learning_rate);
+  auto state = init_train_state(Model::init(init_key), tx, train_key);
+
+  CheckpointManager checkpoints(o.out / "checkpoints", {.max_to_keep = o.keep_checkpoints});
+  if (o.resume) {
+    if (auto restored = checkpoints.restore_latest(state)) {
+      state = *restored;
+      std::cout << "resumed from step " << state.step.template item<std::int32_t>() << "\n";
+    } else {
+      std::cout << "no checkpoint in " << (o.out / "checkpoints").string() << ": starting afresh\n";
+    }
+  }
+  std::cout << "model " << o.model << ", " << parameter_count(state.params) << " parameters; " << train.labels.shape(0)
+            << " training and " << test.labels.shape(0) << " test examples, " << steps_per_epoch << " steps per epoch\n";
+
+  auto loss_fn = [](const Model& params, const Data& batch, const Array&) {
+    return cross_entropy(params(batch.images), batch.labels);
+  };
+  auto eager_step = make_train_step(loss_fn, tx);
+  auto jitted_step = jit(eager_step, jit_name("train_step"));
+  auto score = jit(
+      [](const Model& params, const Data& batch) {
+        Array logits = params(batch.images);
+        Array labels = batch.labels;
+        Array n = scalar(static_cast<float>(labels.shape(0)));
+        return EvalSums{cross_entropy(logits, labels) * n, sum((argmax(logits, -1) == labels).astype(DType::f32)), n};
+      },
+      jit_name("eval_step"));
+
+  // Metrics go to JSON lines, TensorBoard and the curves' SVG, written on a background thread.
+  AsyncWriter writer(std::make_shared<FanoutWriter>(std::vector<std::shared_ptr<Writer>>{
+      std::make_shared<JsonlWriter>(o.out / "metrics.jsonl"), std::make_shared<TensorBoardWriter>(o.out / "tensorboard"),
+      std::make_shared<CurvePlotWriter>(o.out / "curves.svg", PlotOptions{.title = "Fashion-MNIST, " + o.model,
+                                                                          .panel_of = panel_of})}));
+  BestTracker best(o.out / "best", "test/accuracy", {.higher_is_better = true});
+
+  std::int64_t step = state.step.template item<std::int32_t>();
+  std::optional<ProgressBar> bar;
+  if (o.progress) bar.emplace(total_steps, ProgressOptions{.desc = "train", .initial = step});
+  auto say = [&](const std::string& line) {
+    if (bar) bar->write(line);
+    else std::cout << line << "\n";
+  };
+  say("run info:\n" + shape_summary(state.params));
+
+  // Periodic actions: the training loss early and often (JAXline's growth ratios), then every 100 steps.
+  using State = decltype(state);
+  using Info = StepInfo<Nothing>;
+  CronTab<State, Info> cron;
+  cron.add("log_loss", growth_steps({1, 2, 5}) | every_steps(100),
+           [&](std::int64_t s, const State&, const Info& info) { writer.write_scalars(s, to_scalars({{"train/loss", info.loss}})); });
+
+  for (int epoch = static_cast<int>(step / steps_per_epoch); epoch < o.epochs; ++epoch) {
+    auto epoch_batches = batches(train, o.batch_size, random::fold_in(data_key, epoch));
+    const auto t0 = std::chrono::steady_clock::now();
+    Array loss_sum = scalar(0.0f);
+    std::int64_t epoch_steps = 0;
+    for (std::int64_t i = step % steps_per_epoch; i < epoch_batches.size(); ++i) {  // a resumed run skips what it did
+      auto [next, info] = o.eager ? eager_step(state, epoch_batches[i]) : jitted_step(state, epoch_batches[i]);
+      state = std::move(next);
+      loss_sum = loss_sum + info.loss;
+      ++epoch_steps;
+      ++step;
+      if (bar) bar->update(step, {{"loss", info.loss.template item<float>()}});
+      cron.run(step, state, info);
+    }
+    const double train_seconds = seconds_since(t0);
+
+    EvalSums sums = evaluate([&](const Data& b) { return score(state.params, b); }, batches(test, 1000),
+                             EvalSums{scalar(0.0f), scalar(0.0f), scalar(0.0f)});
+    const double test_loss = sums.loss_sum.item<float>() / sums.count.item<float>();
+    const double accuracy = sums.correct.item<float>() / sums.count.item<float>();
+    const double train_loss = epoch_steps ? loss_sum.item<float>() / static_cast<double>(epoch_steps) : 0.0;
+    const double steps_per_sec = static_cast<double>(epoch_steps) / train_seconds;
+
+    std::ostringstream line;
+    line << "epoch " << epoch + 1 << "/" << o.epochs << ": train loss " << std::fixed << std::setprecision(4) << train_loss
+         << ", test loss " << test_loss << ", test accuracy " << accuracy << ", " << std::setprecision(2) << train_seconds
+         << " s (" << std::setprecision(0) << steps_per_sec << " steps/s)";
+    say(line.str());
+    writer.write_scalars(step, {{"train/epoch_loss", train_loss},
+                                {"test/loss", test_loss},
+                                {"test/accuracy", accuracy},
+                                {"train/epoch_seconds", train_seconds},
+                                {"train/steps_per_sec", steps_per_sec}});
+    writer.flush();  // the curves' SVG is redrawn at each flush
+    checkpoints.save(step, state);
+    if (best.update(step, accuracy, state)) say("new best test accuracy: checkpoint in " + (o.out / "best").string());
+  }
+  checkpoints.wait();
+  best.wait();
+  writer.flush();
+  if (bar) bar->finish();
+  std::cout << "run directory " << o.out.string()
+            << ": metrics.jsonl, tensorboard/ (tensorboard --logdir), curves.svg, checkpoints/, best/\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace fashion_mnist
+
+int main(int argc, char** argv) {
+  using namespace fashion_mnist;
+  try {
+    for (int i = 1; i < argc; ++i)
+      if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+        print_usage(std::cout);
+        return 0;
+      }
+    Options o = parse_options(argc, argv);
+    return o.model == "cnn" ? run<Cnn>(o) : run<Mlp>(o);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "fashion_mnist: " << e.what() << "\n";
+    print_usage(std::cerr);
+    return 2;
+  } catch (const canopy::Error& e) {
+    std::cerr << "fashion_mnist: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,53 @@
+"""The main job's promises, run as a user would: a short Fashion-MNIST run reaches a stated test
+accuracy, and a run stopped after one epoch and resumed from its checkpoint logs exactly the
+metrics of an uninterrupted run. Usage: fashion_mnist_resume.py <path to the fashion_mnist binary>"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+DATA = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
+if not os.path.exists(DATA):
+    print("skipped: dataset-fashion-mnist is not installed")
+    sys.exit(77)  # meson's "skipped"
+
+binary = sys.argv[1]
+common = ["--train-limit", "5000", "--test-limit", "2000", "--no-progress", "--seed", "3"]
+
+
+def train(out, epochs, *extra):
+    run = subprocess.run([binary, "--out", out, "--epochs", str(epochs), *common, *extra],
+                         capture_output=True, text=True, timeout=300)
+    if run.returncode != 0:
+        sys.exit(f"fashion_mnist failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
+    return run.stdout
+
+
+def epoch_records(out):
+    """The per-epoch metrics lines of metrics.jsonl, by step."""
+    records = {}
+    with open(os.path.join(out, "metrics.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            if "test/accuracy" in r:
+                records[r["step"]] = r
+    return records
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    whole, split = os.path.join(tmp, "whole"), os.path.join(tmp, "split")
+    train(whole, 2)
+    train(split, 1)
+    resumed = train(split, 2, "--resume")
+    assert "resumed from step 40" in resumed, resumed
+
+    a, b = epoch_records(whole), epoch_records(split)
+    assert sorted(a) == [40, 80] and sorted(b) == [40, 80], (sorted(a), sorted(b))
+    for key in ("train/epoch_loss", "test/loss", "test/accuracy"):
+        assert a[80][key] == b[80][key], f"epoch 2 {key}: uninterrupted {a[80][key]} != resumed {b[80][key]}"
+    accuracy = a[80]["test/accuracy"]
+    assert accuracy >= 0.75, f"test accuracy {accuracy} after 2 epochs on 5000 examples is below 0.75"
+    for name in ("curves.svg", "tensorboard", "checkpoints", "best/results.json"):
+        assert os.path.exists(os.path.join(whole, name)), name
+    print(f"resumed run equals the uninterrupted one; test accuracy {accuracy:.4f}")
