@@ -1,5 +1,6 @@
 // Internal to kernels/cpu/loops: shared helpers for the plain vectorisable loops
-// (compute type of a storage type, thresholds for threading and for handing work to oneDNN).
+// (compute type of a storage type, thresholds for threading and for handing work to oneDNN, and
+// CANOPY_ISA_VARIANTS: one body compiled for AVX-512, AVX2 and baseline x86-64, picked at run time).
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,24 @@
 #include <omp.h>
 
 #include "canopy/dtype.hpp"
+
+// CANOPY_ISA_VARIANTS(name, (params), (args), body): name_avx512, name_avx2 and name_base
+// compiled from one body, and `name` calling the best one the CPU supports.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CANOPY_ISA_VARIANTS(name, params, args, ...)                                               \
+  __attribute__((target("avx512f"))) void name##_avx512 params { __VA_ARGS__ }                    \
+  __attribute__((target("avx2"))) void name##_avx2 params { __VA_ARGS__ }                         \
+  void name##_base params { __VA_ARGS__ }                                                          \
+  void name params {                                                                               \
+    static const auto best = __builtin_cpu_supports("avx512f") ? name##_avx512                     \
+                             : __builtin_cpu_supports("avx2")  ? name##_avx2                       \
+                                                               : name##_base;                      \
+    best args;                                                                                     \
+  }
+#else
+#define CANOPY_ISA_VARIANTS(name, params, args, ...) \
+  void name params { __VA_ARGS__ }
+#endif
 
 namespace canopy::kernels::cpu::loops {
 

@@ -13,24 +13,6 @@
 #include "canopy/kernels/runtime.hpp"
 #include "loops.hpp"
 
-// CANOPY_ISA_VARIANTS(name, (params), (args), body): name_avx512, name_avx2 and name_base
-// compiled from one body, and `name` calling the best one the CPU supports.
-#if defined(__x86_64__) && defined(__GNUC__)
-#define CANOPY_ISA_VARIANTS(name, params, args, ...)                                               \
-  __attribute__((target("avx512f"))) void name##_avx512 params { __VA_ARGS__ }                    \
-  __attribute__((target("avx2"))) void name##_avx2 params { __VA_ARGS__ }                         \
-  void name##_base params { __VA_ARGS__ }                                                          \
-  void name params {                                                                               \
-    static const auto best = __builtin_cpu_supports("avx512f") ? name##_avx512                     \
-                             : __builtin_cpu_supports("avx2")  ? name##_avx2                       \
-                                                               : name##_base;                      \
-    best args;                                                                                     \
-  }
-#else
-#define CANOPY_ISA_VARIANTS(name, params, args, ...) \
-  void name params { __VA_ARGS__ }
-#endif
-
 namespace canopy::kernels::cpu {
 namespace {
 

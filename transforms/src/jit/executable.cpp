@@ -1,7 +1,10 @@
 // Executable: a simplified Program resolved into a vector of kernel calls over numbered slots.
 // A call reuses a per-thread slot array, runs each kernel on freshly allocated outputs (buffers
 // come from the caching allocator), and drops every intermediate after its last reader.
+#include <atomic>
+#include <cstdlib>
 #include <deque>
+#include <string_view>
 
 #include "../core/array_impl.hpp"
 #include "canopy/core/jit.hpp"
@@ -60,11 +63,19 @@ struct SlotLease {
 
 }  // namespace
 
-Executable::Executable(Program program, std::string name) : program_(std::move(program)), name_(std::move(name)) {
+Executable::Executable(Program program, std::string name)
+    : Executable(std::move(program), std::move(name), elementwise_fusion()) {}
+
+Executable::Executable(Program program, std::string name, bool fuse) : program_(std::move(program)), name_(std::move(name)) {
   detail::fold_constants(program_);
   detail::eliminate_common_subexpressions(program_);
   detail::eliminate_dead_code(program_);
-  const Program& p = program_;
+  // Transformations of a compiled call (its jvp, transpose, batching) start from program_; what
+  // runs is its lowered form, with elementwise chains fused.
+  compiled_ = program_;
+  if (fuse) detail::fuse_elementwise(compiled_);
+  fused_ = compiled_.eqns.size() != program_.eqns.size();
+  const Program& p = compiled_;
   auto plan = std::make_unique<Plan>();
 
   // Slots: inputs, then constants, then each equation's results, consecutively.
@@ -116,6 +127,19 @@ Executable::Executable(Program program, std::string name) : program_(std::move(p
 
 Executable::~Executable() = default;
 
+namespace {
+std::atomic<bool>& fusion_flag() {
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("CANOPY_JIT_FUSION");
+    return !(v && std::string_view(v) == "0");
+  }()};
+  return on;
+}
+}  // namespace
+
+void set_elementwise_fusion(bool on) { fusion_flag() = on; }
+bool elementwise_fusion() { return fusion_flag(); }
+
 std::size_t Executable::num_steps() const { return plan_->steps.size(); }
 
 std::shared_ptr<const void> Executable::derived(const std::string& key,
@@ -130,6 +154,11 @@ std::shared_ptr<const void> Executable::derived(const std::string& key,
 }
 
 Arrays Executable::run(std::span<const Array> inputs) const {
+  if (fused_ && debug_nans()) {
+    // jax_debug_nans names the primitive that made the NaN: run the unfused program, step by step.
+    auto unfused = derived("unfused", [&] { return std::make_shared<const Executable>(program_, name_, false); });
+    return static_cast<const Executable*>(unfused.get())->run(inputs);
+  }
   const Plan& plan = *plan_;
   TraceGuard eager(&EvalTrace::instance());  // kernels never trace, whatever is current
   SlotLease lease(plan.num_slots);

@@ -27,15 +27,19 @@ struct ParamsRef;
 class Executable {
  public:
   /// Simplifies `program` and prepares it. `name` is what jaxpr text and errors call it.
+  /// Elementwise chains are fused when `fuse` (by default, when elementwise_fusion() is on).
   Executable(Program program, std::string name);
+  Executable(Program program, std::string name, bool fuse);
   ~Executable();
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
   /// Runs on concrete inputs of the program's input avals; returns its outputs.
   Arrays run(std::span<const Array> inputs) const;
-  /// The simplified program.
+  /// The simplified program (what transformations of the compiled call start from).
   const Program& program() const { return program_; }
+  /// The program that runs: the simplified one with its elementwise chains fused.
+  const Program& compiled_program() const { return compiled_; }
   const std::string& name() const { return name_; }
   /// Number of equations run per call.
   std::size_t num_steps() const;
@@ -46,6 +50,8 @@ class Executable {
  private:
   struct Plan;
   Program program_;
+  Program compiled_;
+  bool fused_ = false;  ///< compiled_ holds a fused_elementwise equation
   std::string name_;
   std::unique_ptr<const Plan> plan_;
   mutable std::mutex derived_mutex_;
@@ -57,6 +63,8 @@ struct Lowered {
   std::shared_ptr<const Executable> executable;
   /// The simplified program as jaxpr text.
   std::string as_text() const { return to_string(executable->program()); }
+  /// The program that runs, fused_elementwise equations included (jax's `compile().as_text()`).
+  std::string compiled_text() const { return to_string(executable->compiled_program()); }
   const Program& program() const { return executable->program(); }
 };
 
@@ -116,6 +124,10 @@ void set_log_handler(std::function<void(const std::string&)> handler);
 /// (jax_debug_nans); initially true when the environment sets CANOPY_DEBUG_NANS=1.
 void set_debug_nans(bool on);
 bool debug_nans();
+/// Whether jit fuses chains of elementwise primitives into one kernel (on by default; off when
+/// the environment sets CANOPY_JIT_FUSION=0). Applies to programs compiled afterwards.
+void set_elementwise_fusion(bool on);
+bool elementwise_fusion();
 /// Empties the cache of every jitted function (compiled programs are traced again on next call).
 void clear_jit_caches();
 

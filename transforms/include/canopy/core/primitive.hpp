@@ -71,6 +71,32 @@ struct ErasedSample {
   ParamsRef ref() const { return {params.get(), type}; }
 };
 
+/// How jit lowers a primitive, declared next to its other rules (`static constexpr Lowering
+/// lowering = ...`): elementwise kinds fuse into one loop over tiles (jit's fuse_elementwise
+/// pass), everything else runs its own kernel.
+struct Lowering {
+  enum class Kind : std::uint8_t {
+    opaque,     ///< its own kernel (matmul, reductions, shape changes, ...)
+    unary,      ///< out[i] = op(x[i]); `op` is a kernels::cpu::UnaryOp
+    binary,     ///< out[i] = op(x[i], y[i]) with numpy broadcasting; `op` is a kernels::cpu::BinaryOp
+    select,     ///< select_n(which, case0, case1)
+    convert,    ///< convert_element_type
+    broadcast,  ///< broadcast_in_dim: a view of its operand
+  };
+  Kind kind = Kind::opaque;
+  std::uint8_t op = 0;
+
+  template <class UnaryOp>
+  static constexpr Lowering unary(UnaryOp o) {
+    return {Kind::unary, static_cast<std::uint8_t>(o)};
+  }
+  template <class BinaryOp>
+  static constexpr Lowering binary(BinaryOp o) {
+    return {Kind::binary, static_cast<std::uint8_t>(o)};
+  }
+  static constexpr Lowering of(Kind k) { return {k, 0}; }
+};
+
 /// Everything canopy knows about one primitive. Null rule = not provided (yet).
 struct PrimitiveInfo {
   std::string_view name;
@@ -83,6 +109,7 @@ struct PrimitiveInfo {
   BatchFn batch = nullptr;
   bool linear = false;             ///< jvp is the primitive itself; needs transpose
   bool nondifferentiable = false;  ///< integer/boolean outputs: zero tangents, no jvp needed
+  Lowering lowering{};             ///< how jit lowers it (elementwise kinds fuse)
   /// Set for collectives (Params = CollectiveParams): what vmap does on the axis they name.
   CollectiveFn collective = nullptr;
   std::vector<ErasedSample> (*samples)() = nullptr;
@@ -151,6 +178,7 @@ PrimitiveInfo make_info() {
       return P::collective(x, bdims, n, params.get<Params>());
     };
   if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
+  if constexpr (requires { Lowering{P::lowering}; }) i.lowering = P::lowering;
   i.samples = []() {
     std::vector<ErasedSample> out;
     for (auto& s : P::samples())

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct ConvertElementType {
   static constexpr std::string_view name = "convert_element_type";
+  static constexpr Lowering lowering = Lowering::of(Lowering::Kind::convert);
   struct Params {
     DType new_dtype = DType::f32;
     bool weak_type = false;

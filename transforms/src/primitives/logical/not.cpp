@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Not {
   static constexpr std::string_view name = "not";
+  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::logical_not);
   struct Params {};
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

@@ -1,0 +1,221 @@
+// The fused elementwise kernel: tiles of kTile elements per OpenMP thread; each step is one
+// vectorised loop over the tile, compiled for AVX-512, AVX2 and baseline x86-64 (picked at run
+// time), with glibc's vector math (libmvec) for exp, log, tanh, erf and the rest. Full f32
+// inputs are read in place, f32 outputs written in place, and scalar operands stay scalars, so a
+// chain of n steps touches memory only for its inputs and outputs.
+#include "canopy/kernels/fused.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/runtime.hpp"
+#include "loops.hpp"
+
+// glibc's vector variants of these (libmvec, 4 ulp) are used in `omp simd` loops once the
+// functions are declared SIMD-enabled, as <math.h> itself does under -ffast-math.
+extern "C" {
+#define CANOPY_VECTOR_MATH(f) __attribute__((simd("notinbranch"))) float f(float) noexcept;
+CANOPY_VECTOR_MATH(expf)
+CANOPY_VECTOR_MATH(logf)
+CANOPY_VECTOR_MATH(tanhf)
+CANOPY_VECTOR_MATH(erff)
+CANOPY_VECTOR_MATH(log1pf)
+CANOPY_VECTOR_MATH(expm1f)
+CANOPY_VECTOR_MATH(sinf)
+CANOPY_VECTOR_MATH(cosf)
+CANOPY_VECTOR_MATH(tanf)
+CANOPY_VECTOR_MATH(exp2f)
+#undef CANOPY_VECTOR_MATH
+}
+
+namespace canopy::kernels::cpu {
+namespace {
+
+// 1024 floats: a tile of a dozen live registers stays within L1/L2.
+constexpr std::int64_t kTile = 1024;
+const float kZero = 0.0f;
+
+/// One register's values in a tile: n floats, or one float standing for all of them.
+struct Operand {
+  const float* p;
+  bool scalar;
+  float at(std::int64_t i) const { return p[scalar ? 0 : i]; }
+};
+
+template <class F>
+inline void map1(Operand x, float* y, std::int64_t n, F f) {
+  if (x.scalar) n = 1;
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) y[i] = f(x.p[i]);
+}
+template <class F>
+inline void map2(Operand x, Operand z, float* y, std::int64_t n, F f) {
+  if (x.scalar && z.scalar) {
+    y[0] = f(x.p[0], z.p[0]);
+  } else if (z.scalar) {
+    const float c = z.p[0];
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) y[i] = f(x.p[i], c);
+  } else if (x.scalar) {
+    const float c = x.p[0];
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) y[i] = f(c, z.p[i]);
+  } else {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) y[i] = f(x.p[i], z.p[i]);
+  }
+}
+
+// The per-element functions of the unfused kernels (loops/unary.cpp, loops/binary.cpp); the
+// transcendental ones through libmvec, within a few ulp of the scalar libm ones.
+#define CANOPY_FUSED_UNARY_BODY                                                                            \
+  switch (op) {                                                                                          \
+    case UnaryOp::neg: return map1(x, y, n, [](float v) { return -v; });                                  \
+    case UnaryOp::abs: return map1(x, y, n, [](float v) { return std::fabs(v); });                        \
+    case UnaryOp::sign: return map1(x, y, n, [](float v) { return v > 0 ? 1.0f : (v < 0 ? -1.0f : v); }); \
+    case UnaryOp::exp: return map1(x, y, n, [](float v) { return expf(v); });                             \
+    case UnaryOp::log: return map1(x, y, n, [](float v) { return logf(v); });                             \
+    case UnaryOp::log1p: return map1(x, y, n, [](float v) { return log1pf(v); });                         \
+    case UnaryOp::expm1: return map1(x, y, n, [](float v) { return expm1f(v); });                         \
+    case UnaryOp::sqrt: return map1(x, y, n, [](float v) { return std::sqrt(v); });                       \
+    case UnaryOp::rsqrt: return map1(x, y, n, [](float v) { return 1.0f / std::sqrt(v); });               \
+    case UnaryOp::tanh: return map1(x, y, n, [](float v) { return tanhf(v); });                           \
+    case UnaryOp::logistic: return map1(x, y, n, [](float v) { return 1.0f / (1.0f + expf(-v)); });       \
+    case UnaryOp::sin: return map1(x, y, n, [](float v) { return sinf(v); });                             \
+    case UnaryOp::cos: return map1(x, y, n, [](float v) { return cosf(v); });                             \
+    case UnaryOp::tan: return map1(x, y, n, [](float v) { return tanf(v); });                             \
+    case UnaryOp::floor: return map1(x, y, n, [](float v) { return std::floor(v); });                     \
+    case UnaryOp::ceil: return map1(x, y, n, [](float v) { return std::ceil(v); });                       \
+    case UnaryOp::erf: return map1(x, y, n, [](float v) { return erff(v); });                             \
+    case UnaryOp::exp2: return map1(x, y, n, [](float v) { return exp2f(v); });                           \
+    case UnaryOp::is_finite: return map1(x, y, n, [](float v) { return std::isfinite(v) ? 1.0f : 0.0f; });\
+    case UnaryOp::logical_not: return map1(x, y, n, [](float v) { return v != 0 ? 0.0f : 1.0f; });        \
+    default: break;                                                                                       \
+  }                                                                                                       \
+  throw std::logic_error("canopy kernels: unary op has no fused form");
+
+#define CANOPY_FUSED_BINARY_BODY                                                                           \
+  switch (op) {                                                                                          \
+    case BinaryOp::add: return map2(x, z, y, n, [](float a, float b) { return a + b; });                  \
+    case BinaryOp::sub: return map2(x, z, y, n, [](float a, float b) { return a - b; });                  \
+    case BinaryOp::mul: return map2(x, z, y, n, [](float a, float b) { return a * b; });                  \
+    case BinaryOp::div: return map2(x, z, y, n, [](float a, float b) { return a / b; });                  \
+    case BinaryOp::rem: return map2(x, z, y, n, [](float a, float b) { return std::fmod(a, b); });        \
+    case BinaryOp::pow: return map2(x, z, y, n, [](float a, float b) { return std::pow(a, b); });         \
+    case BinaryOp::atan2: return map2(x, z, y, n, [](float a, float b) { return std::atan2(a, b); });     \
+    case BinaryOp::max:                                                                                    \
+      return map2(x, z, y, n, [](float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }); \
+    case BinaryOp::min:                                                                                    \
+      return map2(x, z, y, n, [](float a, float b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }); \
+    case BinaryOp::eq: return map2(x, z, y, n, [](float a, float b) { return a == b ? 1.0f : 0.0f; });    \
+    case BinaryOp::ne: return map2(x, z, y, n, [](float a, float b) { return a != b ? 1.0f : 0.0f; });    \
+    case BinaryOp::lt: return map2(x, z, y, n, [](float a, float b) { return a < b ? 1.0f : 0.0f; });     \
+    case BinaryOp::le: return map2(x, z, y, n, [](float a, float b) { return a <= b ? 1.0f : 0.0f; });    \
+    case BinaryOp::gt: return map2(x, z, y, n, [](float a, float b) { return a > b ? 1.0f : 0.0f; });     \
+    case BinaryOp::ge: return map2(x, z, y, n, [](float a, float b) { return a >= b ? 1.0f : 0.0f; });    \
+    /* Bools travel as 0/1: and is the product, or the maximum, xor the difference. */                    \
+    case BinaryOp::logical_and: return map2(x, z, y, n, [](float a, float b) { return a * b; });          \
+    case BinaryOp::logical_or: return map2(x, z, y, n, [](float a, float b) { return a > b ? a : b; });   \
+    case BinaryOp::logical_xor: return map2(x, z, y, n, [](float a, float b) { return a != b ? 1.0f : 0.0f; }); \
+  }                                                                                                       \
+  throw std::logic_error("canopy kernels: binary op has no fused form");
+
+#define CANOPY_FUSED_SELECT_BODY                                               \
+  _Pragma("omp simd") for (std::int64_t i = 0; i < n; ++i) y[i] = w.at(i) != 0 ? c1.at(i) : c0.at(i);
+
+CANOPY_ISA_VARIANTS(run_unary, (UnaryOp op, Operand x, float* y, std::int64_t n), (op, x, y, n), CANOPY_FUSED_UNARY_BODY)
+CANOPY_ISA_VARIANTS(run_binary, (BinaryOp op, Operand x, Operand z, float* y, std::int64_t n), (op, x, z, y, n),
+                    CANOPY_FUSED_BINARY_BODY)
+CANOPY_ISA_VARIANTS(run_select, (Operand w, Operand c0, Operand c1, float* y, std::int64_t n), (w, c0, c1, y, n),
+                    CANOPY_FUSED_SELECT_BODY)
+
+/// Input k's elements [b, b + n): in place for full f32, one value for a scalar, else copied into `tmp`.
+Operand load(const FusedInput& in, const void* data, std::int64_t b, std::int64_t n, float* tmp) {
+  if (in.mode == FusedInput::Mode::scalar) {
+    tmp[0] = in.dtype == DType::f32 ? static_cast<const float*>(data)[0] : (static_cast<const bool*>(data)[0] ? 1.0f : 0.0f);
+    return {tmp, true};
+  }
+  if (in.dtype == DType::f32) {
+    const float* f = static_cast<const float*>(data);
+    if (in.mode == FusedInput::Mode::full) return {f + b, false};
+    for (std::int64_t i = 0, j = b % in.size; i < n;) {  // a row repeated along the leading dims
+      std::int64_t len = std::min(n - i, in.size - j);
+      std::memcpy(tmp + i, f + j, static_cast<std::size_t>(len) * sizeof(float));
+      i += len;
+      j = 0;
+    }
+    return {tmp, false};
+  }
+  const bool* p = static_cast<const bool*>(data);
+  for (std::int64_t i = 0; i < n; ++i) tmp[i] = p[in.mode == FusedInput::Mode::full ? b + i : (b + i) % in.size] ? 1.0f : 0.0f;
+  return {tmp, false};
+}
+
+}  // namespace
+
+void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
+                       std::int64_t n) {
+  ensure_runtime();
+  const std::size_t num_regs = program.steps.size();
+  // A step whose register is an f32 output writes straight into that output.
+  std::vector<int> writes_output(num_regs, -1);
+  for (std::size_t k = 0; k < program.outputs.size(); ++k) {
+    const auto& o = program.outputs[k];
+    if (o.dtype == DType::f32 && program.steps[static_cast<std::size_t>(o.reg)].kind != FusedStep::Kind::load &&
+        writes_output[static_cast<std::size_t>(o.reg)] < 0)
+      writes_output[static_cast<std::size_t>(o.reg)] = static_cast<int>(k);
+  }
+  loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<float> scratch(num_regs * kTile);
+    std::vector<Operand> reg(num_regs);
+    for (std::int64_t b = lo; b < hi; b += kTile) {
+      const std::int64_t len = std::min(kTile, hi - b);
+      for (std::size_t k = 0; k < num_regs; ++k) {
+        const FusedStep& s = program.steps[k];
+        float* tmp = scratch.data() + k * kTile;
+        if (s.kind == FusedStep::Kind::load) {
+          reg[k] = load(program.inputs[static_cast<std::size_t>(s.a)], in[static_cast<std::size_t>(s.a)], b, len, tmp);
+          continue;
+        }
+        const Operand a = reg[static_cast<std::size_t>(s.a)];
+        const bool scalar = a.scalar && (s.b < 0 || reg[static_cast<std::size_t>(s.b)].scalar) &&
+                            (s.c < 0 || reg[static_cast<std::size_t>(s.c)].scalar);
+        float* dst = !scalar && writes_output[k] >= 0
+                         ? static_cast<float*>(out[static_cast<std::size_t>(writes_output[k])]) + b
+                         : tmp;
+        switch (s.kind) {
+          case FusedStep::Kind::unary: run_unary(static_cast<UnaryOp>(s.op), a, dst, len); break;
+          case FusedStep::Kind::binary:
+            run_binary(static_cast<BinaryOp>(s.op), a, reg[static_cast<std::size_t>(s.b)], dst, len);
+            break;
+          case FusedStep::Kind::select:
+            run_select(a, reg[static_cast<std::size_t>(s.b)], reg[static_cast<std::size_t>(s.c)], dst, scalar ? 1 : len);
+            break;
+          case FusedStep::Kind::to_bool:
+            run_binary(BinaryOp::ne, a, Operand{&kZero, true}, dst, len);
+            break;
+          case FusedStep::Kind::load: break;
+        }
+        reg[k] = {dst, scalar};
+      }
+      for (std::size_t k = 0; k < program.outputs.size(); ++k) {
+        const auto& o = program.outputs[k];
+        const Operand r = reg[static_cast<std::size_t>(o.reg)];
+        if (o.dtype == DType::bool_) {
+          bool* y = static_cast<bool*>(out[k]) + b;
+          for (std::int64_t i = 0; i < len; ++i) y[i] = r.at(i) != 0;
+        } else if (r.scalar) {
+          std::fill_n(static_cast<float*>(out[k]) + b, len, r.p[0]);
+        } else if (r.p != static_cast<float*>(out[k]) + b) {
+          std::memcpy(static_cast<float*>(out[k]) + b, r.p, static_cast<std::size_t>(len) * sizeof(float));
+        }
+      }
+    }
+  });
+}
+
+}  // namespace canopy::kernels::cpu

@@ -1,0 +1,55 @@
+// A fused elementwise kernel: a straight-line program of unary, binary, select and conversion
+// steps over f32 registers, run tile by tile so every input is read once and every output
+// written once (jit's fuse_elementwise pass builds the program; bools travel as 0/1 floats).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "canopy/dtype.hpp"
+
+namespace canopy::kernels::cpu {
+
+/// How a fused kernel reads one of its inputs for output element i.
+struct FusedInput {
+  enum class Mode : std::uint8_t {
+    full,    ///< in[i]: the output's shape
+    scalar,  ///< in[0]: one element, broadcast
+    row,     ///< in[i % size]: the output's trailing dimensions, broadcast over the leading ones
+  };
+  Mode mode = Mode::full;
+  DType dtype = DType::f32;  ///< f32 or bool_
+  std::int64_t size = 0;     ///< elements of the input
+};
+
+/// One step; every step defines register `dst` (registers are single-assignment).
+struct FusedStep {
+  enum class Kind : std::uint8_t {
+    load,     ///< dst = input `a`
+    unary,    ///< dst = UnaryOp(op)(r[a])
+    binary,   ///< dst = BinaryOp(op)(r[a], r[b]); comparisons give 0/1
+    select,   ///< dst = r[a] != 0 ? r[c] : r[b] (select_n(which, case0, case1))
+    to_bool,  ///< dst = r[a] != 0 ? 1 : 0
+  };
+  Kind kind = Kind::load;
+  std::uint8_t op = 0;
+  int a = -1, b = -1, c = -1;
+};
+
+/// A whole fused kernel: inputs, steps (step k defines register k) and which registers are written out.
+struct FusedProgram {
+  std::vector<FusedInput> inputs;
+  std::vector<FusedStep> steps;
+  struct Output {
+    int reg = 0;
+    DType dtype = DType::f32;  ///< f32, or bool_ (stored as reg != 0)
+  };
+  std::vector<Output> outputs;
+};
+
+/// Runs `program` over n output elements: `in[k]` holds input k's data, `out[k]` receives output k.
+void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
+                       std::int64_t n);
+
+}  // namespace canopy::kernels::cpu

@@ -1,0 +1,172 @@
+// jit's elementwise fusion, checked on the programs it prints (compiled_text) and on values
+// against eager evaluation: chains, scalar and row broadcasts, bools and selects, several
+// outputs, groups kept apart by a reduction, shapes it must not fuse, gradients of fused calls.
+// Arithmetic matches eager bit for bit; exp, tanh, sin... use glibc's vector math in the fused
+// kernel (within 4 ulp), so those chains are compared to 8 ulp.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <canopy/canopy.hpp>
+
+namespace {
+using namespace canopy;
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+Array ramp(std::int64_t n, float lo, float hi) { return linspace(lo, hi, n).astype(DType::f32); }
+
+void check_same(const Array& got, const Array& want, float ulp_tolerance = 0) {
+  REQUIRE(got.shape() == want.shape());
+  REQUIRE(got.dtype() == want.dtype());
+  if (got.dtype() == DType::bool_) {
+    CHECK(got.to_vector<int>() == want.to_vector<int>());
+    return;
+  }
+  std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
+  int bad = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    bool same = (std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i] ||
+                std::abs(g[i] - w[i]) <= ulp_tolerance * std::numeric_limits<float>::epsilon() * std::abs(w[i]);
+    bad += !same;
+  }
+  CHECK(bad == 0);
+}
+}  // namespace
+
+TEST_CASE("fusion: an elementwise chain becomes one kernel with the eager values") {
+  auto f = [](const Array& x) { return tanh(x * 1.5f - 0.25f) * 0.75f; };
+  auto jf = jit(f);
+  Array x = ramp(1000, -3, 3);
+  std::string text = jf.lower(x).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise[ops=mul,sub,tanh,mul]") == 1);
+  CHECK(count(text, " = ") == 1);  // nothing else runs
+  check_same(jf(x), f(x), 8);  // the fused tanh is glibc's vector one (libmvec, within 4 ulp)
+  // Large enough for several tiles and both threads; eager tanh then runs on oneDNN (a few ulp apart).
+  Array big = ramp(1 << 18, -3, 3);
+  check_same(jf(big), f(big), 8);
+}
+
+TEST_CASE("fusion: scalars and trailing-dimension rows are read in place; bools and selects fuse") {
+  Array x = reshape(ramp(128 * 40, -2, 2), {128, 40}), w = reshape(ramp(40 * 24, -1, 1), {40, 24});
+  Array b = ramp(24, -0.5f, 0.5f);
+  auto layer = [](const Array& x, const Array& w, const Array& b) { return nn::relu(matmul(x, w) + b); };
+  auto jl = jit(layer);
+  std::string text = jl.lower(x, w, b).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise") == 1);
+  CHECK(count(text, "dot_general") == 1);
+  check_same(jl(x, w, b), layer(x, w, b));
+
+  auto leaky = [](const Array& v) { return std::pair{where(v > 0.0f, v, 0.1f * v), v > 0.0f}; };
+  auto jleaky = jit(leaky);
+  Array v = ramp(3001, -1, 1);
+  text = jleaky.lower(v).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise") == 1);
+  auto [y, mask] = jleaky(v);
+  auto [ye, me] = leaky(v);
+  check_same(y, ye);
+  check_same(mask, me);  // a bool result written from the fused kernel
+}
+
+TEST_CASE("fusion: an Adam-like update writes its three results from one kernel") {
+  auto update = [](const Array& g, const Array& mu, const Array& nu, const Array& p, const Array& bc) {
+    Array m = 0.1f * g + 0.9f * mu;
+    Array v = 0.001f * (g * g) + 0.999f * nu;
+    Array step = (m / bc) / (sqrt(v / bc) + 1e-8f);
+    return std::tuple{m, v, p - 0.001f * step};
+  };
+  auto ju = jit(update);
+  Array g = reshape(ramp(784 * 51, -1, 1), {784, 51}), mu = g * 0.5f, nu = g * g, p = g * 2.0f;
+  Array bc = scalar(0.19f);
+  std::string text = ju.lower(g, mu, nu, p, bc).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise") == 1);
+  auto [m1, v1, p1] = ju(g, mu, nu, p, bc);
+  auto [m2, v2, p2] = update(g, mu, nu, p, bc);
+  check_same(m1, m2);
+  check_same(v1, v2);
+  check_same(p1, p2);
+}
+
+TEST_CASE("fusion: a reduction between two elementwise steps keeps them apart") {
+  auto f = [](const Array& x) {
+    Array y = exp(x);
+    return y * sum(y);  // the product reads y's sum, computed after y: one kernel cannot hold both
+  };
+  auto jf = jit(f);
+  Array x = ramp(500, -1, 1);
+  std::string text = jf.lower(x).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise") == 0);
+  check_same(jf(x), f(x), 8);
+
+  // Two chains that only share an input stay two kernels (no sibling fusion yet), each fused.
+  auto g = [](const Array& v) { return std::pair{exp(v) + 1.0f, sin(v) * 2.0f}; };
+  auto jg = jit(g);
+  text = jg.lower(x).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise[ops=exp,add]") == 1);
+  CHECK(count(text, "fused_elementwise[ops=sin,mul]") == 1);
+  auto [a, c] = jg(x);
+  auto [ae, ce] = g(x);
+  check_same(a, ae, 8);
+  check_same(c, ce, 8);
+}
+
+TEST_CASE("fusion: column broadcasts, integers and other shapes stay unfused and correct") {
+  Array m = reshape(ramp(12, 0, 1), {4, 3}), col = reshape(ramp(4, 1, 2), {4, 1});
+  auto f = [](const Array& m, const Array& col) { return exp(m * col) + 1.0f; };
+  auto jf = jit(f);
+  std::string text = jf.lower(m, col).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise[ops=exp,add]") == 1);  // mul by a column is its own kernel
+  check_same(jf(m, col), f(m, col), 8);
+
+  auto ints = jit([](const Array& i) { return (i * 3 + 1) % 7; });
+  text = ints.lower(arange(10)).compiled_text();
+  CAPTURE(text);
+  // Integer arithmetic keeps its kernels; only the bool logic of jnp's remainder fuses.
+  CHECK(count(text, "= mul a 3:i32[]") == 1);
+  CHECK(count(text, "fused_elementwise[ops=ne,and]") == 1);
+  CHECK(ints(arange(10)).to_vector<int>() == ((arange(10) * 3 + 1) % 7).to_vector<int>());
+}
+
+TEST_CASE("fusion: NaN and infinities pass through max, min, comparisons and selects as eagerly") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Array x = array({nan, inf, -inf, 0.0f, -0.0f, 1.0f, -2.0f, nan});
+  Array y = array({1.0f, nan, 2.0f, -0.0f, 0.0f, inf, -inf, nan});
+  auto f = [](const Array& a, const Array& b) {
+    return std::tuple{maximum(a, b) + minimum(a, b) * 0.5f, where(a < b, a, b) - 1.0f, (a == b) || (a != a)};
+  };
+  auto [p, q, r] = jit(f)(x, y);
+  auto [pe, qe, re] = f(x, y);
+  check_same(p, pe);
+  check_same(q, qe);
+  check_same(r, re);
+}
+
+TEST_CASE("fusion: gradients of a fused jit call and the switch that turns fusion off") {
+  auto f = [](const Array& x) { return sum(tanh(x * 2.0f) * x); };
+  Array x = ramp(300, -1, 1);
+  Array g = grad(jit(f))(x), ge = grad(f)(x);
+  check_same(g, ge, 4);
+  auto jg = jit(grad(f));
+  CHECK(count(jg.lower(x).compiled_text(), "fused_elementwise") >= 1);
+  check_same(jg(x), ge, 4);
+
+  set_elementwise_fusion(false);
+  auto plain = jit([](const Array& v) { return exp(v) * 2.0f; });
+  CHECK(count(plain.lower(x).compiled_text(), "fused_elementwise") == 0);
+  set_elementwise_fusion(true);
+  CHECK(elementwise_fusion());
+}

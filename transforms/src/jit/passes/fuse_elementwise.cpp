@@ -1,0 +1,266 @@
+// Elementwise fusion: maximal groups of elementwise equations of one output shape (f32 and bool
+// values, operands of that shape, scalars or trailing-dimension rows) become one
+// `fused_elementwise` equation whose kernel reads each input once and writes each escaping
+// result once (kernels/cpu/loops/fused.cpp).
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <sstream>
+
+#include "../../core/array_impl.hpp"
+#include "canopy/core/primitive.hpp"
+#include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/fused.hpp"
+#include "passes.hpp"
+
+namespace canopy::detail {
+namespace {
+
+using kernels::cpu::BinaryOp;
+using kernels::cpu::FusedInput;
+using kernels::cpu::FusedProgram;
+using kernels::cpu::FusedStep;
+using kernels::cpu::UnaryOp;
+using Kind = Lowering::Kind;
+
+struct FusedParams {
+  std::shared_ptr<const FusedProgram> program;
+  std::string ops;  ///< the fused primitives' names, in order, for printing
+};
+
+bool is_value_dtype(DType d) { return d == DType::f32 || d == DType::bool_; }
+
+/// How input `a` of shape `in` is read for output shape `out`, or nullopt if it cannot be.
+std::optional<FusedInput::Mode> read_mode(const Shape& in, const Shape& out) {
+  if (in == out) return FusedInput::Mode::full;
+  if (shape_size(in) == 1) return FusedInput::Mode::scalar;
+  std::size_t lead = 0;  // numpy aligns shapes on the right; leading 1s of `in` read nothing
+  while (lead < in.size() && in[lead] == 1) ++lead;
+  std::size_t rank = in.size() - lead;
+  if (rank > out.size()) return std::nullopt;
+  for (std::size_t i = 0; i < rank; ++i)
+    if (in[lead + i] != out[out.size() - rank + i]) return std::nullopt;
+  return FusedInput::Mode::row;
+}
+
+/// Whether equation e can be a member of a fused group.
+bool fusible(const Program& p, const Eqn& e) {
+  const Lowering& l = e.prim->lowering;
+  if (l.kind == Kind::opaque || e.out.size() != 1) return false;
+  const Aval& out = p.var_avals[e.out[0]];
+  if (!is_value_dtype(out.dtype) || out.size() == 0) return false;
+  for (const Atom& a : e.in) {
+    if (a.is_zero()) return false;
+    const Aval& in = p.aval_of(a);
+    if (!is_value_dtype(in.dtype) || !read_mode(in.shape, out.shape)) return false;
+  }
+  switch (l.kind) {
+    case Kind::unary: {
+      auto op = static_cast<UnaryOp>(l.op);
+      if (op == UnaryOp::round_even || op == UnaryOp::round_away) return false;
+      // Float functions on f32; logical_not on bool; is_finite f32 -> bool.
+      DType in = p.aval_of(e.in[0]).dtype;
+      if (op == UnaryOp::logical_not) return in == DType::bool_;
+      if (op == UnaryOp::is_finite) return in == DType::f32;
+      return in == DType::f32 && out.dtype == DType::f32;
+    }
+    case Kind::binary: {
+      if (e.in.size() != 2) return false;
+      auto op = static_cast<BinaryOp>(l.op);
+      DType a = p.aval_of(e.in[0]).dtype, b = p.aval_of(e.in[1]).dtype;
+      if (a != b) return false;
+      switch (op) {
+        case BinaryOp::eq: case BinaryOp::ne: case BinaryOp::lt: case BinaryOp::le: case BinaryOp::gt: case BinaryOp::ge:
+          return out.dtype == DType::bool_;
+        case BinaryOp::logical_and: case BinaryOp::logical_or: case BinaryOp::logical_xor:
+        case BinaryOp::max: case BinaryOp::min:
+          return true;  // on bools these are and/or on 0/1; on f32 max/min
+        default:
+          return a == DType::f32 && out.dtype == DType::f32;  // arithmetic on bools keeps its own kernel
+      }
+    }
+    case Kind::select:
+      return e.in.size() == 3 && p.aval_of(e.in[0]).dtype == DType::bool_ && p.aval_of(e.in[1]).dtype == out.dtype &&
+             p.aval_of(e.in[2]).dtype == out.dtype;
+    case Kind::convert: return e.in.size() == 1;
+    case Kind::broadcast: return e.in.size() == 1 && p.aval_of(e.in[0]).size() == 1;
+    case Kind::opaque: break;
+  }
+  return false;
+}
+
+/// The group of equations fused into one kernel, in program order.
+struct Group {
+  std::vector<std::size_t> eqns;
+  bool open = true;  ///< no equation outside the group has read its values yet
+  int merged_into = -1;
+};
+
+int find(std::vector<Group>& groups, int g) {
+  while (groups[static_cast<std::size_t>(g)].merged_into >= 0) g = groups[static_cast<std::size_t>(g)].merged_into;
+  return g;
+}
+
+const PrimitiveInfo& fused_primitive();
+
+/// The fused equation of `members` (in order): the kernel program, its inputs and escaping outputs.
+Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const std::vector<bool>& escapes) {
+  auto prog = std::make_shared<FusedProgram>();
+  Eqn fused;
+  fused.prim = &fused_primitive();
+  std::map<int, int> reg_of_var;                          // group value -> register
+  std::map<std::pair<Atom::Kind, int>, int> reg_of_input;  // external atom -> load register
+  const Shape& shape = p.var_avals[p.eqns[members[0]].out[0]].shape;
+  std::ostringstream ops;
+  auto add_step = [&](FusedStep s) {
+    prog->steps.push_back(s);
+    return static_cast<int>(prog->steps.size()) - 1;
+  };
+  auto reg_for = [&](const Atom& a) {
+    if (a.is_var())
+      if (auto it = reg_of_var.find(a.index); it != reg_of_var.end()) return it->second;
+    auto key = std::make_pair(a.kind, a.index);
+    if (auto it = reg_of_input.find(key); it != reg_of_input.end()) return it->second;
+    const Aval& in = p.aval_of(a);
+    prog->inputs.push_back({*read_mode(in.shape, shape), in.dtype, in.size()});
+    fused.in.push_back(a);
+    int r = add_step({FusedStep::Kind::load, 0, static_cast<int>(prog->inputs.size()) - 1});
+    reg_of_input.emplace(key, r);
+    return r;
+  };
+  for (std::size_t k : members) {
+    const Eqn& e = p.eqns[k];
+    const Lowering& l = e.prim->lowering;
+    ops << (ops.tellp() > 0 ? "," : "") << e.prim->name;
+    int r = -1;
+    switch (l.kind) {
+      case Kind::unary: r = add_step({FusedStep::Kind::unary, l.op, reg_for(e.in[0])}); break;
+      case Kind::binary: {
+        int a = reg_for(e.in[0]), b = reg_for(e.in[1]);
+        r = add_step({FusedStep::Kind::binary, l.op, a, b});
+        break;
+      }
+      case Kind::select: {
+        int w = reg_for(e.in[0]), c0 = reg_for(e.in[1]), c1 = reg_for(e.in[2]);
+        r = add_step({FusedStep::Kind::select, 0, w, c0, c1});
+        break;
+      }
+      case Kind::convert: {
+        int a = reg_for(e.in[0]);
+        bool to_bool = p.var_avals[e.out[0]].dtype == DType::bool_ && p.aval_of(e.in[0]).dtype == DType::f32;
+        r = to_bool ? add_step({FusedStep::Kind::to_bool, 0, a}) : a;  // bool -> f32 is already 0/1
+        break;
+      }
+      case Kind::broadcast: r = reg_for(e.in[0]); break;
+      case Kind::opaque: break;
+    }
+    reg_of_var[e.out[0]] = r;
+    if (escapes[static_cast<std::size_t>(e.out[0])]) {
+      prog->outputs.push_back({r, p.var_avals[e.out[0]].dtype});
+      fused.out.push_back(e.out[0]);
+    }
+  }
+  fused.params = std::make_shared<FusedParams>(FusedParams{std::move(prog), ops.str()});
+  return fused;
+}
+
+void run_fused(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
+  const FusedProgram& prog = *params.get<FusedParams>().program;
+  std::vector<const void*> src;
+  std::vector<void*> dst;
+  for (const Array& a : in) src.push_back(cdata(a));
+  for (const Array& a : out) dst.push_back(mutable_data(a));
+  kernels::cpu::fused_elementwise(prog, src, dst, out.empty() ? 0 : out[0].size());
+}
+
+const PrimitiveInfo& fused_primitive() {
+  static const PrimitiveInfo info = [] {
+    PrimitiveInfo i;
+    i.name = "fused_elementwise";
+    i.params_type = &typeid(FusedParams);
+    i.cpu_kernel = run_fused;
+    i.params_to_string = [](const ParamsRef& params) { return "ops=" + params.get<FusedParams>().ops; };
+    i.params_equal = [](const ParamsRef& a, const ParamsRef& b) {
+      return a.get<FusedParams>().program == b.get<FusedParams>().program;
+    };
+    i.params_hash = [](const ParamsRef& params) {
+      return std::uint64_t(std::hash<const void*>{}(params.get<FusedParams>().program.get()));
+    };
+    i.clone_params = [](const ParamsRef& params) -> std::shared_ptr<const void> {
+      return std::make_shared<FusedParams>(params.get<FusedParams>());
+    };
+    return i;
+  }();
+  return info;
+}
+
+}  // namespace
+
+void fuse_elementwise(Program& p) {
+  const std::size_t n = p.eqns.size();
+  std::vector<Group> groups;
+  std::vector<int> group_of_eqn(n, -1);
+  std::vector<int> group_of_var(p.var_avals.size(), -1);
+  for (std::size_t k = 0; k < n; ++k) {
+    const Eqn& e = p.eqns[k];
+    int mine = -1;
+    if (fusible(p, e)) {
+      const Shape& shape = p.var_avals[e.out[0]].shape;
+      for (const Atom& a : e.in) {
+        if (!a.is_var() || group_of_var[a.index] < 0) continue;
+        int g = find(groups, group_of_var[a.index]);
+        Group& G = groups[static_cast<std::size_t>(g)];
+        if (!G.open || p.var_avals[p.eqns[G.eqns[0]].out[0]].shape != shape || g == mine) continue;
+        if (mine < 0) {
+          mine = g;
+        } else {  // e joins two open groups: they become one, run where e is
+          Group& M = groups[static_cast<std::size_t>(mine)];
+          M.eqns.insert(M.eqns.end(), G.eqns.begin(), G.eqns.end());
+          G.eqns.clear();
+          G.merged_into = mine;
+        }
+      }
+      if (mine < 0) {
+        groups.push_back({});
+        mine = static_cast<int>(groups.size()) - 1;
+      }
+      groups[static_cast<std::size_t>(mine)].eqns.push_back(k);
+      group_of_eqn[k] = mine;
+      group_of_var[e.out[0]] = mine;
+    }
+    // A group whose value an outsider reads is closed: a later member could depend on that outsider.
+    for (const Atom& a : e.in) {
+      if (!a.is_var() || group_of_var[a.index] < 0) continue;
+      int g = find(groups, group_of_var[a.index]);
+      if (g != mine) groups[static_cast<std::size_t>(g)].open = false;
+    }
+  }
+
+  // A member's value escapes when an equation outside its group or the program's outputs read it.
+  std::vector<bool> escapes(p.var_avals.size(), false);
+  for (const Atom& a : p.outs)
+    if (a.is_var()) escapes[a.index] = true;
+  for (std::size_t k = 0; k < n; ++k) {
+    int mine = group_of_eqn[k] >= 0 ? find(groups, group_of_eqn[k]) : -1;
+    for (const Atom& a : p.eqns[k].in)
+      if (a.is_var() && group_of_var[a.index] >= 0 && find(groups, group_of_var[a.index]) != mine) escapes[a.index] = true;
+  }
+
+  // Each group of two or more runs where its last member was.
+  std::vector<Eqn> out;
+  out.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    int g = group_of_eqn[k] >= 0 ? find(groups, group_of_eqn[k]) : -1;
+    if (g < 0 || groups[static_cast<std::size_t>(g)].eqns.size() < 2) {
+      out.push_back(std::move(p.eqns[k]));
+      continue;
+    }
+    std::vector<std::size_t>& members = groups[static_cast<std::size_t>(g)].eqns;
+    std::sort(members.begin(), members.end());
+    if (k == members.back()) out.push_back(build_fused(p, members, escapes));
+  }
+  p.eqns = std::move(out);
+}
+
+}  // namespace canopy::detail
