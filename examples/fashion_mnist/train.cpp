@@ -43,7 +43,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 template <class Model>
-int run(const Options& o) {
+int run(const Options& o, const std::string& command_line) {
   Data train = first(load_fashion_mnist(o.data, "train"), o.train_limit);
   Data test = first(load_fashion_mnist(o.data, "test"), o.test_limit);
   const std::int64_t steps_per_epoch = num_batches(train.labels.shape(0), o.batch_size);
@@ -95,7 +95,11 @@ int run(const Options& o) {
     if (bar) bar->write(line);
     else std::cout << line << "\n";
   };
-  say("run info:\n" + shape_summary(state.params));
+  // Run info, once (bobbin's publish_trainer_env_info): the command, the parameters and their shapes.
+  const std::string run_info = "command: " + command_line + "\nparameters: " + std::to_string(parameter_count(state.params)) +
+                               "\n" + shape_summary(state.params);
+  writer.write_text(step, "run_info", run_info);
+  say(run_info);
 
   // Periodic actions: the training loss early and often (JAXline's growth ratios), then every 100 steps.
   using State = decltype(state);
@@ -162,7 +166,9 @@ int main(int argc, char** argv) {
         return 0;
       }
     Options o = parse_options(argc, argv);
-    return o.model == "cnn" ? run<Cnn>(o) : run<Mlp>(o);
+    std::string command_line = argv[0];
+    for (int i = 1; i < argc; ++i) command_line.append(" ").append(argv[i]);
+    return o.model == "cnn" ? run<Cnn>(o, command_line) : run<Mlp>(o, command_line);
   } catch (const std::invalid_argument& e) {
     std::cerr << "fashion_mnist: " << e.what() << "\n";
     print_usage(std::cerr);
