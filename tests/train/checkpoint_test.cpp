@@ -18,25 +18,12 @@
 #include <canopy/train.hpp>
 
 #include "../helpers/error_message.hpp"
+#include "../helpers/temp_dir.hpp"
 
 namespace {
 using namespace canopy;
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("canopy_checkpoint_" + std::to_string(::getpid()) + "_" +
-            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 struct Layer {
   Array w, b;

@@ -19,21 +19,13 @@
 #include <canopy/random.hpp>
 #include <canopy/train.hpp>
 
+#include "../helpers/temp_dir.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using namespace canopy;
 
-/// A fresh directory for one test, removed at the end.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("canopy_data_test_" + tag + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::vector<std::uint8_t> idx_header(std::uint8_t type, const std::vector<std::uint32_t>& dims) {
   std::vector<std::uint8_t> h{0, 0, type, static_cast<std::uint8_t>(dims.size())};

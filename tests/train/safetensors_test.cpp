@@ -20,26 +20,12 @@
 #include <canopy/train.hpp>
 
 #include "../helpers/error_message.hpp"
+#include "../helpers/temp_dir.hpp"
 
 namespace {
 using namespace canopy;
 namespace fs = std::filesystem;
 
-// A fresh directory under the system temp directory, removed with everything in it.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           ("canopy_safetensors_" + std::to_string(::getpid()) + "_" +
-            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 std::string bytes_of(const Array& a) {
   return std::string(static_cast<const char*>(a.raw_data()), static_cast<std::size_t>(a.size()) * itemsize(a.dtype()));

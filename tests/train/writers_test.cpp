@@ -17,21 +17,14 @@
 #include <canopy/canopy.hpp>
 #include <canopy/train.hpp>
 
+#include "../helpers/temp_dir.hpp"
+
 #include "helpers/error_message.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("canopy_" + name + "_" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
