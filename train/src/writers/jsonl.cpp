@@ -6,6 +6,8 @@
 
 #include "canopy/train/writers.hpp"
 
+#include "../strict_json.hpp"
+
 namespace canopy {
 namespace {
 
@@ -13,30 +15,7 @@ namespace {
   detail::raise<IOError>(api, "file", path.string(), detail::concat(what, ": ", std::strerror(err)));
 }
 
-void append_string(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
-  out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out += hex[(c >> 4) & 0xf];
-          out += hex[c & 0xf];
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
+void append_string(std::string& out, std::string_view s) { detail::append_json_string(out, s); }
 
 void append_number(std::string& out, double v) {
   if (std::isnan(v)) {
