@@ -1,6 +1,8 @@
 // Batches on the host: the leaves' shared leading axis, the epoch's order, rows copied with memcpy.
 #include "canopy/train/batches.hpp"
 
+#include <canopy/kernels/buffer.hpp>
+
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -69,15 +71,11 @@ namespace detail {
 std::pair<Array, std::byte*> new_host_array(DType dtype, const Shape& shape) {
   check_shape("new_host_array", shape, dtype);
   const std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * itemsize(dtype);
-  std::byte* p = nullptr;
-  try {
-    p = static_cast<std::byte*>(::operator new(std::max<std::size_t>(bytes, 1), std::align_val_t{64}));
-  } catch (const std::bad_alloc&) {
-    raise<ResourceError>("new_host_array", "allocation", to_string(Aval{dtype, shape, false}),
-                         concat("of ", bytes, " bytes failed"), "the machine has less memory");
-  }
-  std::shared_ptr<void> owner(p, [](void* q) { ::operator delete(q, std::align_val_t{64}); });
-  return {adopt_buffer(p, dtype, shape, std::move(owner)), p};
+  // From the caching allocator, as every Array buffer: a batch's memory is reused step after
+  // step instead of page-faulting in fresh (ResourceError when it cannot be had).
+  std::shared_ptr<kernels::Buffer> buffer = kernels::Buffer::allocate(std::max<std::size_t>(bytes, 1));
+  auto* p = static_cast<std::byte*>(buffer->data());
+  return {adopt_buffer(p, dtype, shape, std::move(buffer)), p};
 }
 
 BatchPlan::BatchPlan(const NamedArrays& leaves, std::int64_t batch_size, const std::optional<Array>& shuffle_key,

@@ -170,8 +170,11 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
       writes_output[static_cast<std::size_t>(o.reg)] = static_cast<int>(k);
   }
   loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
-    std::vector<float> scratch(num_regs * kTile);
-    std::vector<Operand> reg(num_regs);
+    // Per-thread registers, kept between calls (no allocation or clearing on the step path).
+    thread_local std::vector<float> scratch;
+    thread_local std::vector<Operand> reg;
+    if (scratch.size() < num_regs * kTile) scratch.resize(num_regs * kTile);
+    if (reg.size() < num_regs) reg.resize(num_regs);
     for (std::int64_t b = lo; b < hi; b += kTile) {
       const std::int64_t len = std::min(kTile, hi - b);
       for (std::size_t k = 0; k < num_regs; ++k) {
@@ -207,7 +210,12 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
         const Operand r = reg[static_cast<std::size_t>(o.reg)];
         if (o.dtype == DType::bool_) {
           bool* y = static_cast<bool*>(out[k]) + b;
-          for (std::int64_t i = 0; i < len; ++i) y[i] = r.at(i) != 0;
+          if (r.scalar) {
+            std::fill_n(y, len, r.p[0] != 0);
+          } else {
+#pragma omp simd
+            for (std::int64_t i = 0; i < len; ++i) y[i] = r.p[i] != 0;
+          }
         } else if (r.scalar) {
           std::fill_n(static_cast<float*>(out[k]) + b, len, r.p[0]);
         } else if (r.p != static_cast<float*>(out[k]) + b) {
