@@ -6,7 +6,7 @@ PACKAGES := g++ make cmake pkg-config meson ninja-build ccache python3 python3-n
             dataset-fashion-mnist
 # Where `make demo` writes its run (checkpoints, metrics, TensorBoard events, the curves' SVG).
 RUN_DIR ?= runs/fashion_mnist
-DEMO_ARGS ?=
+DEMO_ARGS ?= --overwrite
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 JOBS ?= $(shell nproc)
 

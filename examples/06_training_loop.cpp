@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   CheckpointManager checkpoints(dir / "checkpoints", {.max_to_keep = 3});
   state = checkpoints.restore_latest(state).value_or(state);   // resume where a previous run stopped
 
-  auto step = jit(make_train_step(loss, tx));   // step, count, rate are Arrays: traced once
+  auto step_fn = jit(make_train_step(loss, tx));   // step, count, rate are Arrays: traced once
   JsonlWriter metrics(dir / "metrics.jsonl");
   CronTab<decltype(state), StepInfo<>> cron;
   cron.add("log", growth_steps({1, 2, 5}) | every_steps(50), [&](std::int64_t s, const auto&, const auto& info) {
@@ -41,12 +41,15 @@ int main(int argc, char** argv) {
       })
       .add("checkpoint", every_steps(100), [&](std::int64_t s, const auto& st, const auto&) { checkpoints.save(s, st); });
 
-  for (int epoch = 0; state.step.item<int>() < total_steps; ++epoch) {
-    for (const Batch& batch : batches(data, 32, random::fold_in(k[0], epoch))) {   // reshuffled every epoch
-      if (state.step.item<int>() >= total_steps) break;
-      auto [next, info] = step(state, batch);
+  const std::int64_t steps_per_epoch = num_batches(256, 32);
+  for (std::int64_t step = state.step.item<int>(); step < total_steps;) {   // a resumed run continues mid-epoch
+    const std::int64_t epoch = step / steps_per_epoch;
+    auto epoch_batches = batches(data, 32, random::fold_in(k[0], epoch));   // reshuffled every epoch
+    for (std::int64_t i = step % steps_per_epoch; i < steps_per_epoch && step < total_steps; ++i) {
+      auto [next, info] = step_fn(state, epoch_batches[i]);
       state = next;
-      cron.run(state.step.item<int>(), state, info);
+      step = state.step.item<int>();
+      cron.run(step, state, info);
     }
   }
   checkpoints.save(state.step.item<int>(), state);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
@@ -19,6 +20,7 @@ struct Options {
   std::filesystem::path out = "runs/fashion_mnist";
   std::filesystem::path data = "/usr/share/datasets/fashion-mnist";
   bool resume = false;            // continue from the latest checkpoint in out/checkpoints
+  bool overwrite = false;         // delete what `out` holds and start afresh
   std::int64_t train_limit = 0;   // use only the first N training examples (0: all)
   std::int64_t test_limit = 0;    // evaluate on only the first N test examples (0: all)
   std::uint32_t seed = 0;
@@ -37,6 +39,7 @@ inline void print_usage(std::ostream& os) {
      << "  --out DIR           run directory: checkpoints, metrics, curves (" << d.out.string() << ")\n"
      << "  --data DIR          the Fashion-MNIST IDX files (" << d.data.string() << ")\n"
      << "  --resume            continue from the latest checkpoint in DIR/checkpoints\n"
+     << "  --overwrite         delete what DIR holds and start afresh (a fresh run needs an empty DIR)\n"
      << "  --train-limit N     train on the first N examples only (all)\n"
      << "  --test-limit N      evaluate on the first N test examples only (all)\n"
      << "  --seed N            PRNG seed for init, dropout-free steps and shuffling (" << d.seed << ")\n"
@@ -54,7 +57,7 @@ inline Options parse_options(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(std::string(flag) + " needs a value");
       return argv[++i];
     };
-    auto integer = [&](long long lo) {
+    auto integer = [&](long long lo, long long hi) {
       std::string v = value();
       std::size_t used = 0;
       long long n = 0;
@@ -63,11 +66,13 @@ inline Options parse_options(int argc, char** argv) {
       } catch (const std::exception&) {
         used = 0;
       }
-      if (used != v.size() || n < lo) throw std::invalid_argument(std::string(flag) + " needs an integer >= " + std::to_string(lo) + ", got '" + v + "'");
+      if (used != v.size() || n < lo || n > hi)
+        throw std::invalid_argument(std::string(flag) + " needs an integer from " + std::to_string(lo) + " to " +
+                                    std::to_string(hi) + ", got '" + v + "'");
       return n;
     };
-    if (flag == "--epochs") o.epochs = static_cast<int>(integer(1));
-    else if (flag == "--batch-size") o.batch_size = integer(1);
+    if (flag == "--epochs") o.epochs = static_cast<int>(integer(1, 100000));
+    else if (flag == "--batch-size") o.batch_size = integer(1, 1 << 20);
     else if (flag == "--lr") {
       std::string v = value();
       std::size_t used = 0;
@@ -76,21 +81,24 @@ inline Options parse_options(int argc, char** argv) {
       } catch (const std::exception&) {
         used = 0;
       }
-      if (used != v.size() || !(o.learning_rate > 0)) throw std::invalid_argument("--lr needs a positive number, got '" + v + "'");
+      if (used != v.size() || !(o.learning_rate > 0) || !std::isfinite(o.learning_rate))
+        throw std::invalid_argument("--lr needs a positive finite number, got '" + v + "'");
     } else if (flag == "--model") {
       o.model = value();
       if (o.model != "mlp" && o.model != "cnn") throw std::invalid_argument("--model is mlp or cnn, got '" + o.model + "'");
     } else if (flag == "--out") o.out = value();
     else if (flag == "--data") o.data = value();
     else if (flag == "--resume") o.resume = true;
-    else if (flag == "--train-limit") o.train_limit = integer(1);
-    else if (flag == "--test-limit") o.test_limit = integer(1);
-    else if (flag == "--seed") o.seed = static_cast<std::uint32_t>(integer(0));
+    else if (flag == "--overwrite") o.overwrite = true;
+    else if (flag == "--train-limit") o.train_limit = integer(1, 1LL << 40);
+    else if (flag == "--test-limit") o.test_limit = integer(1, 1LL << 40);
+    else if (flag == "--seed") o.seed = static_cast<std::uint32_t>(integer(0, 0xffffffffLL));
     else if (flag == "--eager") o.eager = true;
     else if (flag == "--no-progress") o.progress = false;
-    else if (flag == "--keep") o.keep_checkpoints = static_cast<int>(integer(1));
+    else if (flag == "--keep") o.keep_checkpoints = static_cast<int>(integer(1, 1000));
     else throw std::invalid_argument("unknown flag '" + std::string(flag) + "' (--help lists them)");
   }
+  if (o.resume && o.overwrite) throw std::invalid_argument("--resume and --overwrite exclude each other");
   return o;
 }
 

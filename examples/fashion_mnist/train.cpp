@@ -3,6 +3,9 @@
 // function, periodic actions, checkpoints to resume from, metrics (JSONL, TensorBoard) and a
 // curve plot in the run directory. Run: ./build/examples/fashion_mnist --help
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -38,6 +41,28 @@ std::string panel_of(std::string_view series) {
   return std::string(name.find("loss") != std::string_view::npos ? "loss" : name);
 }
 
+/// The flags that fix the meaning of a step (its batch, its data order): written with a run and
+/// compared on --resume, so a resumed run cannot silently read its data differently.
+std::string run_config(const Options& o) {
+  return "model=" + o.model + "\nbatch_size=" + std::to_string(o.batch_size) + "\ntrain_limit=" +
+         std::to_string(o.train_limit) + "\nseed=" + std::to_string(o.seed) + "\nlearning_rate=" + std::to_string(o.learning_rate) + "\n";
+}
+
+void check_run_config(const Options& o) {
+  const std::filesystem::path path = o.out / "run_config.txt";
+  const std::string mine = run_config(o);
+  if (o.resume && std::filesystem::exists(path)) {
+    std::ifstream in(path);
+    std::string stored((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (stored != mine)
+      throw std::invalid_argument("--resume with other settings than the run in " + o.out.string() + " was started with:\n" +
+                                  stored + "now:\n" + mine);
+    return;
+  }
+  std::filesystem::create_directories(o.out);
+  std::ofstream(path) << mine;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -55,6 +80,10 @@ int run(const Options& o, const std::string& command_line) {
   auto tx = optim::adam(o.learning_rate);
   auto state = init_train_state(Model::init(init_key), tx, train_key);
 
+  // A run directory holds one run: a fresh start into an old run's directory would mix their
+  // checkpoints, best model and metrics, so it needs --overwrite (or --resume to continue it).
+  if (o.overwrite) std::filesystem::remove_all(o.out);
+  check_run_config(o);
   CheckpointManager checkpoints(o.out / "checkpoints", {.max_to_keep = o.keep_checkpoints});
   if (o.resume) {
     if (auto restored = checkpoints.restore_latest(state)) {
@@ -63,6 +92,14 @@ int run(const Options& o, const std::string& command_line) {
     } else {
       std::cout << "no checkpoint in " << (o.out / "checkpoints").string() << ": starting afresh\n";
     }
+  } else if (auto last = checkpoints.latest_step()) {
+    throw std::invalid_argument(o.out.string() + " already holds a run (checkpoint at step " + std::to_string(*last) +
+                                "): pass --resume to continue it or --overwrite to start afresh");
+  }
+  if (state.step.template item<std::int32_t>() >= total_steps) {
+    std::cout << "the run is complete: step " << state.step.template item<std::int32_t>() << " of " << total_steps
+              << " (pass a larger --epochs to train on)\n";
+    return 0;
   }
   std::cout << "model " << o.model << ", " << parameter_count(state.params) << " parameters; " << train.labels.shape(0)
             << " training and " << test.labels.shape(0) << " test examples, " << steps_per_epoch << " steps per epoch\n";

@@ -41,6 +41,13 @@ with tempfile.TemporaryDirectory() as tmp:
     train(split, 1)
     resumed = train(split, 2, "--resume")
     assert "resumed from step 40" in resumed, resumed
+    # A fresh run into a directory that holds one is refused (it would mix the two runs' files).
+    refused = subprocess.run([binary, "--out", split, "--epochs", "1", *common], capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "already holds a run" in refused.stderr, refused.stderr
+    # So is a resume with settings that change what a step reads.
+    other = subprocess.run([binary, "--out", split, "--epochs", "3", "--resume", *common[:-1], "4"],
+                           capture_output=True, text=True, timeout=300)
+    assert other.returncode == 2 and "other settings" in other.stderr, other.stderr
 
     a, b = epoch_records(whole), epoch_records(split)
     assert sorted(a) == [40, 80] and sorted(b) == [40, 80], (sorted(a), sorted(b))

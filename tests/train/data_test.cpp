@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -206,6 +207,7 @@ TEST_CASE("data: batches cut rows in order and keep the last partial batch") {
   CHECK(num_batches(10, 4) == 3);
   CHECK(num_batches(10, 4, true) == 2);
   CHECK(num_batches(8, 4) == 2);
+  CHECK(num_batches(60000, std::numeric_limits<std::int64_t>::max()) == 1);  // no overflow in the rounding
   CHECK(num_batches(0, 4) == 0);
   CHECK_THROWS_AS(num_batches(10, 0), ValueError);
   CHECK_THROWS_AS(num_batches(-1, 4), ValueError);

@@ -63,7 +63,7 @@ std::int64_t num_batches(std::int64_t n, std::int64_t batch_size, bool drop_last
   if (n < 0) detail::raise<ValueError>("num_batches", "n", std::to_string(n), "is negative");
   if (batch_size <= 0)
     detail::raise<ValueError>("num_batches", "batch_size", std::to_string(batch_size), "must be positive");
-  return drop_last ? n / batch_size : (n + batch_size - 1) / batch_size;
+  return n / batch_size + (!drop_last && n % batch_size != 0);  // no n + batch_size - 1: it can overflow
 }
 
 namespace detail {

@@ -157,6 +157,14 @@ Operand load(const FusedInput& in, const void* data, std::int64_t b, std::int64_
 
 }  // namespace
 
+bool fused_unary_supported(std::uint8_t op) {
+  switch (static_cast<UnaryOp>(op)) {
+    case UnaryOp::round_even:
+    case UnaryOp::round_away: return false;  // rounding keeps its own kernel
+    default: return true;  // every other UnaryOp has a case in run_unary's body
+  }
+}
+
 void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
                        std::int64_t n) {
   ensure_runtime();

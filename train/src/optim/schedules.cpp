@@ -2,6 +2,7 @@
 // (converted to f32 first, as jnp's true division of an int32 count does).
 #include "canopy/train/optim/schedules.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -55,8 +56,9 @@ Schedule piecewise_constant_schedule(double init_value, const std::map<std::int6
 }
 
 Schedule exponential_decay(double init_value, std::int64_t transition_steps, double decay_rate, ExponentialDecayOptions o) {
-  if (transition_steps <= 0) bad_value("exponential_decay", "transition_steps must be positive, got " + std::to_string(transition_steps));
-  if (decay_rate == 0) bad_value("exponential_decay", "decay_rate must not be 0");
+  // As optax: no steps or a zero rate give the constant init value; a negative begin counts from 0.
+  if (transition_steps <= 0 || decay_rate == 0) return constant_schedule(init_value);
+  o.transition_begin = std::max<std::int64_t>(o.transition_begin, 0);
   return [=](const Array& count) {
     Array since = f32(count) - static_cast<float>(o.transition_begin);
     Array p = since / static_cast<float>(transition_steps);

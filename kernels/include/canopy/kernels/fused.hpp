@@ -48,6 +48,9 @@ struct FusedProgram {
   std::vector<Output> outputs;
 };
 
+/// Whether the fused kernel has a form of `op` (the fusion pass asks before fusing a primitive).
+bool fused_unary_supported(std::uint8_t op);
+
 /// Runs `program` over n output elements: `in[k]` holds input k's data, `out[k]` receives output k.
 void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
                        std::int64_t n);

@@ -31,7 +31,9 @@ struct TriggerPart {
 }  // namespace detail
 
 /// A condition on the step (the number of training steps done, so step 0 is before any) and the
-/// time, checked once per loop iteration. A value: copies carry their own state (the time a
+/// time, checked once per loop iteration. Step conditions test the step they are given, exactly
+/// (every_steps(100) fires at 100, 200...): a loop that advances several steps between checks
+/// must check at the steps it wants actions on. A value: copies carry their own state (the time a
 /// seconds trigger last fired), so a copy checked elsewhere does not disturb the original.
 /// `a | b` fires when either part does; every part is checked on every call (no short-circuit),
 /// so each keeps its own state: a seconds part's timer restarts only when that part fires.

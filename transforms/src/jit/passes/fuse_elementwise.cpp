@@ -58,7 +58,7 @@ bool fusible(const Program& p, const Eqn& e) {
   switch (l.kind) {
     case Kind::unary: {
       auto op = static_cast<UnaryOp>(l.op);
-      if (op == UnaryOp::round_even || op == UnaryOp::round_away) return false;
+      if (!kernels::cpu::fused_unary_supported(l.op)) return false;
       // Float functions on f32; logical_not on bool; is_finite f32 -> bool.
       DType in = p.aval_of(e.in[0]).dtype;
       if (op == UnaryOp::logical_not) return in == DType::bool_;

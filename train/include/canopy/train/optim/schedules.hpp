@@ -33,7 +33,7 @@ struct ExponentialDecayOptions {
   std::optional<double> end_value = {};  ///< a floor (decay_rate < 1) or ceiling (> 1)
 };
 /// init·rate^((count - begin)/transition_steps), init before begin (optax.exponential_decay);
-/// ValueError unless transition_steps > 0 and rate != 0.
+/// as optax, transition_steps <= 0 or a zero rate give the constant init, a negative begin is 0.
 Schedule exponential_decay(double init_value, std::int64_t transition_steps, double decay_rate,
                            ExponentialDecayOptions options = {});
 /// init·((1 - alpha)·(½(1 + cos(π·min(count, T)/T)))^exponent + alpha) (optax.cosine_decay_schedule);

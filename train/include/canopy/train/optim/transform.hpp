@@ -213,9 +213,10 @@ inline ClipByGlobalNorm clip_by_global_norm(double max_norm) { return {max_norm}
 using Mask = std::function<bool(std::string_view path)>;
 
 /// `inner` applied to the leaves `mask` selects; the others' updates pass through unchanged
-/// (optax.masked). Unlike optax, whose inner state holds placeholders for masked-out leaves, the
-/// inner state here covers every leaf (C++ state types cannot drop fields per instance); the
-/// masked-out entries are computed but never used.
+/// (optax.masked). optax hands the inner transformation placeholders without leaves for the
+/// masked-out ones; here they reach it as zeros, which is the same for every transformation that
+/// looks across leaves (a global norm counts nothing for them) or leaf by leaf. The inner state
+/// still holds entries for them (C++ state types cannot drop fields per instance), never used.
 template <class Tx>
 struct Masked {
   Tx inner;
@@ -226,10 +227,17 @@ struct Masked {
   }
   template <class P, class S>
   std::pair<P, S> update(const P& updates, const S& s, const P& params) const {
-    auto [inner_updates, next] = inner.update(updates, s, params);
+    auto selected = [&](const KeyPath& path) { return mask(simple_keystr(path)); };
+    P masked_in = tree_map_with_path(
+        [&](const KeyPath& path, const auto& g) {
+          if constexpr (detail::is_array<decltype(g)>) return selected(path) ? g : zeros_like(g);
+          else return g;
+        },
+        updates);
+    auto [inner_updates, next] = inner.update(masked_in, s, params);
     P out = tree_map_with_path(
         [&](const KeyPath& path, const auto& g, const auto& u) {
-          if constexpr (detail::is_array<decltype(g)>) return mask(simple_keystr(path)) ? u : g;
+          if constexpr (detail::is_array<decltype(g)>) return selected(path) ? u : g;
           else return g;
         },
         updates, inner_updates);
