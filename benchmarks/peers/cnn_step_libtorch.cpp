@@ -2,6 +2,8 @@
 // (batch 64) and of the MLP (batch 128) on fixed random data, warm-up then the median ms/step, as JSON.
 #include <torch/torch.h>
 
+#include "torch_env.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -60,35 +62,6 @@ Timing time_steps(Model& model, const torch::Tensor& x, const torch::Tensor& y, 
   return {ms.size() % 2 ? ms[m] : 0.5 * (ms[m - 1] + ms[m]), ms.front()};
 }
 
-// The BLAS that libtorch_cpu resolved libblas.so.3 to (Debian's alternatives decide; it sets W3's speed).
-std::string loaded_blas() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    const std::size_t slash = line.find('/');
-    if (slash == std::string::npos) continue;
-    const std::string path = line.substr(slash);
-    const std::string base = path.substr(path.rfind('/') + 1);
-    if (base.find("blas") != std::string::npos || base.find("blis") != std::string::npos ||
-        base.find("mkl_rt") != std::string::npos)
-      return path;
-  }
-  return "none";
-}
-
-// FTZ/DAZ on this thread and every intra-op worker (MXCSR is per thread), as the W9 peer does.
-void flush_denormals_everywhere() {
-  at::globalContext().setFlushDenormal(true);
-  const std::int64_t n = torch::get_num_threads();
-  at::parallel_for(0, n, 1, [](std::int64_t, std::int64_t) { at::globalContext().setFlushDenormal(true); });
-}
-
-int int_arg(int argc, char** argv, int& i) {
-  if (i + 1 >= argc) throw std::runtime_error(std::string(argv[i]) + " needs a value");
-  const int v = std::atoi(argv[++i]);
-  if (v <= 0) throw std::runtime_error(std::string(argv[i - 1]) + " needs a positive integer, got " + argv[i]);
-  return v;
-}
 
 void print(const char* workload, int batch, const Timing& t, int steps, int threads, bool ftz, const std::string& blas) {
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
@@ -110,9 +83,9 @@ int main(int argc, char** argv) try {
   std::string only = "all";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--steps") steps = int_arg(argc, argv, i);
-    else if (a == "--warmup") warmup = int_arg(argc, argv, i);
-    else if (a == "--threads") threads = int_arg(argc, argv, i);
+    if (a == "--steps") steps = peers::int_arg(argc, argv, i);
+    else if (a == "--warmup") warmup = peers::int_arg(argc, argv, i);
+    else if (a == "--threads") threads = peers::int_arg(argc, argv, i);
     else if (a == "--no-ftz") ftz = false;
     else if (a == "--workload" && i + 1 < argc && (std::string(argv[i + 1]) == "W3" ||
                                                    std::string(argv[i + 1]) == "W4" ||
@@ -126,9 +99,9 @@ int main(int argc, char** argv) try {
     }
   }
   torch::set_num_threads(threads);
-  if (ftz) flush_denormals_everywhere();
+  if (ftz) peers::flush_denormals_everywhere();
   torch::manual_seed(0);
-  const std::string blas = loaded_blas();
+  const std::string blas = peers::loaded_blas();
 
   if (only != "W3") {
     Cnn cnn;

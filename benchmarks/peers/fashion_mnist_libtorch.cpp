@@ -2,6 +2,8 @@
 // read straight from Debian's gz files with zlib (independent of canopy). One JSON line per epoch:
 // the seconds of that epoch's training loop (batching included, evaluation excluded), test accuracy.
 #include <torch/torch.h>
+
+#include "torch_env.hpp"
 #include <zlib.h>
 
 #include <algorithm>
@@ -81,36 +83,6 @@ Split load_split(const std::string& prefix) {
   return {x.contiguous(), y.contiguous()};
 }
 
-// The BLAS that libtorch_cpu resolved libblas.so.3 to (Debian's alternatives decide; it sets W3/W9 speed).
-std::string loaded_blas() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    const std::size_t slash = line.find('/');
-    if (slash == std::string::npos) continue;
-    const std::string path = line.substr(slash);
-    const std::string base = path.substr(path.rfind('/') + 1);
-    if (base.find("blas") != std::string::npos || base.find("blis") != std::string::npos ||
-        base.find("mkl_rt") != std::string::npos)
-      return path;
-  }
-  return "none";
-}
-
-// Flush-to-zero/denormals-are-zero on this thread and on every intra-op worker (MXCSR is per thread):
-// without it Adam's tiny moments go denormal and later epochs slow down (BENCHMARKS.md).
-void flush_denormals_everywhere() {
-  at::globalContext().setFlushDenormal(true);
-  const std::int64_t n = torch::get_num_threads();
-  at::parallel_for(0, n, 1, [](std::int64_t, std::int64_t) { at::globalContext().setFlushDenormal(true); });
-}
-
-int int_arg(int argc, char** argv, int& i) {
-  if (i + 1 >= argc) throw std::runtime_error(std::string(argv[i]) + " needs a value");
-  const int v = std::atoi(argv[++i]);
-  if (v <= 0) throw std::runtime_error(std::string(argv[i - 1]) + " needs a positive integer, got " + argv[i]);
-  return v;
-}
 
 }  // namespace
 
@@ -120,8 +92,8 @@ int main(int argc, char** argv) try {
   bool ftz = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--epochs") epochs = int_arg(argc, argv, i);
-    else if (a == "--threads") threads = int_arg(argc, argv, i);
+    if (a == "--epochs") epochs = peers::int_arg(argc, argv, i);
+    else if (a == "--threads") threads = peers::int_arg(argc, argv, i);
     else if (a == "--no-ftz") ftz = false;
     else if (a == "--data" && i + 1 < argc) data_dir = argv[++i];
     else {
@@ -130,7 +102,7 @@ int main(int argc, char** argv) try {
     }
   }
   torch::set_num_threads(threads);
-  if (ftz) flush_denormals_everywhere();
+  if (ftz) peers::flush_denormals_everywhere();
   torch::manual_seed(0);
 
   const Split train = load_split("train");
@@ -143,7 +115,7 @@ int main(int argc, char** argv) try {
                               torch::nn::ReLU(), torch::nn::Linear(512, 10));
   torch::optim::Adam opt(model->parameters(), torch::optim::AdamOptions(1e-3).betas({0.9, 0.999}).eps(1e-8));
 
-  const std::string blas = loaded_blas();
+  const std::string blas = peers::loaded_blas();
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   for (int epoch = 1; epoch <= epochs; ++epoch) {
     model->train();
