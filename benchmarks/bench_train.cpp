@@ -1,7 +1,8 @@
 // W9 of shared/BENCHMARKS.md: Fashion-MNIST epochs of the W3 MLP with Adam (lr 1e-3, batch 128,
 // last batch of 96 kept, a fresh permutation per epoch), eager and jitted, with the test
-// accuracy after the timed epochs as a counter; and the pieces of an epoch: one Adam step and
-// the host batching of a shuffled epoch. The LibTorch peer is benchmarks/peers/fashion_mnist_libtorch.
+// accuracy after the timed epochs as a counter; the pieces of an epoch: one Adam step and the host
+// batching of a shuffled epoch; and W4, the CNN's SGD step at batch 64. The LibTorch peers are
+// benchmarks/peers/fashion_mnist_libtorch and cnn_step_libtorch.
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -79,6 +80,24 @@ void BM_w9_adam_step(benchmark::State& st, bool jitted) {
 }
 BENCHMARK_CAPTURE(BM_w9_adam_step, jit, true)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_w9_adam_step, eager, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// W4: one SGD (0.01) step of the CNN on a fixed batch of 64 random images, random labels.
+void BM_w4_cnn_step(benchmark::State& st, bool jitted) {
+  auto tx = optim::sgd(0.01);
+  auto state = init_train_state(fashion_mnist::Cnn::init(random::key(0)), tx, random::key(1));
+  auto loss = [](const fashion_mnist::Cnn& p, const Data& b, const Array&) {
+    return fashion_mnist::cross_entropy(p(b.images), b.labels);
+  };
+  auto eager = make_train_step(loss, tx);
+  auto compiled = jit(eager);
+  Data batch{random::uniform(random::key(2), {64, 784}), random::randint(random::key(3), {64}, 0, 10)};
+  for (auto _ : st) {
+    auto [next, info] = jitted ? compiled(state, batch) : eager(state, batch);
+    state = std::move(next);
+  }
+}
+BENCHMARK_CAPTURE(BM_w4_cnn_step, jit, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_w4_cnn_step, eager, false)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// The host side of an epoch: the permutation and the row copies of 469 batches of 60000×784 f32.
 void BM_w9_batching_epoch(benchmark::State& st) {
