@@ -227,3 +227,23 @@ TEST_CASE("cron: a sync action's error propagates out of run") {
   CHECK_THROWS_WITH(cron.run(1), "bad action");
   CHECK(cron.finish(1).empty());  // it ran (and failed) at step 1: finish does not retry it
 }
+
+TEST_CASE("cron: a moved-from CronTab is empty and usable; the moved-to one keeps the actions") {
+  using namespace canopy;
+  int fired = 0;
+  CronTab<int> a;
+  a.add("count", every_steps(1), [&](std::int64_t, const int&) { ++fired; });
+  CronTab<int> b = std::move(a);
+  CHECK(b.size() == 1);
+  CHECK(a.size() == 0);  // NOLINT(bugprone-use-after-move): the state after a move is specified
+  CHECK(a.run(1, 0).empty());
+  a.add("async", every_steps(1), [&](std::int64_t, const int&) { ++fired; }, {.async = true});
+  a.run(2, 0);
+  a.wait();
+  b.run(3, 0);
+  CHECK(fired == 2);
+  CronTab<int> c;
+  c = std::move(b);
+  c.run(4, 0);
+  CHECK(fired == 3);
+}

@@ -51,8 +51,25 @@ class CronTab {
 
   /// A CronTab reading `clock` (the steady clock by default).
   explicit CronTab(Clock clock = [] { return TriggerClock::now(); }) : clock_(std::move(clock)) {}
-  CronTab(CronTab&&) = default;
-  CronTab& operator=(CronTab&&) = default;
+  /// A moved-from CronTab is empty and usable (no actions, no pending error).
+  CronTab(CronTab&& other)
+      : clock_(other.clock_),
+        entries_(std::move(other.entries_)),
+        async_error_(std::exchange(other.async_error_, std::make_shared<AsyncError>())),
+        executor_(std::move(other.executor_)) {
+    other.entries_.clear();
+  }
+  CronTab& operator=(CronTab&& other) {
+    if (this != &other) {
+      executor_.reset();  // waits for this one's queued work first
+      clock_ = other.clock_;
+      entries_ = std::move(other.entries_);
+      other.entries_.clear();
+      async_error_ = std::exchange(other.async_error_, std::make_shared<AsyncError>());
+      executor_ = std::move(other.executor_);
+    }
+    return *this;
+  }
 
   /// Adds `action` under `name`, to run when `trigger` fires. ValueError for a name already
   /// used, an empty action, or async with Args that cannot be copied.
