@@ -119,10 +119,15 @@ int run(const Options& o, const std::string& command_line) {
       jit_name("eval_step"));
 
   // Metrics go to JSON lines, TensorBoard and the curves' SVG, written on a background thread.
+  auto curves = std::make_shared<CurvePlotWriter>(o.out / "curves.svg",
+                                                  PlotOptions{.title = "Fashion-MNIST, " + o.model, .panel_of = panel_of});
+  // A resumed run's curves start with what the earlier runs logged up to the checkpoint.
+  const std::int64_t start_step = state.step.template item<std::int32_t>();
+  for (const auto& [s, scalars] : read_jsonl_scalars(o.out / "metrics.jsonl"))
+    if (s <= start_step) curves->write_scalars(s, scalars);
   AsyncWriter writer(std::make_shared<FanoutWriter>(std::vector<std::shared_ptr<Writer>>{
       std::make_shared<JsonlWriter>(o.out / "metrics.jsonl"), std::make_shared<TensorBoardWriter>(o.out / "tensorboard"),
-      std::make_shared<CurvePlotWriter>(o.out / "curves.svg", PlotOptions{.title = "Fashion-MNIST, " + o.model,
-                                                                          .panel_of = panel_of})}));
+      curves}));
   BestTracker best(o.out / "best", "test/accuracy", {.higher_is_better = true});
 
   std::int64_t step = state.step.template item<std::int32_t>();

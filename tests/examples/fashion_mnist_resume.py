@@ -53,6 +53,10 @@ with tempfile.TemporaryDirectory() as tmp:
     assert sorted(a) == [40, 80] and sorted(b) == [40, 80], (sorted(a), sorted(b))
     for key in ("train/epoch_loss", "test/loss", "test/accuracy"):
         assert a[80][key] == b[80][key], f"epoch 2 {key}: uninterrupted {a[80][key]} != resumed {b[80][key]}"
+    # The resumed run's curves hold the first run's epoch too: two points of test accuracy.
+    svg = open(os.path.join(split, "curves.svg")).read()
+    line = [l for l in svg.splitlines() if "<title>test/accuracy</title>" in l]
+    assert line and line[0].split('points="')[1].split('"')[0].count(",") == 2, line
     accuracy = a[80]["test/accuracy"]
     assert accuracy >= 0.75, f"test accuracy {accuracy} after 2 epochs on 5000 examples is below 0.75"
     for name in ("curves.svg", "tensorboard", "checkpoints", "best/results.json"):

@@ -604,3 +604,27 @@ TEST_CASE("writers: ConsoleWriter prints one line per call") {
   w.flush();
   CHECK(os.str() == "step 120: loss=0.312 accuracy=0.88 lr=0.0001235\nstep 120: [note] resumed\n");
 }
+
+TEST_CASE("writers: read_jsonl_scalars reads back what JsonlWriter wrote, skipping text and torn lines") {
+  using namespace canopy;
+  TempDir dir("jsonl_read");
+  const auto path = dir.path / "m.jsonl";
+  {
+    JsonlWriter w(path, {.split = "dev"});
+    w.write_scalars(1, {{"loss", 0.5}, {"odd \"name\"\n", -2.25}});
+    w.write_text(1, "run_info", "hello, \"world\"");
+    w.write_scalars(7, {{"nan", std::nan("")}, {"inf", -INFINITY}});
+  }
+  { std::ofstream(path, std::ios::app) << "{\"step\": 9, \"loss\": 0.1"; }  // a killed run's last line
+  auto records = read_jsonl_scalars(path);
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].first == 1);
+  REQUIRE(records[0].second.size() == 2);
+  CHECK(records[0].second[0] == std::pair<std::string, double>{"loss", 0.5});
+  CHECK(records[0].second[1].first == "odd \"name\"\n");
+  CHECK(records[0].second[1].second == -2.25);
+  CHECK(records[1].first == 7);
+  CHECK(std::isnan(records[1].second[0].second));
+  CHECK(records[1].second[1].second == -INFINITY);
+  CHECK(read_jsonl_scalars(dir.path / "missing.jsonl").empty());
+}

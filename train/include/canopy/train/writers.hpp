@@ -101,6 +101,12 @@ class JsonlWriter final : public Writer {
   std::FILE* file_ = nullptr;
 };
 
+/// The scalar lines of a JsonlWriter's file, in file order: (step, scalars without `wall_time`
+/// and `split`). Text lines and lines that do not parse (the torn last line of a killed run) are
+/// skipped; NaN and ±Infinity read back. A missing file is empty; an unreadable one an IOError.
+/// A resumed run feeds these to its plots so they show the whole run.
+std::vector<std::pair<std::int64_t, Scalars>> read_jsonl_scalars(const std::filesystem::path& path);
+
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) of `data`, continuing from `crc`
 /// (0 to start): crc32c("123456789") == 0xE3069283.
 std::uint32_t crc32c(std::string_view data, std::uint32_t crc = 0);
