@@ -3,6 +3,8 @@
 #include "strict_json.hpp"
 
 #include <charconv>
+#include <limits>
+#include <utility>
 
 #include "canopy/train/error.hpp"
 
@@ -156,6 +158,23 @@ std::uint64_t JsonReader::uint64(std::string_view what) {
   }
   if (i_ < s_.size() && (s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E')) fail(concat(what, " must be an integer"));
   return v;
+}
+
+bool JsonReader::at(char c) {
+  skip_ws();
+  return i_ < s_.size() && s_[i_] == c;
+}
+
+double JsonReader::number_or_nonfinite(std::string_view what) {
+  skip_ws();
+  for (auto [token, value] : {std::pair<std::string_view, double>{"NaN", std::numeric_limits<double>::quiet_NaN()},
+                              {"Infinity", std::numeric_limits<double>::infinity()},
+                              {"-Infinity", -std::numeric_limits<double>::infinity()}})
+    if (s_.substr(i_, token.size()) == token) {
+      i_ += token.size();
+      return value;
+    }
+  return number(what);
 }
 
 double JsonReader::number(std::string_view what) {

@@ -1,5 +1,6 @@
-// Internal to train/: a strict JSON reader and string writer, for safetensors headers and the
-// checkpoint manager's small JSON (best/results.json, the leaf-name list in metadata).
+// Internal to train/: a strict JSON reader and string writer, for safetensors headers, the
+// checkpoint manager's small JSON (best/results.json, the leaf-name list in metadata) and the
+// lines of JsonlWriter's files.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,11 @@ class JsonReader {
   std::uint64_t uint64(std::string_view what);
   /// Any finite JSON number.
   double number(std::string_view what);
+  /// A number, or one of the tokens `NaN`, `Infinity`, `-Infinity` that Python's json (and
+  /// JsonlWriter) write for non-finite values.
+  double number_or_nonfinite(std::string_view what);
+  /// Skips whitespace; whether `c` is next (not consumed).
+  bool at(char c);
   /// `true` or `false`.
   bool boolean(std::string_view what);
   /// Requires that only whitespace remains.

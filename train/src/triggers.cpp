@@ -80,6 +80,13 @@ Trigger of(Kind kind, std::int64_t n) {
   return Trigger(std::move(p));
 }
 
+Trigger of_values(Kind kind, std::vector<std::int64_t> values) {
+  detail::TriggerPart p;
+  p.kind = kind;
+  p.values = std::move(values);
+  return Trigger(std::move(p));
+}
+
 }  // namespace
 
 bool Trigger::fires(std::int64_t step, TimePoint now) {
@@ -127,10 +134,7 @@ Trigger at_steps(std::vector<std::int64_t> steps) {
   for (std::int64_t s : steps)
     if (s < 0) detail::raise<ValueError>("at_steps", "step", std::to_string(s), "is negative");
   std::sort(steps.begin(), steps.end());
-  detail::TriggerPart p;
-  p.kind = Kind::at_steps;
-  p.values = std::move(steps);
-  return Trigger(std::move(p));
+  return of_values(Kind::at_steps, std::move(steps));
 }
 
 Trigger first_steps(std::int64_t n) {
@@ -146,10 +150,7 @@ Trigger first_steps_of_process(std::int64_t n) {
 Trigger growth_steps(std::vector<std::int64_t> ratios) {
   if (ratios.empty()) detail::raise<ValueError>("growth_steps", "ratios", "{}", "is empty", "JAXline's default is {1, 2, 5}");
   for (std::int64_t r : ratios) require_positive("growth_steps", "ratio", r);
-  detail::TriggerPart p;
-  p.kind = Kind::growth_steps;
-  p.values = std::move(ratios);
-  return Trigger(std::move(p));
+  return of_values(Kind::growth_steps, std::move(ratios));
 }
 
 Trigger at_end(std::int64_t total_steps) {

@@ -157,6 +157,16 @@ Operand load(const FusedInput& in, const void* data, std::int64_t b, std::int64_
 
 }  // namespace
 
+void plan_direct_outputs(FusedProgram& program) {
+  program.direct_output.assign(program.steps.size(), -1);
+  for (std::size_t k = 0; k < program.outputs.size(); ++k) {
+    const auto r = static_cast<std::size_t>(program.outputs[k].reg);
+    if (program.outputs[k].dtype == DType::f32 && program.steps[r].kind != FusedStep::Kind::load &&
+        program.direct_output[r] < 0)
+      program.direct_output[r] = static_cast<int>(k);
+  }
+}
+
 bool fused_unary_supported(std::uint8_t op) {
   switch (static_cast<UnaryOp>(op)) {
     case UnaryOp::round_even:
@@ -169,14 +179,7 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
                        std::int64_t n) {
   ensure_runtime();
   const std::size_t num_regs = program.steps.size();
-  // A step whose register is an f32 output writes straight into that output.
-  std::vector<int> writes_output(num_regs, -1);
-  for (std::size_t k = 0; k < program.outputs.size(); ++k) {
-    const auto& o = program.outputs[k];
-    if (o.dtype == DType::f32 && program.steps[static_cast<std::size_t>(o.reg)].kind != FusedStep::Kind::load &&
-        writes_output[static_cast<std::size_t>(o.reg)] < 0)
-      writes_output[static_cast<std::size_t>(o.reg)] = static_cast<int>(k);
-  }
+  const std::vector<int>& writes_output = program.direct_output;
   loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
     // Per-thread registers, kept between calls (no allocation or clearing on the step path).
     thread_local std::vector<float> scratch;

@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -95,81 +94,31 @@ void JsonlWriter::flush() {
 
 namespace {
 
-/// One JSON string of a line JsonlWriter wrote (its escapes: quote, backslash, \n \r \t \b \f,
-/// \u00XX); false when the line is not such a string at `i`.
-bool read_string(std::string_view line, std::size_t& i, std::string& out) {
-  if (i >= line.size() || line[i] != '"') return false;
-  out.clear();
-  for (++i; i < line.size(); ++i) {
-    char c = line[i];
-    if (c == '"') {
-      ++i;
-      return true;
-    }
-    if (c != '\\') {
-      out += c;
-      continue;
-    }
-    if (++i >= line.size()) return false;
-    switch (line[i]) {
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'u': {
-        if (i + 4 >= line.size()) return false;
-        unsigned v = 0;
-        auto [end, ec] = std::from_chars(line.data() + i + 1, line.data() + i + 5, v, 16);
-        if (ec != std::errc() || end != line.data() + i + 5 || v > 0x7f) return false;
-        out += static_cast<char>(v);
-        i += 4;
-        break;
-      }
-      default: out += line[i];
-    }
-  }
-  return false;
-}
-
 /// A scalar line's (step, scalars), or nullopt for a text line or one that does not parse.
-std::optional<std::pair<std::int64_t, Scalars>> parse_scalar_line(std::string_view line) {
-  std::size_t i = 0;
-  auto skip = [&] {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-  };
-  skip();
-  if (i >= line.size() || line[i++] != '{') return std::nullopt;
-  std::optional<std::int64_t> step;
-  Scalars scalars;
-  std::string key, text;
-  for (;;) {
-    skip();
-    if (!read_string(line, i, key)) return std::nullopt;
-    skip();
-    if (i >= line.size() || line[i++] != ':') return std::nullopt;
-    skip();
-    if (i < line.size() && line[i] == '"') {  // split, or a text line's tag and text
-      if (!read_string(line, i, text) || key == "tag" || key == "text") return std::nullopt;
-    } else {
-      std::size_t end = line.find_first_of(",}", i);
-      if (end == std::string_view::npos) return std::nullopt;
-      std::string token(line.substr(i, end - i));
-      while (!token.empty() && token.back() == ' ') token.pop_back();
-      char* stop = nullptr;
-      double v = std::strtod(token.c_str(), &stop);  // also NaN, Infinity, -Infinity
-      if (token.empty() || stop != token.c_str() + token.size()) return std::nullopt;
+std::optional<std::pair<std::int64_t, Scalars>> parse_scalar_line(std::string_view line, const std::string& file) {
+  try {
+    detail::JsonReader r(line, "read_jsonl_scalars", file);
+    r.expect('{', "a line");
+    std::optional<std::int64_t> step;
+    Scalars scalars;
+    do {
+      std::string key = r.string("a key");
+      r.expect(':', "a key");
+      if (r.at('"')) {  // split, or a text line's tag and text
+        r.string("a value");
+        if (key == "tag" || key == "text") return std::nullopt;
+        continue;
+      }
+      double v = r.number_or_nonfinite(key);
       if (key == "step") step = static_cast<std::int64_t>(v);
-      else if (key != "wall_time") scalars.emplace_back(key, v);
-      i = end;
-    }
-    skip();
-    if (i < line.size() && line[i] == ',') {
-      ++i;
-      continue;
-    }
-    if (i < line.size() && line[i] == '}' && step) return std::pair{*step, std::move(scalars)};
-    return std::nullopt;
+      else if (key != "wall_time") scalars.emplace_back(std::move(key), v);
+    } while (r.consume(','));
+    r.expect('}', "a line");
+    r.finish();
+    if (!step) return std::nullopt;
+    return std::pair{*step, std::move(scalars)};
+  } catch (const FormatError&) {
+    return std::nullopt;  // the torn last line of a killed run, or not a JsonlWriter line
   }
 }
 
@@ -183,7 +132,7 @@ std::vector<std::pair<std::int64_t, Scalars>> read_jsonl_scalars(const std::file
   if (!in) raise_io("read_jsonl_scalars", path, "cannot be opened", errno);
   std::string line;
   while (std::getline(in, line))
-    if (auto record = parse_scalar_line(line)) out.push_back(std::move(*record));
+    if (auto record = parse_scalar_line(line, path.string())) out.push_back(std::move(*record));
   return out;
 }
 

@@ -46,7 +46,13 @@ struct FusedProgram {
     DType dtype = DType::f32;  ///< f32, or bool_ (stored as reg != 0)
   };
   std::vector<Output> outputs;
+  /// Per step: the f32 output it writes straight into, or -1 (filled by plan_direct_outputs).
+  std::vector<int> direct_output;
 };
+
+/// Fills `program.direct_output` once its steps and outputs are set: a step whose register is an
+/// f32 output writes into that output instead of a scratch tile (decided once, not per call).
+void plan_direct_outputs(FusedProgram& program);
 
 /// Whether the fused kernel has a form of `op` (the fusion pass asks before fusing a primitive).
 bool fused_unary_supported(std::uint8_t op);

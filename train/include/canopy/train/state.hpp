@@ -56,15 +56,10 @@ struct TrainStepOptions {
 };
 
 namespace detail {
-template <class T>
-struct is_std_pair : std::false_type {};
-template <class A, class B>
-struct is_std_pair<std::pair<A, B>> : std::true_type {};
-
 /// The loss function's result as {loss, aux}: a plain Array loss gets an empty aux.
 template <class R>
 auto as_loss_and_aux(R&& r) {
-  if constexpr (is_std_pair<std::remove_cvref_t<R>>::value) return std::forward<R>(r);
+  if constexpr (is_pair_like<std::remove_cvref_t<R>>::value) return std::forward<R>(r);
   else return std::pair<Array, Nothing>{std::forward<R>(r), Nothing{}};
 }
 }  // namespace detail

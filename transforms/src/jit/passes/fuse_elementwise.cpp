@@ -161,6 +161,7 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
       fused.out.push_back(e.out[0]);
     }
   }
+  kernels::cpu::plan_direct_outputs(*prog);
   fused.params = std::make_shared<FusedParams>(FusedParams{std::move(prog), ops.str()});
   return fused;
 }

@@ -15,13 +15,13 @@
 #include <canopy/numpy.hpp>
 #include <canopy/ops.hpp>
 #include <canopy/pytree.hpp>
+#include <canopy/transforms/tree_arrays.hpp>
 
 namespace canopy::optim {
 
 namespace detail {
 
-template <class T>
-inline constexpr bool is_array = std::is_same_v<std::remove_cvref_t<T>, Array>;
+using canopy::detail::is_array_v;
 
 /// `tree` with f applied to each Array leaf (and the matching leaves of `rest`); leaves that are
 /// not Arrays (a model's config ints, flags) are kept from `tree`.
@@ -29,7 +29,7 @@ template <class F, class T, class... R>
 T map_arrays(F&& f, const T& tree, const R&... rest) {
   return tree_map(
       [&](const auto& x, const auto&... xs) {
-        if constexpr (is_array<decltype(x)>) return Array(f(x, xs...));
+        if constexpr (is_array_v<decltype(x)>) return Array(f(x, xs...));
         else return x;
       },
       tree, rest...);
@@ -38,13 +38,10 @@ T map_arrays(F&& f, const T& tree, const R&... rest) {
 /// The sum over Array leaves of f(leaf) (a scalar Array); 0 for a tree without Arrays.
 template <class F, class T>
 Array sum_arrays(F&& f, const T& tree) {
+  Arrays leaves;
+  canopy::detail::append_arrays(tree, leaves);
   Array total = scalar(0.0f);
-  tree_map(
-      [&](const auto& x) {
-        if constexpr (is_array<decltype(x)>) total = total + f(x);
-        return x;
-      },
-      tree);
+  for (const Array& x : leaves) total = total + f(x);
   return total;
 }
 

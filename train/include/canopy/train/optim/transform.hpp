@@ -230,14 +230,14 @@ struct Masked {
     auto selected = [&](const KeyPath& path) { return mask(simple_keystr(path)); };
     P masked_in = tree_map_with_path(
         [&](const KeyPath& path, const auto& g) {
-          if constexpr (detail::is_array<decltype(g)>) return selected(path) ? g : zeros_like(g);
+          if constexpr (detail::is_array_v<decltype(g)>) return selected(path) ? g : zeros_like(g);
           else return g;
         },
         updates);
     auto [inner_updates, next] = inner.update(masked_in, s, params);
     P out = tree_map_with_path(
         [&](const KeyPath& path, const auto& g, const auto& u) {
-          if constexpr (detail::is_array<decltype(g)>) return selected(path) ? u : g;
+          if constexpr (detail::is_array_v<decltype(g)>) return selected(path) ? u : g;
           else return g;
         },
         updates, inner_updates);
