@@ -20,6 +20,7 @@
 #include <canopy/random.hpp>
 #include <canopy/train.hpp>
 
+#include "../helpers/error_message.hpp"
 #include "../helpers/temp_dir.hpp"
 
 namespace {
@@ -55,16 +56,6 @@ std::vector<std::uint8_t> iota_bytes(std::size_t n, std::uint8_t start = 0) {
   std::vector<std::uint8_t> v(n);
   std::iota(v.begin(), v.end(), start);
   return v;
-}
-
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "(no error thrown)";
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
@@ -114,7 +105,7 @@ TEST_CASE("data: read_idx rejects a bad magic, another element type, a short or 
     auto check = [&](const std::string& name, const std::vector<std::uint8_t>& bytes, const std::string& expect) {
       fs::path p = dir.path / (name + (gz ? ".gz" : ""));
       write_file(p, bytes, gz);
-      std::string msg = error_of<FormatError>([&] { read_idx(p); });
+      std::string msg = error_message<FormatError>([&] { read_idx(p); });
       CAPTURE(msg);
       CHECK(contains(msg, p.string()));
       CHECK(contains(msg, expect));
@@ -133,18 +124,18 @@ TEST_CASE("data: read_idx rejects a bad magic, another element type, a short or 
   std::ifstream in(whole, std::ios::binary);
   std::vector<char> gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::ofstream(cut, std::ios::binary).write(gz.data(), static_cast<std::streamsize>(gz.size() - 6));
-  std::string msg = error_of<FormatError>([&] { read_idx(cut); });
+  std::string msg = error_message<FormatError>([&] { read_idx(cut); });
   CHECK(contains(msg, "(" + cut.string() + ") is not a valid gzip stream: unexpected end of file"));
 }
 
 TEST_CASE("data: read_idx names a missing file and the Debian package") {
   TempDir dir("missing");
   fs::path p = dir.path / "train-images-idx3-ubyte.gz";
-  std::string msg = error_of<IOError>([&] { read_idx(p); });
+  std::string msg = error_message<IOError>([&] { read_idx(p); });
   CHECK(contains(msg, p.string()));
   CHECK(contains(msg, "No such file or directory"));
   CHECK(contains(msg, "apt-get install dataset-fashion-mnist"));
-  CHECK(contains(error_of<IOError>([&] { read_idx(dir.path); }), "Is a directory"));
+  CHECK(contains(error_message<IOError>([&] { read_idx(dir.path); }), "Is a directory"));
   CHECK_THROWS_AS(load_fashion_mnist(dir.path, "train"), IOError);
 }
 
@@ -174,11 +165,11 @@ TEST_CASE("data: load_fashion_mnist scales images, keeps labels and checks the p
 
   CHECK_THROWS_AS(load_fashion_mnist(dir.path, "valid"), ValueError);
   write_file(dir.path / "t10k-labels-idx1-ubyte", concat(idx_header(8, {2}), {4, 4}), false);
-  std::string msg = error_of<FormatError>([&] { load_fashion_mnist(dir.path, "test"); });
+  std::string msg = error_message<FormatError>([&] { load_fashion_mnist(dir.path, "test"); });
   CHECK(contains(msg, "have shape [1,2,2] but labels"));
   CHECK(contains(msg, "have shape [2]"));
   write_file(dir.path / "t10k-labels-idx1-ubyte", concat(idx_header(8, {1}), {10}), false);
-  CHECK(contains(error_of<FormatError>([&] { load_fashion_mnist(dir.path, "test"); }), "hold 10 at index 0"));
+  CHECK(contains(error_message<FormatError>([&] { load_fashion_mnist(dir.path, "test"); }), "hold 10 at index 0"));
 }
 
 TEST_CASE("data: Fashion-MNIST from Debian's dataset-fashion-mnist" * doctest::skip(!fashion_mnist_present())) {
@@ -281,23 +272,23 @@ TEST_CASE("data: pad_batch pads the last batch with zero rows and a mask") {
   auto [full, ones_mask] = pad_batch(batches(d, 4)[0], 4);
   CHECK(full.y.to_vector<std::int32_t>() == std::vector<std::int32_t>{0, 1, 2, 3});
   CHECK(ones_mask.to_vector<float>() == std::vector<float>{1, 1, 1, 1});
-  CHECK(contains(error_of<ValueError>([&] { pad_batch(d, 4); }), "has 10 rows, more than batch_size 4"));
+  CHECK(contains(error_message<ValueError>([&] { pad_batch(d, 4); }), "has 10 rows, more than batch_size 4"));
   CHECK_THROWS_AS(pad_batch(last, 0), ValueError);
 }
 
 TEST_CASE("data: batches name both key paths when leading axes differ") {
   ImageClassification bad{zeros({5, 3}), zeros({4})};
-  std::string msg = error_of<ShapeError>([&] { batches(bad, 2); });
+  std::string msg = error_message<ShapeError>([&] { batches(bad, 2); });
   CAPTURE(msg);
   CHECK(contains(msg, "labels"));
   CHECK(contains(msg, "f32[4]"));
   CHECK(contains(msg, "images"));
   CHECK(contains(msg, "f32[5,3]"));
   CHECK_THROWS_AS(pad_batch(bad, 8), ShapeError);
-  CHECK(contains(error_of<ShapeError>([&] { batches(ImageClassification{zeros({5, 3}), scalar(1.0f)}, 2); }),
+  CHECK(contains(error_message<ShapeError>([&] { batches(ImageClassification{zeros({5, 3}), scalar(1.0f)}, 2); }),
                  "no leading axis"));
   CHECK_THROWS_AS(batches(ImageClassification{zeros({5, 3}), zeros({5})}, 0), ValueError);
-  CHECK(contains(error_of<ValueError>([&] { batches(std::vector<Array>{}, 2); }), "no Array leaves"));
+  CHECK(contains(error_message<ValueError>([&] { batches(std::vector<Array>{}, 2); }), "no Array leaves"));
 }
 
 TEST_CASE("data: Prefetcher yields a source's elements in order") {
