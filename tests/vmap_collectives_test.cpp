@@ -52,3 +52,32 @@ TEST_CASE("a collective outside a vmap binding its name is an AxisNameError nami
   CHECK_THROWS_AS(vmap([](const Array& v) { return psum(v, "other"); }, axis_name("b"))(array({1.0})), AxisNameError);
   CHECK_THROWS_AS(axis_index("nowhere"), AxisNameError);
 }
+
+TEST_CASE("ppermute and psum_scatter under vmap, with their transposes") {
+  Array x = array({1.0, 2.0, 3.0});
+  // Lane d receives lane s's value for each (s, d); lane 0 receives nothing: zeros.
+  check_values(vmap([](const Array& v) { return ppermute(v, "i", {{0, 1}, {1, 2}}); }, axis_name("i"))(x), {0, 1, 2});
+  // An unmapped value moves too (lanes without a source get zeros).
+  check_values(vmap([](const Array& v, const Array& w) { return ppermute(w, "i", {{2, 0}}) + v * 0.0; }, axis_name("i"),
+                    in_axes(0, none))(x, array({5.0})),
+               {5, 0, 0});
+  // l_i = c_i * v_src(i): lane j's gradient is c of the lane it sends to.
+  Array c = array({10.0, 20.0, 30.0});
+  auto per_lane = [](const Array& v, const Array& w) { return grad([&](const Array& u) { return sum(ppermute(u, "i", {{0, 1}, {1, 2}}) * w); })(v); };
+  check_values(vmap(per_lane, axis_name("i"))(x, c), {20, 30, 0});
+  // psum_scatter: lane i keeps entry i of the lanes' sum (untiled) or block i (tiled).
+  Array m = array({{1.0, 2.0, 3.0}, {10.0, 20.0, 30.0}, {100.0, 200.0, 300.0}});
+  check_values(vmap([](const Array& v) { return psum_scatter(v, "i"); }, axis_name("i"))(m), {111, 222, 333});
+  Array t = vmap([](const Array& v) { return psum_scatter(concatenate({v, v}), "i", 0, true); }, axis_name("i"))(m);
+  CHECK(t.shape() == Shape{3, 2});
+  check_values(t, {111, 222, 333, 111, 222, 333});
+  // Its transpose gathers the cotangents back: every lane's gradient is [c_0, c_1, c_2].
+  auto scattered = [](const Array& v, const Array& w) { return grad([&](const Array& u) { return sum(psum_scatter(u, "i") * w); })(v); };
+  check_values(vmap(scattered, axis_name("i"))(m, c), {10, 20, 30, 10, 20, 30, 10, 20, 30});
+  // Shapes that do not fit the axis, and permutations that repeat an index, are named errors.
+  CHECK_THROWS_AS(vmap([](const Array& v) { return psum_scatter(v, "i"); }, axis_name("i"))(array({{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}})), ShapeError);
+  CHECK_THROWS_WITH_AS(vmap([](const Array& v) { return ppermute(v, "i", {{0, 1}, {2, 1}}); }, axis_name("i"))(x),
+                       doctest::Contains("repeats"), ShapeError);
+  CHECK_THROWS_WITH_AS(vmap([](const Array& v) { return ppermute(v, "i", {{0, 3}}); }, axis_name("i"))(x),
+                       doctest::Contains("size 3"), ShapeError);
+}

@@ -57,6 +57,10 @@ void ensure_runtime() {
 
 int num_threads() { return omp_get_max_threads(); }
 
+void set_thread_kernel_threads(int n) {
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);
+}
+
 void parallel_range_raw(std::int64_t n, void (*body)(void*, std::int64_t, std::int64_t), void* ctx) {
   ensure_runtime();
   loops::parallel_for(n, [&](std::int64_t b, std::int64_t e) { body(ctx, b, e); });

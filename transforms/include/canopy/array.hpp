@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -111,8 +112,9 @@ class Array {
   std::shared_ptr<detail::ArrayImpl> impl_;
 };
 
-/// Array from raw row-major elements of dtype `d` (copied).
-Array array_from_data(const void* data, DType d, const Shape& shape, Device dev = Device::cpu());
+/// Array from raw row-major elements of dtype `d` (copied), on `dev` (default_device() if none;
+/// uncommitted either way: device_put commits).
+Array array_from_data(const void* data, DType d, const Shape& shape, std::optional<Device> dev = std::nullopt);
 namespace detail {
 /// Throws the "ragged nested list" ShapeError (kept out of line).
 [[noreturn]] void raise_ragged(const char* api);

@@ -5,6 +5,7 @@
 #include "canopy/array.hpp"
 #include "canopy/array_pytree.hpp"
 #include "canopy/device.hpp"
+#include "canopy/devices.hpp"
 #include "canopy/dtype.hpp"
 #include "canopy/error.hpp"
 #include "canopy/numpy.hpp"

@@ -1,5 +1,6 @@
-// Device names: `cpu:k` and `cuda:k`. Only cpu:0 runs kernels today; the others are admitted
-// by the type so that placement code written now keeps compiling.
+// Device names: `cpu:k` and `cuda:k`. CPU devices run kernels (CANOPY_CPU_DEVICES of them per
+// process; <canopy/devices.hpp> lists them); `cuda:k` is admitted by the type so that placement
+// code written now keeps compiling, and raises DeviceError until the GPU backend exists.
 #pragma once
 
 #include <ostream>
@@ -26,6 +27,10 @@ struct Device {
 
 /// `cpu:0`.
 std::string to_string(Device d);
+
+/// The device this thread's new arrays go to: on a pmap's device thread that device, on any
+/// other thread this process's first device (cpu:0 without MPI).
+Device default_device();
 inline std::ostream& operator<<(std::ostream& os, Device d) { return os << to_string(d); }
 
 }  // namespace canopy

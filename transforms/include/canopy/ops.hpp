@@ -92,7 +92,9 @@ Array reduce_min(const Array& x, const std::vector<int>& axes);
 /// The identity, with a zero derivative: gradients do not flow through it (lax.stop_gradient).
 Array stop_gradient(const Array& x);
 
-// Collectives over the axis of an enclosing vmap(..., axis_name(name)); AxisNameError elsewhere.
+// Collectives over the axis of an enclosing vmap(..., axis_name(name)) or pmap(...,
+// axis_name(name)); AxisNameError elsewhere. Under pmap the devices combine their values in
+// device order, so results are the same on every run.
 /// Sum over the lanes (every lane gets the total).
 Array psum(const Array& x, const std::string& axis_name);
 /// Mean over the lanes.
@@ -105,6 +107,12 @@ Array pmin(const Array& x, const std::string& axis_name);
 Array all_gather(const Array& x, const std::string& axis_name);
 /// This lane's index along the axis (i32 scalar).
 Array axis_index(const std::string& axis_name);
+/// lax.ppermute: lane `destination` receives lane `source`'s x for each (source, destination)
+/// pair; a lane no pair sends to receives zeros. Each index appears at most once per side.
+Array ppermute(const Array& x, const std::string& axis_name, std::vector<std::pair<int, int>> perm);
+/// lax.psum_scatter: the psum of x, of which lane i keeps block i along `scatter_dimension`
+/// (whose size must be the axis size, and disappears; with `tiled`, a multiple of it, divided).
+Array psum_scatter(const Array& x, const std::string& axis_name, int scatter_dimension = 0, bool tiled = false);
 
 /// Index along `dimension` of an array of `shape`.
 Array iota(DType dtype, const Shape& shape, int dimension = 0);

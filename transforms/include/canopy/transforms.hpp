@@ -1,5 +1,5 @@
 // The transformations: jvp, vjp, grad, value_and_grad, vmap, jacobians, control flow, custom
-// rules, jit, make_jaxpr and pure_callback.
+// rules, jit, make_jaxpr, pmap and pure_callback.
 #pragma once
 
 #include "canopy/array.hpp"
@@ -10,4 +10,5 @@
 #include "canopy/transforms/control_flow.hpp"
 #include "canopy/transforms/custom.hpp"
 #include "canopy/transforms/jit.hpp"
+#include "canopy/transforms/pmap.hpp"
 #include "canopy/transforms/callback.hpp"

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "array_impl.hpp"
+#include "../devices/runtime.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/cpu.hpp"
 #include "canopy/core/jit.hpp"
@@ -72,10 +73,9 @@ Array Array::astype(DType d) const { return convert_element_type(*this, d); }
 Array Array::reshape(const Shape& s) const { return canopy::reshape(*this, s); }
 Array Array::T() const { return canopy::transpose(*this); }
 
-Array array_from_data(const void* data, DType d, const Shape& shape, Device dev) {
-  if (dev != Device::cpu())
-    detail::raise<DeviceError>("array", "device", to_string(dev), "cannot hold arrays in this build", "use cpu:0");
-  Array a = detail::make_concrete({d, shape, false}, dev, "array");  // ShapeError for negative or overflowing dims
+Array array_from_data(const void* data, DType d, const Shape& shape, std::optional<Device> dev) {
+  if (dev) detail::require_local_device("array", *dev);
+  Array a = detail::make_concrete({d, shape, false}, dev.value_or(default_device()), "array");  // ShapeError for negative or overflowing dims
   std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * itemsize(d);
   if (bytes) std::memcpy(detail::mutable_data(a), data, bytes);
   return a;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "canopy/array.hpp"
@@ -19,6 +20,9 @@ struct ArrayImpl {
   std::shared_ptr<TracerImpl> tracer;
   /// Set when the buffer was donated to a jitted call: every later use is an error.
   bool deleted = false;
+  /// Placed by device_put: ops keep it on `device`, and it never meets an array committed to
+  /// another device. Uncommitted arrays follow their partners.
+  bool committed = false;
 };
 
 /// A buffer for an `aval` array: ShapeError when its byte count does not fit in int64,
@@ -28,13 +32,24 @@ std::shared_ptr<kernels::Buffer> allocate_buffer(std::string_view api, const Ava
 [[noreturn]] void raise_allocation_failed(std::string_view api, const Aval& aval);
 
 /// A fresh concrete array with uninitialised contents; `api` names the op in allocation errors.
-inline Array make_concrete(Aval aval, Device dev = Device::cpu(), std::string_view api = "allocate") {
+inline Array make_concrete(Aval aval, Device dev = default_device(), std::string_view api = "allocate",
+                           bool committed = false) {
   auto impl = std::make_shared<ArrayImpl>();
   impl->buffer = allocate_buffer(api, aval);
   impl->aval = std::move(aval);
   impl->device = dev;
+  impl->committed = committed;
   return Array(std::move(impl));
 }
+
+/// Where an op's results go: the device its committed operands share, else the thread's default.
+struct Placement {
+  Device device;
+  bool committed = false;
+};
+/// The placement of an op on `in` (concrete arrays); DeviceError naming `api` and both
+/// arguments when two are committed to different devices.
+Placement placement_of(std::string_view api, std::span<const Array> in);
 /// An Array that is a tracer of some transformation (for JvpTrace, BatchTrace, ... to box values).
 inline Array make_tracer(Aval aval, Device dev, std::shared_ptr<TracerImpl> tracer) {
   auto impl = std::make_shared<ArrayImpl>();

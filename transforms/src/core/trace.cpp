@@ -3,6 +3,8 @@
 #include "canopy/core/trace.hpp"
 
 #include "array_impl.hpp"
+#include "../devices/runtime.hpp"
+#include "canopy/devices.hpp"
 #include "canopy/core/custom.hpp"
 #include "canopy/core/ir.hpp"
 #include "canopy/core/jit.hpp"
@@ -25,9 +27,9 @@ TraceGuard::TraceGuard(Trace* t) : prev_(current) { current = t; }
 TraceGuard::~TraceGuard() { current = prev_; }
 
 namespace {
-/// The inputs' avals (TracerError for a tracer that reached evaluation) and their device.
-std::pair<std::vector<Aval>, Device> concrete_avals(const PrimitiveInfo& p, std::span<const Array> in) {
-  Device dev = Device::cpu();
+/// The inputs' avals (TracerError for a tracer that reached evaluation) and the device the op
+/// runs on: that of its committed inputs (which must agree), else this thread's default.
+std::pair<std::vector<Aval>, detail::Placement> concrete_avals(const PrimitiveInfo& p, std::span<const Array> in) {
   std::vector<Aval> avals;
   avals.reserve(in.size());
   for (std::size_t i = 0; i < in.size(); ++i) {
@@ -36,11 +38,31 @@ std::pair<std::vector<Aval>, Device> concrete_avals(const PrimitiveInfo& p, std:
                                  "is a tracer that escaped its transformation",
                                  "was it stored in a global or captured by reference?");
     avals.push_back(in[i].aval());
-    if (i == 0) dev = in[i].device();
   }
-  return {std::move(avals), dev};
+  return {std::move(avals), detail::placement_of(p.name, in)};
 }
 }  // namespace
+
+namespace detail {
+Placement placement_of(std::string_view api, std::span<const Array> in) {
+  const ArrayImpl* first = nullptr;
+  std::size_t first_index = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const ArrayImpl* a = in[i].impl().get();
+    if (!a->committed) continue;
+    if (!first) {
+      first = a;
+      first_index = i;
+    } else if (a->device != first->device) {
+      raise<DeviceError>(api, "arguments", concat("argument ", first_index, " ", to_string(first->aval), " on ",
+                                                  to_string(first->device), ", argument ", i, " ",
+                                                  to_string(a->aval), " on ", to_string(a->device)),
+                         "are committed to different devices", "device_put one of them onto the other's device");
+    }
+  }
+  return first ? Placement{first->device, true} : Placement{default_device(), false};
+}
+}  // namespace detail
 
 Arrays EvalTrace::process_call(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
   // The executable makes its own outputs: nothing is allocated for them here.
@@ -49,15 +71,17 @@ Arrays EvalTrace::process_call(const PrimitiveInfo& p, std::span<const Array> in
 }
 
 Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
-  auto [avals, dev] = concrete_avals(p, in);
+  auto [avals, place] = concrete_avals(p, in);
   std::vector<Aval> outs = p.abstract_eval(avals, params);
+  const Device dev = place.device;
+  if (place.committed) detail::require_local_device(p.name, dev);
   KernelFn k = dev.kind == Device::Kind::cpu ? p.cpu_kernel : p.cuda_kernel;
-  if (!k || (dev.kind == Device::Kind::cpu && dev.index != 0))
+  if (!k)
     detail::raise<DeviceError>(p.name, "device", to_string(dev), "has no kernel for this primitive",
-                               "only cpu:0 runs kernels in this build");
+                               "this build runs kernels on CPU devices only");
   Arrays res;
   res.reserve(outs.size());
-  for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev, p.name));
+  for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev, p.name, place.committed));
   k(in, res, params);
   if (debug_nans()) detail::check_nans(p, res);
   return res;

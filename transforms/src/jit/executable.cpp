@@ -167,6 +167,7 @@ Arrays Executable::run(std::span<const Array> inputs) const {
   for (const auto& [s, c] : plan.constants) slots[s] = c;
   Arrays& operands = *lease.operands;
   const bool check = debug_nans();
+  const detail::Placement place = detail::placement_of(name_, inputs);
   for (const Plan::Step& s : plan.steps) {
     operands.clear();
     for (int i : s.in) operands.push_back(slots[i]);
@@ -176,7 +177,7 @@ Arrays Executable::run(std::span<const Array> inputs) const {
       for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
     } else {
       for (std::size_t i = 0; i < out.size(); ++i)
-        out[i] = detail::make_concrete(s.out_avals[i], Device::cpu(), s.prim->name);
+        out[i] = detail::make_concrete(s.out_avals[i], place.device, s.prim->name, place.committed);
       s.prim->cpu_kernel(operands, out, s.params);
       if (check) detail::check_nans(*s.prim, out, "jit(" + name_ + ")");
     }

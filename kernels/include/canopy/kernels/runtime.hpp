@@ -16,6 +16,9 @@ bool flush_denormals();
 void ensure_runtime();
 /// OpenMP threads the kernels use.
 int num_threads();
+/// The OpenMP threads the kernels called from this thread use (a pmap's device threads share
+/// the cores out among themselves).
+void set_thread_kernel_threads(int n);
 /// body(ctx, begin, end) over [0, n) split across the kernel threads (inline when n is small).
 void parallel_range_raw(std::int64_t n, void (*body)(void*, std::int64_t, std::int64_t), void* ctx);
 /// body(begin, end) over [0, n) split across the kernel threads: for elementwise loops that live

@@ -45,7 +45,7 @@ using TransposeFn = Arrays (*)(std::span<const Array> cotangent, std::span<const
 using BatchFn = std::pair<Arrays, std::vector<int>> (*)(std::span<const Array> primals, std::span<const int> bdims,
                                                         const ParamsRef& params);
 
-/// The params of every collective primitive (psum, pmax, all_gather, axis_index...).
+/// The params of the collectives that need nothing but their axis (psum, pmax, all_gather...).
 struct CollectiveParams {
   std::string axis_name;
 };
@@ -110,8 +110,10 @@ struct PrimitiveInfo {
   bool linear = false;             ///< jvp is the primitive itself; needs transpose
   bool nondifferentiable = false;  ///< integer/boolean outputs: zero tangents, no jvp needed
   Lowering lowering{};             ///< how jit lowers it (elementwise kinds fuse)
-  /// Set for collectives (Params = CollectiveParams): what vmap does on the axis they name.
+  /// Set for collectives (their Params have `axis_name`): what vmap does on the axis they name.
   CollectiveFn collective = nullptr;
+  /// Set for collectives: the axis name their params hold.
+  std::string_view (*collective_axis)(const ParamsRef& params) = nullptr;
   std::vector<ErasedSample> (*samples)() = nullptr;
   /// `k=v k2=v2`, as a jaxpr prints between the primitive's brackets (empty for no params).
   std::string (*params_to_string)(const ParamsRef& params) = nullptr;
@@ -173,10 +175,12 @@ PrimitiveInfo make_info() {
       return P::batch(primals, bdims, params.get<Params>());
     };
   if constexpr (requires { bool{P::linear}; }) i.linear = P::linear;
-  if constexpr (requires { &P::collective; })
+  if constexpr (requires { &P::collective; }) {
     i.collective = [](std::span<const Array> x, std::span<const int> bdims, std::int64_t n, const ParamsRef& params) {
       return P::collective(x, bdims, n, params.get<Params>());
     };
+    i.collective_axis = [](const ParamsRef& params) { return std::string_view(params.get<Params>().axis_name); };
+  }
   if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
   if constexpr (requires { Lowering{P::lowering}; }) i.lowering = P::lowering;
   i.samples = []() {

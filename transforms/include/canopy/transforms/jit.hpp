@@ -183,6 +183,15 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
     return Lowered{entry->executable};
   }
 
+  /// The cache entry for these arguments, traced if there is none (pmap runs its executable on
+  /// every device itself). Arguments must be concrete.
+  template <class... A>
+  std::shared_ptr<const CacheEntry> compile(const A&... args) const {
+    using Result = std::invoke_result_t<F&, const A&...>;
+    Call<A...> call(*this, args...);
+    return cache_->get(call.key, [&] { return call.template trace<Result>(); }, [&] { return call.names(); });
+  }
+
   /// The program f records on these arguments, before simplification (make_jaxpr).
   template <class... A>
   Program trace_program(const A&... args) const {

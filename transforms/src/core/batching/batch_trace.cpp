@@ -3,6 +3,7 @@
 #include "batch_trace.hpp"
 
 #include "../autodiff/jvp_trace.hpp"
+#include "../../devices/runtime.hpp"
 #include "canopy/core/batching.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
@@ -27,6 +28,7 @@ std::string_view batching_axis_name() { return rule_axis_name ? std::string_view
 std::int64_t bound_axis_size(std::string_view axis_name) {
   for (Trace* t = current_trace(); t != nullptr; t = t->parent())
     if (auto* b = dynamic_cast<BatchTrace*>(t); b && b->active() && b->axis_name == axis_name) return b->axis_size;
+  if (const AxisContext* pmapped = find_axis(axis_name)) return pmapped->size;
   return -1;
 }
 
@@ -56,7 +58,7 @@ Arrays BatchTrace::process(const PrimitiveInfo& p, std::span<const Array> in, co
     bdims.push_back(b);
   }
   TraceGuard below(parent());
-  if (p.collective && params.get<CollectiveParams>().axis_name == axis_name && !axis_name.empty()) {
+  if (p.collective && p.collective_axis(params) == axis_name && !axis_name.empty()) {
     auto [outs, out_bdims] = p.collective(values, bdims, axis_size, params);
     Arrays res;
     for (std::size_t i = 0; i < outs.size(); ++i) res.push_back(box(std::move(outs[i]), out_bdims[i]));

@@ -9,15 +9,15 @@ struct AllGather {
   // The stack's size is the bound axis's (its shape is needed when linearize records a tangent).
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     const std::int64_t n = detail::bound_axis_size(params.axis_name);
-    if (n < 0) detail::raise_unbound_axis(name, params);
+    if (n < 0) detail::raise_unbound_axis(name, params.axis_name);
     Aval out = avals[0];
     auto dims = out.shape.vec();
     dims.insert(dims.begin(), n);
     out.shape = Shape(dims);
     return out;
   }
-  static void eval_cpu(std::span<const Array>, std::span<Array>, const Params& params) {
-    detail::raise_unbound_axis(name, params);
+  static void eval_cpu(std::span<const Array> x, std::span<Array> out, const Params& params) {
+    out[0] = detail::device_all_gather(detail::running_axis(name, params.axis_name), x[0], name);
   }
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,
                                         const Params&) {

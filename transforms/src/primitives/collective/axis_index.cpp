@@ -7,8 +7,8 @@ struct AxisIndex {
   using Params = CollectiveParams;
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval>, const Params&) { return {DType::i32, {}, false}; }
-  static void eval_cpu(std::span<const Array>, std::span<Array>, const Params& params) {
-    detail::raise_unbound_axis(name, params);
+  static void eval_cpu(std::span<const Array>, std::span<Array> out, const Params& params) {
+    *static_cast<std::int32_t*>(detail::mutable_data(out[0])) = detail::running_axis(name, params.axis_name).index;
   }
   static detail::BatchResult collective(std::span<const Array>, std::span<const int>, std::int64_t n, const Params&) {
     return {{iota(DType::i32, {n})}, {0}};

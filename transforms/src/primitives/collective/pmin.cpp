@@ -6,8 +6,9 @@ struct PMin {
   static constexpr std::string_view name = "pmin";
   using Params = CollectiveParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) { return avals[0]; }
-  static void eval_cpu(std::span<const Array>, std::span<Array>, const Params& params) {
-    detail::raise_unbound_axis(name, params);
+  static void eval_cpu(std::span<const Array> x, std::span<Array> out, const Params& params) {
+    out[0] = detail::device_all_reduce(detail::running_axis(name, params.axis_name), x[0],
+                                       detail::processes::ReduceOp::min, name);
   }
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t,
                                         const Params&) {

@@ -7,8 +7,9 @@ struct Psum {
   using Params = CollectiveParams;
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) { return avals[0]; }
-  static void eval_cpu(std::span<const Array>, std::span<Array>, const Params& params) {
-    detail::raise_unbound_axis(name, params);
+  static void eval_cpu(std::span<const Array> x, std::span<Array> out, const Params& params) {
+    out[0] = detail::device_all_reduce(detail::running_axis(name, params.axis_name), x[0],
+                                       detail::processes::ReduceOp::sum, name);
   }
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,
                                         const Params&) {
@@ -31,6 +32,9 @@ namespace canopy {
 Array psum(const Array& x, const std::string& axis_name) { return bind1<prim::Psum>({x}, {axis_name}); }
 Array pmean(const Array& x, const std::string& axis_name) {
   Array xf = detail::to_float(x);
+  // The axis size is known where the axis is bound (jax divides by psum(1), a constant too).
+  const std::int64_t n = detail::bound_axis_size(axis_name);
+  if (n > 0) return psum(xf, axis_name) / static_cast<double>(n);
   return psum(xf, axis_name) / psum(ones({}, xf.dtype()), axis_name);
 }
 }  // namespace canopy

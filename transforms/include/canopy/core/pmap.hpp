@@ -1,0 +1,58 @@
+// The type-erased core of pmap: checking and splitting the mapped inputs across the local
+// devices, binding the axis while the per-device program is traced, and running that program
+// on every device thread with the collectives' rendezvous, its outputs stacked again.
+// <canopy/transforms/pmap.hpp> builds the pytree front end on top.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "canopy/array.hpp"
+#include "canopy/core/jit.hpp"
+
+namespace canopy::detail {
+
+/// A pmap axis: its name and its size over every process (part of the per-device program's key).
+struct PmapAxis {
+  std::string name;
+  std::int64_t size = 0;
+};
+
+/// Binds `axis` for the scope's lifetime on this thread, so that the per-device program traced
+/// inside sees its collectives' axis (all_gather's shape rule reads the size).
+class PmapAxisBinding {
+ public:
+  explicit PmapAxisBinding(const PmapAxis& axis);
+  ~PmapAxisBinding();
+  PmapAxisBinding(const PmapAxisBinding&) = delete;
+  PmapAxisBinding& operator=(const PmapAxisBinding&) = delete;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Whether pmap computes by vmap on the calling thread: a transformation is tracing (an input is
+/// a tracer or one is current) or jit is disabled.
+bool pmap_runs_as_vmap(const Arrays& xs);
+
+/// The size of the mapped axis: every mapped input has it (ShapeError naming two that differ),
+/// it fits on the local devices (DeviceError) and, under mpirun, equals the local device count.
+/// `names` gives the inputs' key paths, called only for an error message.
+std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<int>>& axes,
+                            const std::function<std::vector<std::string>()>& names);
+
+/// What local device k sees: slice k of each mapped input (along its axis; without a copy when
+/// the axis is the leading one) and every unmapped input whole, committed to device k.
+std::vector<Arrays> shard_inputs(const Arrays& xs, const std::vector<std::optional<int>>& axes, std::int64_t n);
+
+/// Runs `exe` on each device's inputs on that device's thread, with `axis_name` bound to the
+/// devices; each output stacked along its out axis, or device 0's value when that is none.
+Arrays run_pmapped(const std::shared_ptr<const Executable>& exe, const std::vector<Arrays>& per_device,
+                   const std::string& axis_name, const std::vector<std::optional<int>>& out_axes);
+
+}  // namespace canopy::detail

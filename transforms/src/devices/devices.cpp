@@ -1,0 +1,112 @@
+// The device list (CANOPY_CPU_DEVICES virtual CPU devices per process, global ids across the
+// processes of an mpirun), default placement, device_put and the collective timeout.
+#include <atomic>
+#include <charconv>
+#include <cstdlib>
+#include <string>
+
+#include "../core/array_impl.hpp"
+#include "canopy/core/jit.hpp"
+#include "canopy/devices.hpp"
+#include "canopy/error.hpp"
+#include "process_group.hpp"
+#include "runtime.hpp"
+
+namespace canopy {
+namespace {
+
+constexpr int kMaxCpuDevices = 1024;
+
+int env_int(const char* name, int fallback, int lo, int hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  int n = 0;
+  std::string_view s(v);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || p != s.data() + s.size() || n < lo || n > hi)
+    detail::raise<DeviceError>("devices", "environment variable", name, detail::concat("is '", s, "'"),
+                               detail::concat("give an integer in [", lo, ", ", hi, "]"));
+  return n;
+}
+
+std::atomic<int>& cpu_device_count() {
+  static std::atomic<int> n{env_int("CANOPY_CPU_DEVICES", 1, 1, kMaxCpuDevices)};
+  return n;
+}
+
+std::atomic<long long>& timeout_ms() {
+  static std::atomic<long long> ms{1000LL * env_int("CANOPY_COLLECTIVE_TIMEOUT_S", 300, 1, 1 << 24)};
+  return ms;
+}
+
+}  // namespace
+
+int local_device_count() { return cpu_device_count().load(); }
+int process_index() { return detail::processes::rank(); }
+int process_count() { return detail::processes::size(); }
+int device_count() { return local_device_count() * process_count(); }
+
+std::vector<Device> devices() {
+  std::vector<Device> out;
+  for (int k = 0; k < device_count(); ++k) out.push_back(Device::cpu(k));
+  return out;
+}
+
+std::vector<Device> local_devices() {
+  std::vector<Device> out;
+  const int base = detail::first_local_device();
+  for (int k = 0; k < local_device_count(); ++k) out.push_back(Device::cpu(base + k));
+  return out;
+}
+
+void set_cpu_device_count(int n) {
+  if (n < 1 || n > kMaxCpuDevices)
+    detail::raise<DeviceError>("set_cpu_device_count", "count", "", detail::concat("is ", n),
+                               detail::concat("give an integer in [1, ", kMaxCpuDevices, "]"));
+  if (detail::on_device_thread())
+    detail::raise<DeviceError>("set_cpu_device_count", "caller", "", "is a pmap's device thread",
+                               "change the device count between pmaps");
+  cpu_device_count() = n;
+}
+
+Device default_device() {
+  const int k = detail::device_thread_index();
+  return Device::cpu(detail::first_local_device() + (k < 0 ? 0 : k));
+}
+
+void set_collective_timeout(std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0)
+    detail::raise<DeviceError>("set_collective_timeout", "timeout", "", detail::concat("is ", timeout.count(), " ms"),
+                               "give a positive duration");
+  timeout_ms() = timeout.count();
+}
+std::chrono::milliseconds collective_timeout() { return std::chrono::milliseconds(timeout_ms().load()); }
+
+namespace detail {
+
+int first_local_device() { return processes::rank() * local_device_count(); }
+
+void require_local_device(std::string_view api, Device d) {
+  const int base = first_local_device();
+  if (d.kind != Device::Kind::cpu || d.index < base || d.index >= base + local_device_count()) {
+    std::string have = local_device_count() == 1 ? to_string(Device::cpu(base))
+                                                 : concat("cpu:", base, "..cpu:", base + local_device_count() - 1);
+    raise<DeviceError>(api, "device", to_string(d), concat("is not one of this process's devices (", have, ")"),
+                       d.kind == Device::Kind::cpu ? "set CANOPY_CPU_DEVICES (or set_cpu_device_count) for more"
+                                                   : "this build runs kernels on CPU devices only");
+  }
+}
+
+Array device_put_array(const Array& x, Device device) {
+  require_local_device("device_put", device);
+  if (!x.valid()) raise<TypeError>("device_put", "input", "", "is an empty Array handle");
+  if (x.is_tracer()) return x;
+  if (x.is_deleted()) require_live("device_put", "argument", x);
+  auto impl = std::make_shared<ArrayImpl>(*x.impl());  // same buffer: every CPU device is host memory
+  impl->device = device;
+  impl->committed = true;
+  return Array(std::move(impl));
+}
+
+}  // namespace detail
+}  // namespace canopy
