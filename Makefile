@@ -3,6 +3,7 @@
 BUILD ?= build
 PACKAGES := g++ make cmake pkg-config meson ninja-build ccache python3 python3-numpy zlib1g-dev \
             libboost1.81-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev doctest-dev libbenchmark-dev \
+            libopenmpi-dev openmpi-bin \
             dataset-fashion-mnist
 # Where `make demo` writes its run (checkpoints, metrics, TensorBoard events, the curves' SVG).
 RUN_DIR ?= runs/fashion_mnist

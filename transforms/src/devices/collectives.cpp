@@ -142,12 +142,17 @@ Array device_all_reduce(const AxisContext& axis, const Array& x, ReduceOp op, st
     reduce_range(out, mt.in, 0, count, op);
     return on_this_device(out, x);
   }
+  if (n == 1) {  // one device per process: the group reduces straight from the operand
+    Array out = make_concrete(x.aval(), x.device(), api);
+    processes::allreduce(cdata(x), mutable_data(out), count, x.dtype(), op, api);
+    return on_this_device(out, x);
+  }
   if (k == 0) mt.out = make_concrete(x.aval(), x.device(), api);
   rv.wait(k, api);
   reduce_range(mt.out, mt.in, count * k / n, count * (k + 1) / n, op);
   rv.wait(k, api);
   if (across) {
-    if (k == 0) processes::allreduce(mutable_data(mt.out), count, x.dtype(), op, api);
+    if (k == 0) processes::allreduce(nullptr, mutable_data(mt.out), count, x.dtype(), op, api);
     rv.wait(k, api);
   }
   return on_this_device(mt.out, x);

@@ -1,6 +1,7 @@
 // Internal to transforms: the processes of an `mpirun` as one group (Open MPI when canopy is
 // built with it; a group of one otherwise). Every call is made by at most one thread at a time
-// (MPI_THREAD_SERIALIZED) and gives up after collective_timeout() with a DeviceError naming `api`.
+// (MPI_THREAD_SERIALIZED) and gives up after collective_timeout() with a DeviceError naming `api`
+// (allreduce: ends the job, see there).
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,12 @@ int size();
 
 enum class ReduceOp { sum, max, min };
 
-/// In place across processes: data[i] = op over the processes' data[i] (count elements of dtype).
-void allreduce(void* data, std::int64_t count, DType dtype, ReduceOp op, std::string_view api);
+/// Across processes: data[i] = op over the processes' send[i] (count elements of dtype); in
+/// place when `send` is null. A blocking call watched by a timer: past collective_timeout() the
+/// timer prints a DeviceError's message naming `api` and aborts the MPI job (MPI_Abort), so every
+/// process ends instead of hanging (a blocking MPI_Allreduce is nearly twice as fast here as a
+/// polled MPI_Iallreduce, and cannot be given up on otherwise).
+void allreduce(const void* send, void* data, std::int64_t count, DType dtype, ReduceOp op, std::string_view api);
 /// In place: `data` holds size() blocks of `block_bytes`; block rank() is this process's, and
 /// afterwards every block holds its process's.
 void allgather(void* data, std::int64_t block_bytes, std::string_view api);

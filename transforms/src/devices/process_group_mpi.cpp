@@ -8,6 +8,9 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <string>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -91,20 +94,75 @@ void wait_all(std::vector<MPI_Request>& requests, std::string_view api, std::uni
 int rank() { return group().rank; }
 int size() { return group().size; }
 
-void allreduce(void* data, std::int64_t count, DType dtype, ReduceOp op, std::string_view api) {
+namespace {
+/// The timer that watches blocking calls: one thread, sleeping until a watched call's deadline.
+class Watchdog {
+ public:
+  Watchdog() : thread_([this] { loop(); }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_one();
+    thread_.join();
+  }
+  void watch(std::string message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    message_ = std::move(message);
+    deadline_ = std::chrono::steady_clock::now() + collective_timeout();
+    watching_ = true;
+    changed_.notify_one();
+  }
+  void done() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    watching_ = false;
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      if (!watching_) {
+        changed_.wait(lock);
+        continue;
+      }
+      const auto deadline = deadline_;
+      if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && watching_ && deadline_ == deadline) {
+        std::fprintf(stderr, "canopy: %s\n", message_.c_str());
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+      }
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stop_ = false, watching_ = false;
+  std::chrono::steady_clock::time_point deadline_;
+  std::string message_;
+  std::thread thread_;
+};
+}  // namespace
+
+void allreduce(const void* send, void* data, std::int64_t count, DType dtype, ReduceOp op, std::string_view api) {
   Group& g = group();
   MPI_Datatype t = mpi_type(dtype, api);
   MPI_Op o = op == ReduceOp::sum ? MPI_SUM : op == ReduceOp::max ? MPI_MAX : MPI_MIN;
   std::unique_lock<std::mutex> lock(g.calls);
-  std::vector<MPI_Request> r(1);
+  static Watchdog watchdog;
+  watchdog.watch(error_message(api, "collective across processes", concat("process ", g.rank),
+                               concat("timed out after ", collective_timeout().count() / 1000.0, " s; aborting the job"),
+                               "another process failed or ran different pmaps; every process must run the same "
+                               "pmaps in the same order"));
   // Counts beyond int go in pieces (MPI counts are int).
   constexpr std::int64_t kPiece = 1 << 30;
+  const auto item = static_cast<std::int64_t>(itemsize(dtype));
   for (std::int64_t done = 0; done < count; done += kPiece) {
     const int n = static_cast<int>(std::min(kPiece, count - done));
-    MPI_Iallreduce(MPI_IN_PLACE, static_cast<char*>(data) + done * static_cast<std::int64_t>(itemsize(dtype)), n, t, o,
-                   MPI_COMM_WORLD, &r[0]);
-    wait_all(r, api, lock);
+    MPI_Allreduce(send ? static_cast<const char*>(send) + done * item : MPI_IN_PLACE, static_cast<char*>(data) + done * item,
+                  n, t, o, MPI_COMM_WORLD);
   }
+  watchdog.done();
 }
 
 void allgather(void* data, std::int64_t block_bytes, std::string_view api) {
