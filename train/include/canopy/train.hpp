@@ -16,5 +16,6 @@
 #include "canopy/train/prefetch.hpp"
 #include "canopy/train/triggers.hpp"
 #include "canopy/train/cron.hpp"
+#include "canopy/train/devices.hpp"
 #include "canopy/train/checkpoint.hpp"
 #include "canopy/train/safetensors.hpp"

@@ -2,6 +2,9 @@
 // the mapped axis leads), the per-device program run on the device threads and stacked again.
 #include "canopy/core/pmap.hpp"
 
+#include "canopy/core/ir.hpp"
+#include "canopy/core/primitive.hpp"
+
 #include <cstring>
 #include <functional>
 
@@ -52,12 +55,28 @@ Array row(const Array& x, std::int64_t k, std::int64_t n, Device device) {
   return Array(std::move(impl));
 }
 
-/// Same on every process: the program and the device layout (pmaps must match across processes).
+/// Mixes the collectives of `p` (and of its sub-programs) into `h`, in program order: what the
+/// processes must agree on. Constants may differ (a key folded with process_index()).
+void hash_collectives(const Program& p, std::uint64_t& h) {
+  for (const Eqn& e : p.eqns) {
+    if (e.prim->collective) {
+      h = (h ^ std::hash<std::string_view>{}(e.prim->name)) * 0x100000001b3ULL;
+      h = (h ^ std::hash<std::string>{}(e.prim->params_to_string(e.params_ref()))) * 0x100000001b3ULL;
+      for (int v : e.out) h = (h ^ std::hash<std::string>{}(to_string(p.var_avals[static_cast<std::size_t>(v)]))) * 0x100000001b3ULL;
+    }
+    if (e.prim->sub_programs)
+      for (const auto& [name, sub] : e.prim->sub_programs(e.params_ref())) hash_collectives(*sub, h);
+  }
+}
+
+/// Same on every process that runs the same pmap: its collectives in order and the device count.
 std::uint64_t fingerprint(const Executable& exe, std::int64_t n) {
-  auto text = exe.derived("pmap_fingerprint", [&] {
-    return std::make_shared<const std::uint64_t>(std::hash<std::string>{}(to_string(exe.program())));
+  auto made = exe.derived("pmap_fingerprint", [&] {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    hash_collectives(exe.program(), h);
+    return std::make_shared<const std::uint64_t>(h);
   });
-  return *static_cast<const std::uint64_t*>(text.get()) ^ (static_cast<std::uint64_t>(n) * 0x9e3779b97f4a7c15ULL);
+  return *static_cast<const std::uint64_t*>(made.get()) ^ (static_cast<std::uint64_t>(n) * 0x9e3779b97f4a7c15ULL);
 }
 
 }  // namespace
@@ -129,7 +148,7 @@ Arrays run_pmapped(const std::shared_ptr<const Executable>& exe, const std::vect
   const auto n = static_cast<std::int64_t>(per_device.size());
   const std::int64_t global = n * process_count();
   if (process_count() > 1 && !processes::all_equal(fingerprint(*exe, n), "pmap"))
-    raise<DeviceError>("pmap", "program", exe->name(), "differs between the processes",
+    raise<DeviceError>("pmap", "program", exe->name(), "differs between the processes (its collectives or device count)",
                        "every process must run the same pmaps, on the same shapes, in the same order");
   const Program& program = exe->program();
   const std::size_t nout = program.out_avals.size();
