@@ -30,14 +30,6 @@ void BM_jit_add_1elem_cache_hit(benchmark::State& state) {
   }
 }
 
-/// One SGD step of W3 (lr 0.01): the new parameters.
-Mlp sgd_step(const Mlp& m, const Array& x, const Array& onehot) {
-  Mlp g = grad(loss)(m, x, onehot);
-  Mlp out = m;
-  for (std::size_t l = 0; l < m.size(); ++l) out[l] = {m[l].w - g[l].w * 0.01f, m[l].b - g[l].b * 0.01f};
-  return out;
-}
-
 void BM_mlp_step_eager(benchmark::State& state) {
   Mlp m = make_mlp();
   Batch b = make_batch(128);

@@ -50,13 +50,6 @@ void BM_psum_scalar_2_devices(benchmark::State& state) {
   }
 }
 
-Mlp sgd_step(const Mlp& m, const Array& x, const Array& onehot) {
-  Mlp g = grad(loss)(m, x, onehot);
-  Mlp out = m;
-  for (std::size_t l = 0; l < m.size(); ++l) out[l] = {m[l].w - g[l].w * 0.01f, m[l].b - g[l].b * 0.01f};
-  return out;
-}
-
 void BM_w3_step_jit_1_device(benchmark::State& state) {
   Mlp m = make_mlp();
   Batch b = make_batch(128);

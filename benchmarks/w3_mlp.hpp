@@ -59,4 +59,12 @@ Array loss(const Mlp& m, const Array& x, const Array& onehot) {
   return -mean(sum(nn::log_softmax(logits(m, x)) * onehot, -1));
 }
 
+/// One SGD step of W3 (lr 0.01): the new parameters.
+inline Mlp sgd_step(const Mlp& m, const Array& x, const Array& onehot) {
+  Mlp g = grad(loss)(m, x, onehot);
+  Mlp out = m;
+  for (std::size_t l = 0; l < m.size(); ++l) out[l] = {m[l].w - g[l].w * 0.01f, m[l].b - g[l].b * 0.01f};
+  return out;
+}
+
 }  // namespace w3

@@ -7,6 +7,8 @@
 #include <thread>
 
 #include <canopy/canopy.hpp>
+
+#include "linear_model.hpp"
 #include <canopy/train.hpp>
 
 using namespace canopy;
@@ -193,16 +195,7 @@ TEST_CASE("pmap's errors: too many entries, mismatched sizes, unknown axis, fail
   check_close(pmap([](const Array& x) { return psum(x, "i"); }, axis_name("i"))(array({1.f, 2.f})), array({3.f, 3.f}));
 }
 
-namespace {
-struct Linear {
-  Array w, b;
-};
-Array mse(const Linear& p, const Array& x, const Array& y) {
-  Array r = matmul(x, p.w) + p.b - y;
-  return mean(r * r);
-}
-Linear sgd(const Linear& p, const Linear& g, float lr) { return {p.w - g.w * lr, p.b - g.b * lr}; }
-}  // namespace
+using namespace test_linear;
 
 TEST_CASE("data-parallel SGD on 2 and 4 devices equals single-device SGD on the whole batch") {
   const Linear init{sample({5, 3}, 20) * 0.1f, zeros({3})};

@@ -6,6 +6,8 @@
 
 #include <canopy/canopy.hpp>
 
+#include "../linear_model.hpp"
+
 using namespace canopy;
 
 namespace {
@@ -74,16 +76,7 @@ TEST_CASE("mpirun: large operands and a reduce-scatter") {
   check_close(block[1], sums[2 * process_index() + 1]);
 }
 
-namespace {
-struct Linear {
-  Array w, b;
-};
-Array mse(const Linear& p, const Array& x, const Array& y) {
-  Array r = matmul(x, p.w) + p.b - y;
-  return mean(r * r);
-}
-Linear sgd(const Linear& p, const Linear& g, float lr) { return {p.w - g.w * lr, p.b - g.b * lr}; }
-}  // namespace
+using namespace test_linear;
 
 TEST_CASE("mpirun: data-parallel SGD over 2 processes x 2 devices equals SGD on the whole batch") {
   const Linear init{random::normal(random::key(1), {5, 3}) * 0.1f, zeros({3})};
