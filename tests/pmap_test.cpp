@@ -268,4 +268,5 @@ TEST_CASE("replicate, unreplicate and shard") {
   CHECK(unreplicate(r).first.to_vector<float>() == std::vector<float>{1, 2});
   CHECK(shard(zeros({8, 3})).shape() == Shape{4, 2, 3});
   CHECK_THROWS_WITH_AS(shard(zeros({6, 3})), doctest::Contains("divisible by 4"), ShapeError);
+  CHECK_THROWS_AS(shard(zeros({6, 3}), 0), ShapeError);
 }

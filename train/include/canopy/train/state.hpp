@@ -50,7 +50,7 @@ struct StepInfo {
 
 /// Options of make_train_step.
 struct TrainStepOptions {
-  /// Under vmap (and pmap, once canopy has it) with this axis name, gradients and loss are averaged over it (pmean) before
+  /// Under vmap or pmap with this axis name, gradients and loss are averaged over it (pmean) before
   /// the update, so replicas stay equal.
   std::optional<std::string> axis_name = {};
 };

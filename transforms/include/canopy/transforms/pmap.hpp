@@ -280,6 +280,7 @@ T unreplicate(const T& tree) {
 template <class T>
 T shard(const T& tree, std::optional<int> n = std::nullopt) {
   const std::int64_t k = n.value_or(local_device_count());
+  if (k < 1) detail::raise<ShapeError>("shard", "device count", std::to_string(k), "is not positive");
   return tree_map_with_path(
       [&](const KeyPath& path, const auto& leaf) {
         if constexpr (detail::is_array_v<decltype(leaf)>) {
