@@ -50,10 +50,10 @@ void Rendezvous::wait(int k, std::string_view api) {
     for (int i = 0; i < 4000 && generation_.load(std::memory_order_acquire) == gen; ++i) _mm_pause();
     lock.lock();
   }
-  const bool passed = arrived_.wait_until(lock, deadline, [&] { return generation_.load() != gen || aborted_; });
+  arrived_.wait_until(lock, deadline, [&] { return generation_.load() != gen || aborted_; });
   if (generation_.load() != gen) return;
   if (aborted_) throw aborted_error();
-  (void)passed;  // timed out
+  // Timed out.
   std::string missing;
   for (int j = 0; j < n_; ++j)
     if (!here_[static_cast<std::size_t>(j)]) missing += concat(missing.empty() ? "" : ", ", "local device ", j);
@@ -118,7 +118,7 @@ Array on_this_device(const Array& shared, const Array& like) {
   return Array(std::move(impl));
 }
 
-/// Runs `body` as device `k`'s part of a collective, marking it done afterwards.
+/// Marks device `k`'s current collective done when the scope ends (also on an error).
 struct Leaving {
   Rendezvous& rv;
   int k;

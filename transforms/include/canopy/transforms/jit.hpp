@@ -149,6 +149,8 @@ constexpr bool contains(std::integer_sequence<int, I...>) {
 
 template <class F, class Static, class Donate>
 class Jitted;
+template <class F, class In, class Out, class Static, class Donate>
+class Pmapped;
 
 template <class F, int... S, int... D>
 class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D...>> {
@@ -183,15 +185,6 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
     return Lowered{entry->executable};
   }
 
-  /// The cache entry for these arguments, traced if there is none (pmap runs its executable on
-  /// every device itself). Arguments must be concrete.
-  template <class... A>
-  std::shared_ptr<const CacheEntry> compile(const A&... args) const {
-    using Result = std::invoke_result_t<F&, const A&...>;
-    Call<A...> call(*this, args...);
-    return cache_->get(call.key, [&] { return call.template trace<Result>(); }, [&] { return call.names(); });
-  }
-
   /// The program f records on these arguments, before simplification (make_jaxpr).
   template <class... A>
   Program trace_program(const A&... args) const {
@@ -206,6 +199,17 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
   void clear_cache() const { cache_->clear(); }
 
  private:
+  template <class, class, class, class, class>
+  friend class Pmapped;  // runs the executable on every device itself
+
+  /// The cache entry for these arguments, traced if there is none. Arguments must be concrete.
+  template <class... A>
+  std::shared_ptr<const CacheEntry> compile(const A&... args) const {
+    using Result = std::invoke_result_t<F&, const A&...>;
+    Call<A...> call(*this, args...);
+    return cache_->get(call.key, [&] { return call.template trace<Result>(); }, [&] { return call.names(); });
+  }
+
   template <std::size_t K>
   static constexpr bool is_static = contains<static_cast<int>(K)>(std::integer_sequence<int, S...>{});
   template <std::size_t K>
