@@ -1,8 +1,10 @@
 // W6 (shared/BENCHMARKS.md): random::uniform f32 of 2^24 values, GB/s of output = 4n/t, next to
 // memcpy and memset of the same 4n bytes in the same run (the bandwidth a generator cheap enough
 // to compute is bound by). Run with OMP_NUM_THREADS=2. Also partitionable vs legacy layout, and
-// normal (uniform + erf_inv) for scale.
+// normal (uniform + erf_inv) eager (compiled internally, as jax.random's samplers are jitted),
+// inside a user's jit, and with every op on its own kernel (DisableJit) for scale.
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -27,14 +29,23 @@ void BM_uniform_f32(benchmark::State& state) {
   state.SetLabel(state.range(1) ? "legacy" : "partitionable");
 }
 
+// range(1): 0 eager call, 1 inside a user's jit, 2 one kernel per op (jit disabled).
 void BM_normal_f32(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   const canopy::Array key = rnd::key(0);
+  auto jitted = canopy::jit([n](const canopy::Array& k) { return rnd::normal(k, {n}); });
+  std::optional<canopy::DisableJit> unfused;
+  if (state.range(1) == 2) unfused.emplace();
+  auto draw = [&] { return state.range(1) == 1 ? jitted(key) : rnd::normal(key, {n}); };
+  // One call first: on this VM faulting in fresh pages costs ~1 s/GB, and a single slow
+  // iteration would otherwise be all Google Benchmark measures of the unfused case.
+  draw().data<float>();
   for (auto _ : state) {
-    canopy::Array z = rnd::normal(key, {n});
+    canopy::Array z = draw();
     benchmark::DoNotOptimize(z.data<float>());
   }
   state.SetBytesProcessed(state.iterations() * 4 * n);
+  state.SetLabel(state.range(1) == 0 ? "eager" : state.range(1) == 1 ? "jit" : "unfused");
 }
 
 // memcpy of the 4n output bytes, split over two threads; bytes counted once (4n/t).
@@ -69,5 +80,5 @@ void BM_memset(benchmark::State& state) {
 BENCHMARK(BM_memcpy)->Arg(1 << 24)->UseRealTime();
 BENCHMARK(BM_memset)->Arg(1 << 24)->UseRealTime();
 BENCHMARK(BM_uniform_f32)->Args({1 << 24, 0})->Args({1 << 24, 1})->UseRealTime();
-BENCHMARK(BM_normal_f32)->Arg(1 << 24)->UseRealTime();
+BENCHMARK(BM_normal_f32)->Args({1 << 24, 0})->Args({1 << 24, 1})->Args({1 << 24, 2})->UseRealTime();
 BENCHMARK_MAIN();

@@ -2,7 +2,7 @@
 // against eager evaluation: chains, scalar and row broadcasts, bools and selects, several
 // outputs, groups kept apart by a reduction, shapes it must not fuse, gradients of fused calls.
 // Arithmetic matches eager bit for bit; exp, tanh, sin... use glibc's vector math in the fused
-// kernel (within 4 ulp), so those chains are compared to 8 ulp.
+// kernel (within 4 ulp), so those chains are compared to 8 ulp. Random streams fuse as sources.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <canopy/canopy.hpp>
+#include <canopy/random.hpp>
 
 namespace {
 using namespace canopy;
@@ -169,4 +170,46 @@ TEST_CASE("fusion: gradients of a fused jit call and the switch that turns fusio
   CHECK(count(plain.lower(x).compiled_text(), "fused_elementwise") == 0);
   set_elementwise_fusion(true);
   CHECK(elementwise_fusion());
+}
+
+TEST_CASE("fusion: normal's uniform -> erf_inv -> scale is one kernel equal to the unfused ops bit for bit") {
+  namespace rnd = canopy::random;
+  const Array key = rnd::key(7);
+  // Sizes below a vector block, with a partial last block, and over several tiles on both threads.
+  for (std::int64_t n : {5LL, 1000LL, (1LL << 16) + 3}) {
+    CAPTURE(n);
+    auto jn = jit([n](const Array& k) { return rnd::normal(k, {n}) * 0.5f + 1.0f; });
+    const std::string text = jn.lower(key).compiled_text();
+    CAPTURE(text);
+    CHECK(count(text, "fused_elementwise[ops=random_uniform01,") == 1);
+    CHECK(count(text, " = ") == 1);  // the uniforms are never stored
+    Array fused = jn(key), unfused;
+    {
+      DisableJit eager;  // every op on its own kernel: the uniforms are materialised
+      unfused = rnd::normal(key, {n}) * 0.5f + 1.0f;
+    }
+    check_same(fused, unfused);
+  }
+  // The eager sampler runs compiled too (as jax.random's samplers are jitted), with the same values.
+  Array eager = rnd::normal(key, {1000}), plain;
+  {
+    DisableJit off;
+    plain = rnd::normal(key, {1000});
+  }
+  check_same(eager, plain);
+  // The legacy layout pairs element i with i + n/2, so its stream keeps its own kernel.
+  rnd::LayoutScope legacy(rnd::Layout::legacy);
+  auto jl = jit([](const Array& k) { return rnd::normal(k, {64}); });
+  CHECK(count(jl.lower(key).compiled_text(), "random_uniform01[") == 1);
+}
+
+TEST_CASE("fusion: erf_inv's value does not depend on the element's position or its neighbours") {
+  // Vector lanes and a scalar remainder loop would round differently (libmvec against libm).
+  std::vector<float> v(37, 0.3f);
+  v[3] = v[16] = v[36] = 0.9999f;  // the tail polynomial, next to central lanes
+  const std::vector<float> y = erf_inv(array(v, Shape{37})).to_vector<float>();
+  const float central = erf_inv(scalar(0.3f)).item<float>(), tail = erf_inv(scalar(0.9999f)).item<float>();
+  for (std::size_t i = 0; i < v.size(); ++i) CHECK(y[i] == (v[i] == 0.3f ? central : tail));
+  auto jf = jit([](const Array& x) { return erf_inv(x * 1.0f); });
+  CHECK(jf(array(v, Shape{37})).to_vector<float>() == y);
 }

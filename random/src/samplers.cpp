@@ -4,6 +4,9 @@
 #include <limits>
 #include <optional>
 
+#include <canopy/core/trace.hpp>
+#include <canopy/transforms/jit.hpp>
+
 #include "internal.hpp"
 
 namespace canopy::random {
@@ -39,6 +42,24 @@ Array uniform_scaled(const Array& key, const Shape& shape, DType dtype, const Ar
   return max(mn, floats * (mx - mn) + mn);
 }
 
+/// Whether a sampler runs at the bottom of the trace stack on a concrete key. jax/_src/random.py
+/// jit-compiles its samplers, so an eager call is one compiled program (for normal, one fused
+/// pass that never stores its uniforms); canopy compiles eager calls the same way. Under a
+/// transformation the ops are recorded as they are, so an enclosing jit fuses them with their
+/// neighbours and vmap/grad see the plain ops.
+bool eager_call(const Array& key) {
+  return !key.is_tracer() && canopy::current_trace() == &EvalTrace::instance() && canopy::detail::jit_enabled();
+}
+
+std::vector<std::int64_t> dims(const Shape& s) { return {s.begin(), s.end()}; }
+
+Array normal_ops(const Array& key, const Shape& shape, DType dtype) {
+  // lo = nextafter(-1, 0) in dtype, hi = 1: the open interval keeps erf_inv finite.
+  const double lo = dtype == DType::f32 ? static_cast<double>(std::nextafter(-1.0f, 0.0f)) : std::nextafter(-1.0, 0.0);
+  const Array u = uniform(key, shape, dtype, lo, 1.0);
+  return constant(std::sqrt(2.0), dtype) * erf_inv(u);
+}
+
 }  // namespace
 
 Array bits(const Array& key, const Shape& shape, DType dtype) {
@@ -72,10 +93,15 @@ Array normal(const Array& key, const Shape& shape, DType dtype) {
   detail::check_key("normal", key, true);
   detail::check_float_dtype("normal", dtype);
   detail::check_shape("normal", shape);
-  // lo = nextafter(-1, 0) in dtype, hi = 1: the open interval keeps erf_inv finite.
-  const double lo = dtype == DType::f32 ? static_cast<double>(std::nextafter(-1.0f, 0.0f)) : std::nextafter(-1.0, 0.0);
-  const Array u = uniform(key, shape, dtype, lo, 1.0);
-  return constant(std::sqrt(2.0), dtype) * erf_inv(u);
+  if (!eager_call(key)) return normal_ops(key, shape, dtype);
+  // The layout is read while tracing, so it is part of the cache key.
+  static const auto compiled = jit(
+      [](const Array& k, const std::vector<std::int64_t>& s, DType d, Layout layout) {
+        LayoutScope scope(layout);
+        return normal_ops(k, Shape(s), d);
+      },
+      jit_name("normal"));
+  return compiled(key, dims(shape), dtype, current_layout());
 }
 
 Array truncated_normal(const Array& key, double lower, double upper, std::optional<Shape> shape, DType dtype) {

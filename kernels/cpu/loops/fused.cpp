@@ -1,8 +1,9 @@
 // The fused elementwise kernel: tiles of kTile elements per OpenMP thread; each step is one
 // vectorised loop over the tile, compiled for AVX-512, AVX2 and baseline x86-64 (picked at run
-// time), with glibc's vector math (libmvec) for exp, log, tanh, erf and the rest. Full f32
-// inputs are read in place, f32 outputs written in place, and scalar operands stay scalars, so a
-// chain of n steps touches memory only for its inputs and outputs.
+// time), with glibc's vector math (libmvec) for exp, log, tanh, erf and the rest (erf_inv through
+// its log1pf). Full f32 inputs are read in place, f32 outputs written in place, scalar operands
+// stay scalars, and random unit floats are hashed per tile from their key, so a chain of n steps
+// touches memory only for its inputs and outputs.
 #include "canopy/kernels/fused.hpp"
 
 #include <algorithm>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/random.hpp"
 #include "canopy/kernels/runtime.hpp"
+#include "erf_inv.hpp"
 #include "loops.hpp"
 
 // glibc's vector variants of these (libmvec, 4 ulp) are used in `omp simd` loops once the
@@ -46,12 +49,43 @@ struct Operand {
   float at(std::int64_t i) const { return p[scalar ? 0 : i]; }
 };
 
+// Unary functions run in whole blocks of 16 lanes, a multiple of every vector width: a loop with
+// a remainder finishes it with scalar code whose results differ from libmvec's in the last bits,
+// so an element's value would depend on its position (a vmapped sampler would not equal the
+// sampler applied key by key). run_unary below pads the tail and scalar operands into a block and
+// calls the same compiled block loop through the ISA dispatch, so no specialised copy exists.
+constexpr std::int64_t kLanes = 16;
 template <class F>
-inline void map1(Operand x, float* y, std::int64_t n, F f) {
-  if (x.scalar) n = 1;
+inline void map1(Operand x, float* y, std::int64_t n, F f) {  // n is a multiple of kLanes
+  for (std::int64_t b = 0; b < n; b += kLanes) {
 #pragma omp simd
-  for (std::int64_t i = 0; i < n; ++i) y[i] = f(x.p[i]);
+    for (std::int64_t i = b; i < b + kLanes; ++i) y[i] = f(x.p[i]);
+  }
 }
+// erf_inv over chunks: w and the central polynomial for every lane in one vector loop (no
+// dependency between iterations, so the Horner chains of neighbouring vectors overlap), then the
+// tail polynomial lane by lane where w >= 5 (|x| above ~0.9966: 0.3 % of normal's draws). Each
+// lane's value depends only on its own input, whichever path or neighbours it has.
+[[gnu::always_inline]] inline void erf_inv_blocks(Operand x, float* y, std::int64_t n) {
+  constexpr std::int64_t kChunk = 1024;
+  float w[kChunk];
+  for (std::int64_t b = 0; b < n; b += kChunk) {
+    const std::int64_t m = std::min(kChunk, n - b);
+    const float* xb = x.p + b;
+    float* yb = y + b;
+    int tail = 0;
+#pragma omp simd reduction(| : tail)
+    for (std::int64_t i = 0; i < m; ++i) {
+      w[i] = special::erf_inv_w(xb[i], [](float u) { return log1pf(u); });
+      yb[i] = special::erf_inv_central(xb[i], w[i]);
+      tail |= !(w[i] < 5.0f);
+    }
+    if (tail)
+      for (std::int64_t i = 0; i < m; ++i)
+        if (!(w[i] < 5.0f)) yb[i] = special::erf_inv_from_w(xb[i], w[i]);
+  }
+}
+
 template <class F>
 inline void map2(Operand x, Operand z, float* y, std::int64_t n, F f) {
   if (x.scalar && z.scalar) {
@@ -94,6 +128,7 @@ inline void map2(Operand x, Operand z, float* y, std::int64_t n, F f) {
     case UnaryOp::exp2: return map1(x, y, n, [](float v) { return exp2f(v); });                           \
     case UnaryOp::is_finite: return map1(x, y, n, [](float v) { return std::isfinite(v) ? 1.0f : 0.0f; });\
     case UnaryOp::logical_not: return map1(x, y, n, [](float v) { return v != 0 ? 0.0f : 1.0f; });        \
+    case UnaryOp::erf_inv: return erf_inv_blocks(x, y, n);                                                 \
     default: break;                                                                                       \
   }                                                                                                       \
   throw std::logic_error("canopy kernels: unary op has no fused form");
@@ -127,14 +162,28 @@ inline void map2(Operand x, Operand z, float* y, std::int64_t n, F f) {
 #define CANOPY_FUSED_SELECT_BODY                                               \
   _Pragma("omp simd") for (std::int64_t i = 0; i < n; ++i) y[i] = w.at(i) != 0 ? c1.at(i) : c0.at(i);
 
-CANOPY_ISA_VARIANTS(run_unary, (UnaryOp op, Operand x, float* y, std::int64_t n), (op, x, y, n), CANOPY_FUSED_UNARY_BODY)
+CANOPY_ISA_VARIANTS(run_unary_blocks, (UnaryOp op, Operand x, float* y, std::int64_t n), (op, x, y, n),
+                    CANOPY_FUSED_UNARY_BODY)
 CANOPY_ISA_VARIANTS(run_binary, (BinaryOp op, Operand x, Operand z, float* y, std::int64_t n), (op, x, z, y, n),
                     CANOPY_FUSED_BINARY_BODY)
 CANOPY_ISA_VARIANTS(run_select, (Operand w, Operand c0, Operand c1, float* y, std::int64_t n), (w, c0, c1, y, n),
                     CANOPY_FUSED_SELECT_BODY)
 
+/// y = op(x) for n elements (one for a scalar operand): whole blocks in place, the rest padded.
+void run_unary(UnaryOp op, Operand x, float* y, std::int64_t n) {
+  if (x.scalar) n = 1;
+  const std::int64_t whole = n / kLanes * kLanes;
+  if (whole > 0) run_unary_blocks(op, x, y, whole);
+  if (whole == n) return;
+  float in[kLanes] = {}, out[kLanes];
+  std::copy(x.p + whole, x.p + n, in);
+  run_unary_blocks(op, {in, false}, out, kLanes);
+  std::copy(out, out + (n - whole), y + whole);
+}
+
 /// Input k's elements [b, b + n): in place for full f32, one value for a scalar, else copied into `tmp`.
 Operand load(const FusedInput& in, const void* data, std::int64_t b, std::int64_t n, float* tmp) {
+  if (in.mode == FusedInput::Mode::words) return {static_cast<const float*>(data), true};
   if (in.mode == FusedInput::Mode::scalar) {
     tmp[0] = in.dtype == DType::f32 ? static_cast<const float*>(data)[0] : (static_cast<const bool*>(data)[0] ? 1.0f : 0.0f);
     return {tmp, true};
@@ -175,6 +224,11 @@ bool fused_unary_supported(std::uint8_t op) {
   }
 }
 
+void unary_f32_vector_math(UnaryOp op, const float* in, float* out, std::int64_t n) {
+  ensure_runtime();
+  loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) { run_unary(op, {in + lo, false}, out + lo, hi - lo); });
+}
+
 void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
                        std::int64_t n) {
   ensure_runtime();
@@ -196,7 +250,8 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
           continue;
         }
         const Operand a = reg[static_cast<std::size_t>(s.a)];
-        const bool scalar = a.scalar && (s.b < 0 || reg[static_cast<std::size_t>(s.b)].scalar) &&
+        // A random stream differs per element even though its key operand is one value.
+        const bool scalar = s.kind != FusedStep::Kind::uniform01 && a.scalar && (s.b < 0 || reg[static_cast<std::size_t>(s.b)].scalar) &&
                             (s.c < 0 || reg[static_cast<std::size_t>(s.c)].scalar);
         float* dst = !scalar && writes_output[k] >= 0
                          ? static_cast<float*>(out[static_cast<std::size_t>(writes_output[k])]) + b
@@ -212,6 +267,12 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
           case FusedStep::Kind::to_bool:
             run_binary(BinaryOp::ne, a, Operand{&kZero, true}, dst, len);
             break;
+          case FusedStep::Kind::uniform01: {
+            std::uint32_t key[2];
+            std::memcpy(key, a.p, sizeof key);  // the key's words, loaded unconverted
+            uniform01_f32_tile(key, static_cast<std::uint64_t>(b), len, dst);
+            break;
+          }
           case FusedStep::Kind::load: break;
         }
         reg[k] = {dst, scalar};

@@ -200,6 +200,10 @@ void random_bits(const std::uint32_t* keys, std::int64_t nkeys, std::uint32_t* o
   for (std::int64_t i = 0; i < nkeys; ++i) fill_bits(key_at(keys, i), out + i * per_key, per_key, layout);
 }
 
+void uniform01_f32_tile(const std::uint32_t* key, std::uint64_t begin, std::int64_t n, float* out) {
+  part_f32(key_at(key, 0), begin, begin + static_cast<std::uint64_t>(n), out);
+}
+
 void random_uniform01(const std::uint32_t* keys, std::int64_t nkeys, DType dtype, void* out, std::int64_t per_key,
                       Layout layout) {
   ensure_runtime();

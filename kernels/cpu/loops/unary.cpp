@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "../onednn/engine.hpp"
+#include "canopy/kernels/fused.hpp"
+#include "erf_inv.hpp"
 #include "canopy/kernels/runtime.hpp"
 #include "loops.hpp"
 
@@ -58,6 +60,9 @@ void unary_typed(UnaryOp op, const T* in, void* outv, std::int64_t n) {
       case UnaryOp::erf: return map(in, out, n, [](C x) { return std::erf(x); });
       case UnaryOp::tan: return map(in, out, n, [](C x) { return std::tan(x); });
       case UnaryOp::exp2: return map(in, out, n, [](C x) { return std::exp2(x); });
+      case UnaryOp::erf_inv:
+        if constexpr (std::is_same_v<C, double>) return map(in, out, n, [](C x) { return special::erf_inv_f64(x); });
+        else return map(in, out, n, [](C x) { return special::erf_inv_f32(x); });
       case UnaryOp::is_finite:
         return map(in, static_cast<bool*>(outv), n, [](C x) { return std::isfinite(x); });
       default: break;
@@ -73,6 +78,9 @@ void unary(UnaryOp op, DType dtype, const void* in, void* out, std::int64_t n) {
   if (dtype == DType::f32 && n >= loops::kOnednnMin &&
       onednn::eltwise_f32(op, static_cast<const float*>(in), static_cast<float*>(out), n))
     return;
+  // No oneDNN algorithm: f32 erf_inv runs the fused kernels' vectorised form (libmvec's log1pf).
+  if (dtype == DType::f32 && op == UnaryOp::erf_inv)
+    return unary_f32_vector_math(op, static_cast<const float*>(in), static_cast<float*>(out), n);
   visit_dtype(dtype, [&]<class T>(std::type_identity<T>) { unary_typed<T>(op, static_cast<const T*>(in), out, n); });
 }
 

@@ -114,7 +114,8 @@ Array uniform(const Array& key, const Shape& shape = {}, DType dtype = DType::f3
               double maxval = 1.0);
 /// uniform with array bounds (broadcast to `shape`, converted to `dtype`).
 Array uniform(const Array& key, const Shape& shape, DType dtype, const Array& minval, const Array& maxval);
-/// jax.random.normal: sqrt(2) * erf_inv(uniform in (-1, 1)).
+/// jax.random.normal: sqrt(2) * erf_inv(uniform in (-1, 1)). An eager call runs compiled (one
+/// fused pass, as jax.random's samplers are jitted); under a transformation it records the ops.
 Array normal(const Array& key, const Shape& shape = {}, DType dtype = DType::f32);
 /// jax.random.truncated_normal on (lower, upper); shape defaults to the bounds' broadcast shape.
 Array truncated_normal(const Array& key, double lower, double upper, std::optional<Shape> shape = std::nullopt,

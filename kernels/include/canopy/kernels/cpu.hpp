@@ -13,7 +13,7 @@ namespace canopy::kernels::cpu {
 /// Elementwise one-input operations (is_finite writes bool; the rest keep the dtype).
 enum class UnaryOp : std::uint8_t {
   neg, abs, sign, exp, log, log1p, expm1, sqrt, rsqrt, tanh, logistic, sin, cos,
-  floor, ceil, round_even, round_away, is_finite, erf, logical_not, tan, exp2
+  floor, ceil, round_even, round_away, is_finite, erf, logical_not, tan, exp2, erf_inv
 };
 /// out[i] = op(in[i]) for n contiguous elements.
 void unary(UnaryOp op, DType dtype, const void* in, void* out, std::int64_t n);

@@ -1,6 +1,6 @@
-// A fused elementwise kernel: a straight-line program of unary, binary, select and conversion
-// steps over f32 registers, run tile by tile so every input is read once and every output
-// written once (jit's fuse_elementwise pass builds the program; bools travel as 0/1 floats).
+// A fused elementwise kernel: a straight-line program of unary, binary, select, conversion and
+// random-stream steps over f32 registers, run tile by tile so every input is read once and every
+// output written once (jit's fuse_elementwise pass builds the program; bools travel as 0/1 floats).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "canopy/dtype.hpp"
+#include "canopy/kernels/cpu.hpp"
 
 namespace canopy::kernels::cpu {
 
@@ -17,9 +18,10 @@ struct FusedInput {
     full,    ///< in[i]: the output's shape
     scalar,  ///< in[0]: one element, broadcast
     row,     ///< in[i % size]: the output's trailing dimensions, broadcast over the leading ones
+    words,   ///< the operand's raw words, unconverted (a random key, read by a uniform01 step)
   };
   Mode mode = Mode::full;
-  DType dtype = DType::f32;  ///< f32 or bool_
+  DType dtype = DType::f32;  ///< f32 or bool_ (u32 for words)
   std::int64_t size = 0;     ///< elements of the input
 };
 
@@ -31,6 +33,7 @@ struct FusedStep {
     binary,   ///< dst = BinaryOp(op)(r[a], r[b]); comparisons give 0/1
     select,   ///< dst = r[a] != 0 ? r[c] : r[b] (select_n(which, case0, case1))
     to_bool,  ///< dst = r[a] != 0 ? 1 : 0
+    uniform01,  ///< dst = element i's unit float under key register `a` (partitionable threefry)
   };
   Kind kind = Kind::load;
   std::uint8_t op = 0;
@@ -56,6 +59,10 @@ void plan_direct_outputs(FusedProgram& program);
 
 /// Whether the fused kernel has a form of `op` (the fusion pass asks before fusing a primitive).
 bool fused_unary_supported(std::uint8_t op);
+
+/// out = op(in) for n f32 elements with the fused kernels' vector math, on the kernel threads
+/// (the unary kernel's path for ops oneDNN has no algorithm for, such as erf_inv).
+void unary_f32_vector_math(UnaryOp op, const float* in, float* out, std::int64_t n);
 
 /// Runs `program` over n output elements: `in[k]` holds input k's data, `out[k]` receives output k.
 void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,

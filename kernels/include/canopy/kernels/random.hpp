@@ -31,4 +31,9 @@ void random_bits(const std::uint32_t* keys, std::int64_t nkeys, std::uint32_t* o
 void random_uniform01(const std::uint32_t* keys, std::int64_t nkeys, DType dtype, void* out, std::int64_t per_key,
                       random::Layout layout);
 
+/// Elements [begin, begin + n) of one key's f32 unit floats in the partitionable layout, on the
+/// calling thread: a tile of random_uniform01's output, for the fused kernels that consume it
+/// without storing it (jit fuses `normal`'s uniform -> erf_inv -> scale into one pass).
+void uniform01_f32_tile(const std::uint32_t* key, std::uint64_t begin, std::int64_t n, float* out);
+
 }  // namespace canopy::kernels::cpu

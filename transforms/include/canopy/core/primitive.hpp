@@ -82,6 +82,7 @@ struct Lowering {
     select,     ///< select_n(which, case0, case1)
     convert,    ///< convert_element_type
     broadcast,  ///< broadcast_in_dim: a view of its operand
+    uniform01,  ///< out[i] = the unit float of element i under a u32[2] key: a source of a fused loop
   };
   Kind kind = Kind::opaque;
   std::uint8_t op = 0;
@@ -110,6 +111,9 @@ struct PrimitiveInfo {
   bool linear = false;             ///< jvp is the primitive itself; needs transpose
   bool nondifferentiable = false;  ///< integer/boolean outputs: zero tangents, no jvp needed
   Lowering lowering{};             ///< how jit lowers it (elementwise kinds fuse)
+  /// Whether `lowering` holds for these params (null: always); else the primitive runs its own
+  /// kernel (random_uniform01 fuses in the partitionable layout only). From `P::lowers(params)`.
+  bool (*lowering_applies)(const ParamsRef& params) = nullptr;
   /// Set for collectives (their Params have `axis_name`): what vmap does on the axis they name.
   CollectiveFn collective = nullptr;
   /// Set for collectives: the axis name their params hold.
@@ -183,6 +187,8 @@ PrimitiveInfo make_info() {
   }
   if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
   if constexpr (requires { Lowering{P::lowering}; }) i.lowering = P::lowering;
+  if constexpr (requires(const Params& p) { bool{P::lowers(p)}; })
+    i.lowering_applies = [](const ParamsRef& params) { return P::lowers(params.get<Params>()); };
   i.samples = []() {
     std::vector<ErasedSample> out;
     for (auto& s : P::samples())

@@ -1,5 +1,6 @@
 // Elementwise fusion: maximal groups of elementwise equations of one output shape (f32 and bool
-// values, operands of that shape, scalars or trailing-dimension rows) become one
+// values, operands of that shape, scalars or trailing-dimension rows, and random unit floats of
+// one key, which each tile hashes itself) become one
 // `fused_elementwise` equation whose kernel reads each input once and writes each escaping
 // result once (kernels/cpu/loops/fused.cpp).
 #include <algorithm>
@@ -48,8 +49,14 @@ std::optional<FusedInput::Mode> read_mode(const Shape& in, const Shape& out) {
 bool fusible(const Program& p, const Eqn& e) {
   const Lowering& l = e.prim->lowering;
   if (l.kind == Kind::opaque || e.out.size() != 1) return false;
+  if (e.prim->lowering_applies && !e.prim->lowering_applies(e.params_ref())) return false;
   const Aval& out = p.var_avals[e.out[0]];
   if (!is_value_dtype(out.dtype) || out.size() == 0) return false;
+  if (l.kind == Kind::uniform01) {  // one key, read as raw words; f32 out of the key's own shape
+    if (e.in.size() != 1 || e.in[0].is_zero()) return false;
+    const Aval& key = p.aval_of(e.in[0]);
+    return key.dtype == DType::u32 && key.shape == Shape{2} && out.dtype == DType::f32;
+  }
   for (const Atom& a : e.in) {
     if (a.is_zero()) return false;
     const Aval& in = p.aval_of(a);
@@ -85,6 +92,7 @@ bool fusible(const Program& p, const Eqn& e) {
              p.aval_of(e.in[2]).dtype == out.dtype;
     case Kind::convert: return e.in.size() == 1;
     case Kind::broadcast: return e.in.size() == 1 && p.aval_of(e.in[0]).size() == 1;
+    case Kind::uniform01:
     case Kind::opaque: break;
   }
   return false;
@@ -117,13 +125,13 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
     prog->steps.push_back(s);
     return static_cast<int>(prog->steps.size()) - 1;
   };
-  auto reg_for = [&](const Atom& a) {
+  auto reg_for = [&](const Atom& a, bool words = false) {
     if (a.is_var())
       if (auto it = reg_of_var.find(a.index); it != reg_of_var.end()) return it->second;
     auto key = std::make_pair(a.kind, a.index);
     if (auto it = reg_of_input.find(key); it != reg_of_input.end()) return it->second;
     const Aval& in = p.aval_of(a);
-    prog->inputs.push_back({*read_mode(in.shape, shape), in.dtype, in.size()});
+    prog->inputs.push_back({words ? FusedInput::Mode::words : *read_mode(in.shape, shape), in.dtype, in.size()});
     fused.in.push_back(a);
     int r = add_step({FusedStep::Kind::load, 0, static_cast<int>(prog->inputs.size()) - 1});
     reg_of_input.emplace(key, r);
@@ -153,6 +161,7 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
         break;
       }
       case Kind::broadcast: r = reg_for(e.in[0]); break;
+      case Kind::uniform01: r = add_step({FusedStep::Kind::uniform01, 0, reg_for(e.in[0], true)}); break;
       case Kind::opaque: break;
     }
     reg_of_var[e.out[0]] = r;

@@ -21,7 +21,8 @@ void eliminate_common_subexpressions(Program& p);
 void eliminate_dead_code(Program& p);
 
 /// Replaces each maximal group of two or more elementwise equations of one output shape (f32
-/// and bool values; operands of that shape, scalars or trailing rows) by one `fused_elementwise`
+/// and bool values; operands of that shape, scalars or trailing rows; random_uniform01 streams of
+/// one key as sources) by one `fused_elementwise`
 /// equation that reads every input once and writes only the values read outside the group.
 /// The result is for running, not for transformations (fused_elementwise has no jvp or batch rule).
 void fuse_elementwise(Program& p);

@@ -15,6 +15,11 @@ struct RandomUniform01 {
     random::Layout layout = random::default_layout;
   };
   static constexpr bool nondifferentiable = true;
+  // Under jit an f32 stream in the partitionable layout is a source of a fused elementwise loop:
+  // each tile hashes its own counters, so normal's uniform -> erf_inv -> scale never stores the
+  // uniforms. The legacy layout pairs element i with element i + n/2, so it keeps this kernel.
+  static constexpr Lowering lowering = Lowering::of(Lowering::Kind::uniform01);
+  static bool lowers(const Params& p) { return p.dtype == DType::f32 && p.layout == random::Layout::partitionable; }
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     detail::expect_shape(name, params.shape);
     if (params.dtype != DType::f32 && params.dtype != DType::f64)

@@ -1,109 +1,18 @@
 // Everything canopy knows about the `erf_inv` primitive (inverse error function): rules,
-// kernel, samples, op. jax.random.normal is sqrt(2) * erf_inv(u), so this sets its accuracy.
-#include <cmath>
-#include <limits>
-
+// kernel, samples, op. jax.random.normal is sqrt(2) * erf_inv(u), so this sets its accuracy;
+// the function itself (Giles' polynomials, as XLA) is kernels/cpu/loops/erf_inv.hpp.
 #include "../rules.hpp"
-#include "canopy/kernels/runtime.hpp"
 
 namespace canopy::prim {
-namespace {
-
-// M. Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision:
-// the same polynomials XLA evaluates for f32 (w = -log1p(-x*x), Horner from the top
-// coefficient), so results agree with JAX's to the rounding of log1p: <= 4 ulp for |x| < 0.99.
-// Nearer +-1, 1 - x*x cancels; XLA pays the same (~65 ulp in f32 at 0.9998), and keeping its
-// formula is what lets normal() match JAX's samples there.
-float erf_inv_f32(float x) {
-  float w = -std::log1p(-x * x);
-  float p;
-  if (w < 5.0f) {
-    w = w - 2.5f;
-    p = 2.81022636e-08f;
-    p = 3.43273939e-07f + p * w;
-    p = -3.5233877e-06f + p * w;
-    p = -4.39150654e-06f + p * w;
-    p = 0.00021858087f + p * w;
-    p = -0.00125372503f + p * w;
-    p = -0.00417768164f + p * w;
-    p = 0.246640727f + p * w;
-    p = 1.50140941f + p * w;
-  } else {
-    w = std::sqrt(w) - 3.0f;
-    p = -0.000200214257f;
-    p = 0.000100950558f + p * w;
-    p = 0.00134934322f + p * w;
-    p = -0.00367342844f + p * w;
-    p = 0.00573950773f + p * w;
-    p = -0.0076224613f + p * w;
-    p = 0.00943887047f + p * w;
-    p = 1.00167406f + p * w;
-    p = 2.83297682f + p * w;
-  }
-  // erf_inv(+-1) = +-inf (the polynomial is indeterminate there); |x| > 1 gives NaN via log1p.
-  if (std::fabs(x) == 1.0f) return x * std::numeric_limits<float>::infinity();
-  return p * x;
-}
-
-double horner(const double* c, int n, double w) {
-  double p = c[0];
-  for (int i = 1; i < n; ++i) p = c[i] + p * w;
-  return p;
-}
-
-// Giles' double-precision version (three regions), as XLA's f64 erf_inv: <= 4 ulp for |x| < 0.99.
-double erf_inv_f64(double x) {
-  static constexpr double small[] = {
-      -3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18, 1.115787767802518096e-17,
-      -1.333171662854620906e-16,  2.0972767875968561637e-17, 6.6376381343583238325e-15, -4.0545662729752068639e-14,
-      -8.1519341976054721522e-14, 2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
-      1.051212273321532285e-09,   -4.1126339803469836976e-09, -2.9070369957882005086e-08, 4.2347877827932403518e-07,
-      -1.3654692000834678645e-06, -1.3882523362786468719e-05, 0.0001867342080340571352, -0.00074070253416626697512,
-      -0.0060336708714301490533,  0.24015818242558961693,     1.6536545626831027356};
-  static constexpr double mid[] = {
-      2.2137376921775787049e-09,  9.0756561938885390979e-08,  -2.7517406297064545428e-07, 1.8239629214389227755e-08,
-      1.5027403968909827627e-06,  -4.013867526981545969e-06,  2.9234449089955446044e-06,  1.2475304481671778723e-05,
-      -4.7318229009055733981e-05, 6.8284851459573175448e-05,  2.4031110387097893999e-05,  -0.0003550375203628474796,
-      0.00095328937973738049703,  -0.0016882755560235047313,  0.0024914420961078508066,  -0.0037512085075692412107,
-      0.005370914553590063617,    1.0052589676941592334,      3.0838856104922207635};
-  static constexpr double large[] = {
-      -2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,  -3.7894654401267369937e-09,
-      7.6157012080783393804e-09,  -1.4960026627149240478e-08, 2.9147953450901080826e-08,  -6.7711997758452339498e-08,
-      2.2900482228026654717e-07,  -9.9298272942317002539e-07, 4.5260625972231537039e-06,  -1.9681778105531670567e-05,
-      7.5995277030017761139e-05,  -0.00021503011930044477347, -0.00013871931833623122026, 1.0103004648645343977,
-      4.8499064014085844221};
-  if (std::fabs(x) == 1.0) return x * std::numeric_limits<double>::infinity();
-  const double w = -std::log1p(-x * x);
-  double p;
-  if (w < 6.25) p = horner(small, 23, w - 3.125);
-  else if (w < 16.0) p = horner(mid, 19, std::sqrt(w) - 3.25);
-  else p = horner(large, 17, std::sqrt(w) - 5.0);
-  return p * x;
-}
-
-}  // namespace
-
 struct ErfInv {
   static constexpr std::string_view name = "erf_inv";
+  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::erf_inv);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    const std::int64_t n = in[0].size();
-    visit_dtype(in[0].dtype(), [&]<class T>(std::type_identity<T>) {
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        const T* x = static_cast<const T*>(detail::cdata(in[0]));
-        T* y = static_cast<T*>(detail::mutable_data(out[0]));
-        kernels::cpu::parallel_range(n, [&](std::int64_t b, std::int64_t e) {
-          for (std::int64_t i = b; i < e; ++i) y[i] = std::is_same_v<T, float> ? erf_inv_f32(x[i]) : erf_inv_f64(x[i]);
-        });
-      } else if constexpr (std::is_same_v<T, bf16>) {
-        const bf16* x = static_cast<const bf16*>(detail::cdata(in[0]));
-        bf16* y = static_cast<bf16*>(detail::mutable_data(out[0]));
-        for (std::int64_t i = 0; i < n; ++i) y[i] = bf16(erf_inv_f32(static_cast<float>(x[i])));
-      }
-    });
+    detail::eval_unary(kernels::cpu::UnaryOp::erf_inv, in, out);
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<ErfInv>(x, bdims, params);
