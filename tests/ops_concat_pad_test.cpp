@@ -1,6 +1,7 @@
 // concatenate / stack / split and lax.pad / jnp.pad against plain-loop references on random shapes
 // (size-0/1 dims, negative axes, transposed inputs, negative and interior padding), and errors.
 #include <random>
+#include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -153,6 +154,20 @@ TEST_CASE("pad: lax.pad examples, weak padding value, and errors") {
   CHECK_THROWS_AS(pad(x, scalar(0), {{0, 0, 0}, {0, 0, 0}}), ShapeError);
   CHECK_THROWS_AS(pad(x, scalar(0.f), {{0, 0, 0}}), TypeError);
   CHECK_THROWS_AS(pad(x, array({0}), {{0, 0, 0}}), TypeError);
+}
+
+TEST_CASE("pad: no padding anywhere is the operand itself, recorded by no transformation") {
+  const Array x = array({{1.f, 2.f}, {3.f, 4.f}});
+  CHECK(pad(x, scalar(0.f), {{0, 0, 0}, {0, 0, 0}}).to_vector<float>() == x.to_vector<float>());
+  // Max pooling pads its windows with a zero config, and its gradient transposes that pad: neither
+  // may copy the activations (the W4 step copied four of them per call before).
+  auto pooled = [](const Array& v) { return sum(nn::max_pool(v, {2, 2}, {2, 2}, "VALID")); };
+  const Array img = reshape(arange(32).astype(DType::f32), {1, 4, 4, 2});
+  const std::string text = jit(grad(pooled)).lower(img).as_text();
+  CAPTURE(text);
+  CHECK(text.find("pad[padding_config=((low=0, high=0, interior=0), (low=0, high=0, interior=0), (low=0, high=0, "
+                  "interior=0), (low=0, high=0, interior=0))]") == std::string::npos);
+  CHECK(grad(pooled)(img).to_vector<float>() == jit(grad(pooled))(img).to_vector<float>());
 }
 
 TEST_CASE("pad: jnp.pad constant mode, per-axis and shared widths, and its errors") {

@@ -1,6 +1,8 @@
 // Shape ops against plain-loop references: reshape, transpose, broadcast_in_dim/broadcast_to,
 // select_n/where, convert_element_type/bitcast_convert_type, iota; and their errors.
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -81,6 +83,35 @@ TEST_CASE("where and select_n: choose elementwise with broadcasting") {
         std::vector<int>{3, 1, 2});
   CHECK_THROWS_AS(where(c, zeros({2}), 0), ShapeError);
   CHECK_THROWS_AS(select_n(array({1.f}), {array({1.f}), array({2.f})}), TypeError);
+}
+
+TEST_CASE("select_n with a random bool mask blends every width bit for bit, on both threads") {
+  // Large enough for the parallel path; NaN payloads and -0.0 must pass through unchanged.
+  const std::int64_t n = (1 << 16) + 7;
+  std::mt19937 g(3);
+  std::vector<bool> mask;
+  std::vector<float> a, b;
+  for (std::int64_t i = 0; i < n; ++i) {
+    mask.push_back(g() % 2 == 0);
+    a.push_back(i % 97 == 0 ? -0.0f : static_cast<float>(i));
+    b.push_back(i % 89 == 0 ? std::numeric_limits<float>::quiet_NaN() : -static_cast<float>(i));
+  }
+  const Array m = array(mask, {n}), fa = array(a, {n}), fb = array(b, {n});
+  for (DType d : {DType::f32, DType::f64, DType::bf16, DType::bool_, DType::u32}) {
+    CAPTURE(d);
+    const Array x = fa.astype(d), y = fb.astype(d);
+    const Array got = select_n(m, {x, y});
+    // The reference: each element taken alone (scalar selects, no bulk kernel).
+    const std::vector<double> gx = x.astype(DType::f64).to_vector<double>(), gy = y.astype(DType::f64).to_vector<double>();
+    const std::vector<double> out = got.astype(DType::f64).to_vector<double>();
+    int bad = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double want = mask[static_cast<std::size_t>(i)] ? gy[static_cast<std::size_t>(i)] : gx[static_cast<std::size_t>(i)];
+      const double have = out[static_cast<std::size_t>(i)];
+      bad += !(std::memcmp(&want, &have, sizeof want) == 0 || (std::isnan(want) && std::isnan(have)));
+    }
+    CHECK(bad == 0);
+  }
 }
 
 TEST_CASE("convert_element_type: truncates toward zero, saturates, NaN to 0") {

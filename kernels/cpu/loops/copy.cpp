@@ -1,6 +1,7 @@
 // Data movement: strided copies (transpose, broadcast_in_dim), select_n and iota.
 // Copies are by element size only, so one instantiation serves every dtype of that width.
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "canopy/kernels/cpu.hpp"
@@ -49,8 +50,43 @@ void strided_typed(const W* in, std::span<const std::int64_t> strides, const Sha
   }, n >= loops::kParallelMin ? 2 : rows + 1);
 }
 
+// The unsigned integer of a word's width, for blends that vectorise; may_alias, since the words
+// are the bytes of values of any dtype.
+typedef std::uint8_t __attribute__((may_alias)) alias_u8;
+typedef std::uint16_t __attribute__((may_alias)) alias_u16;
+typedef std::uint32_t __attribute__((may_alias)) alias_u32;
+typedef std::uint64_t __attribute__((may_alias)) alias_u64;
+// out[i] = m[i] ? c1[i] : c0[i] over words of type T (one of the aliases above; a macro, since
+// a template argument would drop the attribute). The pointers are copied into locals first:
+// through may_alias stores, pointers held in the closure would be reloaded every element.
+#define CANOPY_BLEND_WORDS(T)                                                              \
+  do {                                                                                     \
+    const T* c0 = static_cast<const T*>(cases[0]);                                         \
+    const T* c1 = static_cast<const T*>(cases[1]);                                         \
+    T* o = reinterpret_cast<T*>(out);                                                      \
+    loops::parallel_for(n, [&](std::int64_t b, std::int64_t e) {                           \
+      const T *x0 = c0, *x1 = c1; /* locals: nothing stored through o can change them */    \
+      const std::uint8_t* w = m;                                                           \
+      T* y = o;                                                                            \
+      _Pragma("omp simd") for (std::int64_t i = b; i < e; ++i) {                           \
+        const T a = x0[i], c = x1[i]; /* both loaded: the blend below is branch-free */     \
+        y[i] = static_cast<T>(a ^ ((a ^ c) & (T(0) - static_cast<T>(w[i]))));              \
+      }                                                                                    \
+    });                                                                                    \
+  } while (0)
+
 template <class W, class P>
 void select_typed(const P* which, std::span<const void* const> cases, W* out, std::int64_t n) {
+  if constexpr (std::is_same_v<P, bool>) {
+    if (cases.size() == 2) {  // a bool mask: a branch-free blend of the words (masks are random)
+      const auto* m = reinterpret_cast<const std::uint8_t*>(which);
+      if constexpr (sizeof(W) == 1) CANOPY_BLEND_WORDS(alias_u8);
+      else if constexpr (sizeof(W) == 2) CANOPY_BLEND_WORDS(alias_u16);
+      else if constexpr (sizeof(W) == 4) CANOPY_BLEND_WORDS(alias_u32);
+      else CANOPY_BLEND_WORDS(alias_u64);
+      return;
+    }
+  }
   loops::parallel_for(n, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) out[i] = static_cast<const W*>(cases[static_cast<std::size_t>(which[i])])[i];
   });

@@ -159,8 +159,26 @@ inline void map2(Operand x, Operand z, float* y, std::int64_t n, F f) {
   }                                                                                                       \
   throw std::logic_error("canopy kernels: binary op has no fused form");
 
-#define CANOPY_FUSED_SELECT_BODY                                               \
-  _Pragma("omp simd") for (std::int64_t i = 0; i < n; ++i) y[i] = w.at(i) != 0 ? c1.at(i) : c0.at(i);
+// The cases of a selected operand are hoisted so each loop is a plain vector blend: relu's and
+// max-pooling's backward passes select between a full tensor and a scalar zero.
+template <class C0, class C1>
+[[gnu::always_inline]] inline void blend(const float* w, float* y, std::int64_t n, C0 c0, C1 c1) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) y[i] = w[i] != 0 ? c1(i) : c0(i);
+}
+#define CANOPY_FUSED_SELECT_BODY                                                                        \
+  if (w.scalar) {                                                                                       \
+    const Operand c = w.p[0] != 0 ? c1 : c0;                                                            \
+    if (c.scalar) std::fill_n(y, n, c.p[0]);                                                            \
+    else std::copy_n(c.p, n, y);                                                                        \
+    return;                                                                                             \
+  }                                                                                                     \
+  const float *p0 = c0.p, *p1 = c1.p;                                                                   \
+  const float v0 = p0[0], v1 = p1[0];                                                                   \
+  if (c0.scalar && c1.scalar) return blend(w.p, y, n, [=](std::int64_t) { return v0; }, [=](std::int64_t) { return v1; }); \
+  if (c0.scalar) return blend(w.p, y, n, [=](std::int64_t) { return v0; }, [=](std::int64_t i) { return p1[i]; });     \
+  if (c1.scalar) return blend(w.p, y, n, [=](std::int64_t i) { return p0[i]; }, [=](std::int64_t) { return v1; });     \
+  blend(w.p, y, n, [=](std::int64_t i) { return p0[i]; }, [=](std::int64_t i) { return p1[i]; });
 
 CANOPY_ISA_VARIANTS(run_unary_blocks, (UnaryOp op, Operand x, float* y, std::int64_t n), (op, x, y, n),
                     CANOPY_FUSED_UNARY_BODY)
@@ -199,8 +217,15 @@ Operand load(const FusedInput& in, const void* data, std::int64_t b, std::int64_
     }
     return {tmp, false};
   }
-  const bool* p = static_cast<const bool*>(data);
-  for (std::int64_t i = 0; i < n; ++i) tmp[i] = p[in.mode == FusedInput::Mode::full ? b + i : (b + i) % in.size] ? 1.0f : 0.0f;
+  // Bools are stored as bytes 0 and 1: converted without a branch (masks are random, so a
+  // branch per element mispredicts half the time).
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  if (in.mode == FusedInput::Mode::full) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) tmp[i] = static_cast<float>(p[b + i]);
+  } else {
+    for (std::int64_t i = 0, j = b % in.size; i < n; ++i, j = j + 1 == in.size ? 0 : j + 1) tmp[i] = static_cast<float>(p[j]);
+  }
   return {tmp, false};
 }
 

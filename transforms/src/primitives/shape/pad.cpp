@@ -85,7 +85,7 @@ struct Pad {
       limit.push_back(n == 0 ? lo : lo + (n - 1) * (c.interior + 1) + 1);
       stride.push_back(c.interior + 1);
     }
-    Array widened = bind1<Pad>({ct[0], zeros({}, ct[0].dtype())}, {restore});
+    Array widened = pad(ct[0], zeros({}, ct[0].dtype()), restore);
     Array operand_ct = slice(widened, start, limit, stride);
     Arrays res(2);
     if (!primals[0].valid()) res[0] = operand_ct;
@@ -130,6 +130,13 @@ namespace canopy {
 Array pad(const Array& x, const Array& padding_value, const std::vector<PadConfig>& padding_config) {
   // A weakly typed padding value (a C++ scalar) takes the operand's dtype, as in jnp.
   Array v = padding_value.weak_type() ? detail::convert_weak(padding_value, x.dtype(), false) : padding_value;
+  // No padding anywhere is x itself (max pooling's windows and their transposes ask for it); a
+  // wrong rank or dtype still goes to the primitive, which names the mistake.
+  const bool identity = padding_config.size() == x.ndim() && v.dtype() == x.dtype() && v.ndim() == 0 &&
+                        std::all_of(padding_config.begin(), padding_config.end(), [](const PadConfig& c) {
+                          return c.low == 0 && c.high == 0 && c.interior == 0;
+                        });
+  if (identity) return x;
   return bind1<prim::Pad>({x, v}, {padding_config});
 }
 }  // namespace canopy
