@@ -157,7 +157,8 @@ Array array(const std::vector<T>& v, const Shape& shape) {
     return detail::array_from_vector_checked(v.data(), dtype_of<T>(), v.size(), shape);
   }
 }
-/// 0-d array holding `v`, optionally converted to `d`.
+/// A strongly typed 0-d array holding `v` in T's dtype (int is i32, unsigned u32); weak_scalar
+/// gives JAX's Python-scalar semantics instead.
 template <class T>
   requires std::is_arithmetic_v<T>
 Array scalar(T v) {

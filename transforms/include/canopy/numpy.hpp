@@ -103,7 +103,7 @@ Array std(const Array& x, I axis, int ddof = 0, bool keepdims = false) {
   return std(x, Axes{{axis}}, ddof, keepdims);
 }
 
-// Linear algebra.
+// Logical operations.
 /// jnp.logical_*: operands of any dtype read as truth values (nonzero is true); bool results.
 Array logical_and(const Array& x, const Array& y);
 Array logical_or(const Array& x, const Array& y);

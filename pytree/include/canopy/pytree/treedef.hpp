@@ -96,7 +96,7 @@ class TreeDef {
     static const std::string none = "<none>";
     return ops_ ? ops_->name() : none;
   }
-  /// JAX-style text: `PyTreeDef(Layer(*, [*, *]))`.
+  /// JAX-style text with field names where the node has them: `PyTreeDef(Layer(w=*, b=[*, *]))`.
   std::string to_string() const {
     std::string s = "PyTreeDef(";
     if (ops_) {

@@ -29,7 +29,8 @@ struct ParamsRef {
   }
 };
 
-// Erased rule signatures; rule parameters keep the fixed names of STYLE.md.
+// Erased rule signatures; rule parameters keep fixed names (primals, tangents, cotangent,
+// params, bdims, avals), as transforms/README.md "Adding a primitive" shows.
 /// Output avals from input avals.
 using AbstractEvalFn = std::vector<Aval> (*)(std::span<const Aval> avals, const ParamsRef& params);
 /// Eager kernel: `out` holds freshly allocated concrete arrays with the abstract_eval avals.
@@ -141,7 +142,7 @@ namespace detail {
 /// Applies `p`: finds the innermost trace among the inputs and the current trace, and asks it.
 Arrays bind(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params);
 
-/// Builds the erased rules table of primitive struct P (see STYLE.md "Adding a primitive").
+/// Builds the erased rules table of primitive struct P (see transforms/README.md "Adding a primitive").
 /// Optional members: jvp, transpose, batch (typed static functions, or a stock erased rule),
 /// `linear`, `nondifferentiable`, `params_string(const Params&)`.
 template <class P>
