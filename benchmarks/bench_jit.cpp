@@ -39,16 +39,7 @@ void BM_mlp_step_eager(benchmark::State& state) {
   }
 }
 
-void BM_mlp_step_jit(benchmark::State& state) {
-  Mlp m = make_mlp();
-  Batch b = make_batch(128);
-  auto step = jit(sgd_step);
-  m = step(m, b.x, b.onehot);
-  for (auto _ : state) {
-    m = step(m, b.x, b.onehot);
-    benchmark::DoNotOptimize(m[2].b.data<float>());
-  }
-}
+void BM_mlp_step_jit(benchmark::State& state) { w3::time_jitted_sgd_steps(state); }
 
 void BM_mlp_step_jit_first_call(benchmark::State& state) {
   Mlp m = make_mlp();

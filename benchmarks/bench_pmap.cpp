@@ -50,16 +50,7 @@ void BM_psum_scalar_2_devices(benchmark::State& state) {
   }
 }
 
-void BM_w3_step_jit_1_device(benchmark::State& state) {
-  Mlp m = make_mlp();
-  Batch b = make_batch(128);
-  auto step = jit(sgd_step);
-  m = step(m, b.x, b.onehot);
-  for (auto _ : state) {
-    m = step(m, b.x, b.onehot);
-    benchmark::DoNotOptimize(m[2].b.data<float>());
-  }
-}
+void BM_w3_step_jit_1_device(benchmark::State& state) { w3::time_jitted_sgd_steps(state); }
 
 /// Data parallel: 64 examples per device, gradients averaged with pmean, parameters replicated.
 void BM_w3_step_pmap_2_devices(benchmark::State& state) {

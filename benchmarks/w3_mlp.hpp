@@ -6,6 +6,8 @@
 #include <random>
 #include <vector>
 
+#include <benchmark/benchmark.h>
+
 #include <canopy/nn.hpp>
 #include <canopy/transforms.hpp>
 
@@ -65,6 +67,19 @@ inline Mlp sgd_step(const Mlp& m, const Array& x, const Array& onehot) {
   Mlp out = m;
   for (std::size_t l = 0; l < m.size(); ++l) out[l] = {m[l].w - g[l].w * 0.01f, m[l].b - g[l].b * 0.01f};
   return out;
+}
+
+/// The jitted W3 step at batch 128 (one warm-up call, then one step per iteration): bench_jit's
+/// figure, and bench_pmap's one-device baseline in its own run.
+inline void time_jitted_sgd_steps(benchmark::State& state) {
+  Mlp m = make_mlp();
+  Batch b = make_batch(128);
+  auto step = jit(sgd_step);
+  m = step(m, b.x, b.onehot);
+  for (auto _ : state) {
+    m = step(m, b.x, b.onehot);
+    benchmark::DoNotOptimize(m[2].b.data<float>());
+  }
 }
 
 }  // namespace w3

@@ -48,7 +48,7 @@ Array uniform_scaled(const Array& key, const Shape& shape, DType dtype, const Ar
 /// transformation the ops are recorded as they are, so an enclosing jit fuses them with their
 /// neighbours and vmap/grad see the plain ops.
 bool eager_call(const Array& key) {
-  return !key.is_tracer() && canopy::current_trace() == &EvalTrace::instance() && canopy::detail::jit_enabled();
+  return !key.is_tracer() && canopy::current_trace() == &EvalTrace::instance();
 }
 
 std::vector<std::int64_t> dims(const Shape& s) { return {s.begin(), s.end()}; }

@@ -46,7 +46,6 @@ const float kZero = 0.0f;
 struct Operand {
   const float* p;
   bool scalar;
-  float at(std::int64_t i) const { return p[scalar ? 0 : i]; }
 };
 
 // Unary functions run in whole blocks of 16 lanes, a multiple of every vector width: a loop with
