@@ -226,6 +226,39 @@ TEST_CASE("mismatched tangents and cotangents are named by key path; int inputs 
   CHECK(integer.find("i32[3] is not a float array") != std::string::npos);
 }
 
+struct Scaled {  // a plain aggregate: PFR names its fields
+  Array w;
+  float scale = 2.0f;
+  int steps = 3;
+};
+
+Array scaled_loss(const Scaled& p) { return sum(p.w * p.w) * p.scale; }
+
+TEST_CASE("a float leaf of a differentiated argument is a TypeError naming its path; int leaves come back 0") {
+  const Scaled p{array({1.0f, -2.0f}), 2.0f, 3};
+  // jax would trace the float; a C++ float is invisible to the tracers, so 0 would be silently wrong.
+  const std::string g = error_message([&] { grad(scaled_loss)(p); });
+  CHECK(g.find("grad: input (args[0].scale)") == 0);
+  CHECK(g.find("plain floating-point value (2)") != std::string::npos);
+  CHECK(g.find("scalar(x)") != std::string::npos);
+  CHECK_THROWS_AS(value_and_grad(scaled_loss)(p), TypeError);
+  CHECK(error_message([&] { vjp(scaled_loss, p); }).find("vjp: input (args[0].scale)") == 0);
+  CHECK(error_message([&] { jvp(scaled_loss, std::make_tuple(p), std::make_tuple(p)); }).find("jvp: input (args[0].scale)") == 0);
+  CHECK_THROWS_AS(linearize(scaled_loss, p), TypeError);
+  CHECK_THROWS_AS(jacrev(scaled_loss)(p), TypeError);
+  CHECK_THROWS_AS(jacfwd(scaled_loss)(p), TypeError);
+  auto two = [](const Array& x, double s) { return sum(x) * s; };
+  CHECK(error_message([&] { grad(two, argnums<0, 1>)(p.w, 0.5); }).find("grad: input (args[1])") == 0);
+  // Outside argnums a float is a constant of f, as in jax.
+  CHECK(grad(two)(p.w, 0.5).to_vector<float>() == std::vector<float>{0.5f, 0.5f});
+  // Integer leaves: f is piecewise constant in them; their gradient field is value-initialised.
+  auto int_leaf = [](const Linear& l) { return sum(l.w) * static_cast<double>(l.features); };
+  const Linear lin{array({1.0, 2.0}), array({0.0}), 4};
+  const Linear gl = grad(int_leaf)(lin);
+  CHECK(gl.features == 0);
+  CHECK(values(gl.w) == std::vector<double>{4.0, 4.0});
+}
+
 TEST_CASE("relu's derivative is 0 at 0, as jax.nn.relu's custom rule; NaN and -inf pass as max does") {
   const Array x = array({-1.0, 0.0, 2.0});
   CHECK(values(grad([](const Array& v) { return sum(nn::relu(v)); })(x)) == std::vector<double>{0.0, 0.0, 1.0});

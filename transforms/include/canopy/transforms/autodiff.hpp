@@ -88,6 +88,7 @@ auto value_and_grad_impl(const char* api, F& f, const A&... args) {
     check_loss(api, out[0]);
     return out;
   };
+  (reject_float_leaves(api, "args[" + std::to_string(I) + "]", std::get<I>(all)), ...);
   const Arrays xs = arrays_of(diff);
   for (std::size_t i = 0; i < xs.size(); ++i)
     if (!is_floating(xs[i].dtype())) {
@@ -152,6 +153,7 @@ template <class F, class... A>
 auto jvp(F&& f, const std::tuple<A...>& primals, const std::tuple<A...>& tangents) {
   using Result = std::invoke_result_t<F&, const A&...>;
   std::optional<Result> traced;
+  detail::reject_float_leaves_in("jvp", primals);
   Arrays ps = detail::arrays_of(primals), ts = detail::arrays_of(tangents);
   if (ps.size() != ts.size()) detail::require_same_structure("jvp", primals, tangents);
   detail::check_like("jvp", "tangent", ts, detail::avals_of(ps), [&] { return detail::argument_names(primals); });
@@ -170,6 +172,7 @@ template <class F, class... A>
 auto vjp(F&& f, const A&... primals) {
   using Result = std::invoke_result_t<F&, const A&...>;
   auto args = std::make_tuple(primals...);
+  detail::reject_float_leaves_in("vjp", args);
   std::optional<Result> traced;
   auto [outs, pullback] = detail::vjp_flat(detail::flatten_fun(f, args, traced), detail::arrays_of(args));
   std::size_t p = 0;
@@ -197,6 +200,7 @@ template <class F, class... A>
 auto linearize(F&& f, const A&... primals) {
   using Result = std::invoke_result_t<F&, const A&...>;
   auto args = std::make_tuple(primals...);
+  detail::reject_float_leaves_in("linearize", args);
   std::optional<Result> traced;
   auto [outs, push] = detail::linearize_flat(detail::flatten_fun(f, args, traced), detail::arrays_of(args));
   std::size_t p = 0;

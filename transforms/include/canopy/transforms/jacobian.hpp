@@ -61,6 +61,7 @@ auto jacfwd(F f) {
   return [f = std::move(f)]<class A>(const A& x) mutable {
     using Result = std::remove_cvref_t<std::invoke_result_t<F&, const A&>>;
     const std::tuple<A> args{x};
+    detail::reject_float_leaves_in("jacfwd", args);
     std::optional<Result> traced;
     const detail::FlatFn flat = detail::flatten_fun(f, args, traced);
     const Arrays ps = detail::arrays_of(args);
@@ -91,6 +92,7 @@ auto jacrev(F f) {
   return [f = std::move(f)]<class A>(const A& x) mutable {
     using Result = std::remove_cvref_t<std::invoke_result_t<F&, const A&>>;
     const std::tuple<A> args{x};
+    detail::reject_float_leaves_in("jacrev", args);
     std::optional<Result> traced;
     const Arrays ps = detail::arrays_of(args);
     auto [outs, pullback] = detail::vjp_flat(detail::flatten_fun(f, args, traced), ps);

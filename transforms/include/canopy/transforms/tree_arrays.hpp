@@ -53,6 +53,42 @@ std::vector<std::string> argument_names(const std::tuple<A...>& args) {
   return names;
 }
 
+/// TypeError naming `api` and the key path of the first float/double leaf of `arg` (`root` is
+/// its name, "args[0]"). JAX differentiates a Python float because it becomes a tracer; a C++
+/// `float` field cannot: arithmetic on it is plain C++, invisible to every interpreter, so its
+/// derivative cannot be taken and a gradient of 0 in its field would be silently wrong. Integer,
+/// bool, enum and string leaves are fine: f is piecewise constant in them.
+template <class T>
+void reject_float_leaves(const char* api, const std::string& root, const T& arg) {
+  const bool any = tree_reduce(
+      [](bool found, const auto& leaf) {
+        return found || std::is_floating_point_v<std::remove_cvref_t<decltype(leaf)>>;
+      },
+      arg, false);
+  if (!any) return;
+  std::string path;
+  double value = 0;
+  tree_map_with_path(
+      [&](const KeyPath& p, const auto& leaf) {
+        if constexpr (std::is_floating_point_v<std::remove_cvref_t<decltype(leaf)>>)
+          if (path.empty()) path = root + keystr(p), value = static_cast<double>(leaf);
+        return leaf;
+      },
+      arg);
+  raise<TypeError>(api, "input", path,
+                   concat("is a plain floating-point value (", value, "), which cannot be differentiated in C++"),
+                   "make it a canopy::Array (scalar(x)) to differentiate it, or take it out of the "
+                   "differentiated arguments (another argument outside argnums, or captured by f)");
+}
+
+/// reject_float_leaves for each of `args`, named args[0], args[1], ...
+template <class... A>
+void reject_float_leaves_in(const char* api, const std::tuple<A...>& args) {
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    (reject_float_leaves(api, "args[" + std::to_string(K) + "]", std::get<K>(args)), ...);
+  }(std::index_sequence_for<A...>{});
+}
+
 /// TreeError naming `api` and the first key path where b's structure leaves a's (a tree_map
 /// over both that keeps a's leaves, so any pytree type works); TypeError if none is found but
 /// the numbers of Array leaves still differ.
@@ -83,8 +119,9 @@ T with_arrays(const T& tree, const Arrays& xs, std::size_t& pos) {
       tree);
 }
 
-/// with_arrays for a gradient: leaves that are not Arrays are constants of f, so their
-/// derivative is zero; they come back value-initialised (0, false, empty string).
+/// with_arrays for a gradient: leaves that are not Arrays (integers, flags, strings; float leaves
+/// were rejected by reject_float_leaves) are piecewise constants of f, so their derivative is
+/// zero; they come back value-initialised (0, false, empty string).
 template <class T>
 T gradient_tree(const T& tree, const Arrays& xs, std::size_t& pos) {
   return tree_map(
