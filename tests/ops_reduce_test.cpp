@@ -113,3 +113,31 @@ TEST_CASE("reductions: bad axes are ShapeErrors naming the op") {
     CHECK(std::string(e.what()).find("mean: axis (5)") == 0);
   }
 }
+
+TEST_CASE("all, any and array_equal follow jnp: truth of nonzero and NaN, empty reductions, shapes") {
+  const Array x = array({{1.f, 0.f, 2.f}, {3.f, 4.f, 5.f}});
+  CHECK(all(x).dtype() == DType::bool_);
+  CHECK_FALSE(all(x).item<bool>());
+  CHECK(any(x).item<bool>());
+  CHECK(all(x, 1).to_vector<bool>() == std::vector<bool>{false, true});
+  CHECK(any(x == 0.f, 0, true).shape() == Shape{1, 3});
+  CHECK(any(x == 0.f, 0).to_vector<bool>() == std::vector<bool>{false, true, false});
+  CHECK(all(array({std::nanf("")})).item<bool>());  // NaN is nonzero, hence true
+  CHECK(all(zeros({0})).item<bool>());              // jnp.all([]) is True
+  CHECK_FALSE(any(zeros({0})).item<bool>());        // jnp.any([]) is False
+  CHECK(all(zeros({2, 0}), 1).to_vector<bool>() == std::vector<bool>{true, true});
+  CHECK(any(array({0, 0, 7})).item<bool>());
+  CHECK_THROWS_AS(all(x, 2), ShapeError);
+  // Under vmap and jit they are ordinary reductions.
+  CHECK(vmap([](const Array& r) { return all(r); })(x).to_vector<bool>() == std::vector<bool>{false, true});
+  CHECK(jit([](const Array& r) { return any(r > 4.f); })(x).item<bool>());
+
+  CHECK(array_equal(x, x).item<bool>());
+  CHECK_FALSE(array_equal(x, x + 1.f).item<bool>());
+  CHECK_FALSE(array_equal(x, reshape(x, {3, 2})).item<bool>());  // shapes differ: false, no error
+  CHECK(array_equal(array({1, 2}), array({1.f, 2.f})).item<bool>());  // promoted, as jnp
+  const Array nan = array({1.f, std::nanf("")});
+  CHECK_FALSE(array_equal(nan, nan).item<bool>());
+  CHECK(array_equal(nan, nan, true).item<bool>());
+  CHECK(array_equal(zeros({0}), zeros({0})).item<bool>());
+}

@@ -172,6 +172,20 @@ TEST_CASE("optim: masked applies the inner transformation to the selected leaves
   check_close(flat(c), {0.6, 0.0, 0.8, 100.0});
 }
 
+TEST_CASE("optim: add_decayed_weights adds weight_decay * params, optionally masked as optax's") {
+  const Params p = make_params(), g = grads_at(0);
+  auto all = optim::add_decayed_weights(0.5);
+  auto [u, s] = all.update(g, all.init(p), p);
+  check_close(flat(u), {0.1 + 0.5, -0.2 - 1.0, 0.3 + 0.25, 1.0 + 0.125});
+  auto weights_only = optim::add_decayed_weights(0.5, [](std::string_view path) { return path == "w"; });
+  auto [m, ms] = weights_only.update(g, weights_only.init(p), p);
+  check_close(flat(m), {0.1 + 0.5, -0.2 - 1.0, 0.3 + 0.25, 1.0});
+  // In a chain before the rate, as optax.adamw places it.
+  auto sgdw = optim::chain(optim::add_decayed_weights(0.1), optim::scale_by_learning_rate(1.0));
+  auto [c, cs] = sgdw.update(g, sgdw.init(p), p);
+  check_close(flat(c), {-(0.1 + 0.1), -(-0.2 - 0.2), -(0.3 + 0.05), -(1.0 + 0.025)});
+}
+
 TEST_CASE("optim: schedules at their boundaries") {
   auto at = [](const optim::Schedule& f, std::int32_t count) { return value(f(scalar(count))); };
   CHECK(at(optim::constant_schedule(0.3), 7) == doctest::Approx(0.3));

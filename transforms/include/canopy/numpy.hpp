@@ -79,6 +79,26 @@ Array min(const Array& x, I axis, bool keepdims = false) {
 }
 
 // Statistics: logsumexp (jax.nn / jax.scipy.special), var and std with ddof (jnp).
+/// jnp.all: whether every element along `axes` is true (nonzero; NaN counts as true), as a bool
+/// Array; an empty reduction is true.
+Array all(const Array& x, const Axes& axes = std::nullopt, bool keepdims = false);
+/// One axis. Exactly `int`, as for sum.
+template <std::same_as<int> I>
+Array all(const Array& x, I axis, bool keepdims = false) {
+  return all(x, Axes{{axis}}, keepdims);
+}
+/// jnp.any: whether some element along `axes` is true (nonzero), as a bool Array; an empty
+/// reduction is false.
+Array any(const Array& x, const Axes& axes = std::nullopt, bool keepdims = false);
+/// One axis. Exactly `int`, as for sum.
+template <std::same_as<int> I>
+Array any(const Array& x, I axis, bool keepdims = false) {
+  return any(x, Axes{{axis}}, keepdims);
+}
+/// jnp.array_equal: a bool scalar Array, true when a and b have the same shape and equal elements
+/// (after promotion). Different shapes give false, not an error. NaN is unequal to itself unless
+/// `equal_nan`.
+Array array_equal(const Array& a, const Array& b, bool equal_nan = false);
 /// log(sum(exp(x))) over `axes`, max-shifted so it neither overflows nor underflows; all -inf
 /// (or an empty reduction) gives -inf. Integers promote to f32.
 Array logsumexp(const Array& x, const Axes& axes = std::nullopt, bool keepdims = false);

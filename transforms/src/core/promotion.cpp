@@ -67,6 +67,8 @@ std::vector<Array> promote(std::vector<Array> xs) {
   return xs;
 }
 
+Array truth(const Array& x) { return x.dtype() == DType::bool_ ? x : ne(x, zeros({}, x.dtype())); }
+
 Array to_float(const Array& x) {
   if (is_floating(x.dtype())) return x;
   return convert_weak(x, DType::f32, x.weak_type() && x.dtype() != DType::bool_);

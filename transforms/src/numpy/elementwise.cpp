@@ -53,14 +53,11 @@ Array remainder(const Array& x, const Array& y) {
 
 Array reciprocal(const Array& x) { return divide(detail::weak_scalar(1.0), x); }
 
-namespace {
-Array truth(const Array& x) { return x.dtype() == DType::bool_ ? x : ne(x, zeros({}, x.dtype())); }
-}  // namespace
 
-Array logical_and(const Array& x, const Array& y) { return bitwise_and(truth(x), truth(y)); }
-Array logical_or(const Array& x, const Array& y) { return bitwise_or(truth(x), truth(y)); }
-Array logical_xor(const Array& x, const Array& y) { return bitwise_xor(truth(x), truth(y)); }
-Array logical_not(const Array& x) { return bitwise_not(truth(x)); }
+Array logical_and(const Array& x, const Array& y) { return bitwise_and(detail::truth(x), detail::truth(y)); }
+Array logical_or(const Array& x, const Array& y) { return bitwise_or(detail::truth(x), detail::truth(y)); }
+Array logical_xor(const Array& x, const Array& y) { return bitwise_xor(detail::truth(x), detail::truth(y)); }
+Array logical_not(const Array& x) { return bitwise_not(detail::truth(x)); }
 
 Array operator-(const Array& x) { return neg(x); }
 Array operator!(const Array& x) { return logical_not(x); }

@@ -65,4 +65,24 @@ Array min(const Array& x, const Axes& axes, bool keepdims) {
   });
 }
 
+
+// lax.reduce_and / reduce_or on bool are reduce_min / reduce_max, whose identities (true, false)
+// are jnp's results for empty reductions.
+Array all(const Array& x, const Axes& axes, bool keepdims) {
+  Array t = detail::truth(x);
+  return reduce_with("all", t, axes, keepdims, [&](const std::vector<int>& ax) { return reduce_min(t, ax); });
+}
+
+Array any(const Array& x, const Axes& axes, bool keepdims) {
+  Array t = detail::truth(x);
+  return reduce_with("any", t, axes, keepdims, [&](const std::vector<int>& ax) { return reduce_max(t, ax); });
+}
+
+Array array_equal(const Array& a, const Array& b, bool equal_nan) {
+  if (a.shape() != b.shape()) return full({}, 0.0, DType::bool_);
+  Array same = eq(a, b);
+  if (equal_nan) same = logical_or(same, logical_and(ne(a, a), ne(b, b)));
+  return all(same);
+}
+
 }  // namespace canopy

@@ -49,6 +49,8 @@ std::vector<Array> promote(std::vector<Array> xs);
 Array convert_weak(const Array& x, DType d, bool weak);
 /// Integer/bool inputs become f32 (weak stays weak), as jnp does for float-only functions.
 Array to_float(const Array& x);
+/// x as truth values, as jnp's logical functions read it: bool unchanged, else x != 0 (NaN is true).
+Array truth(const Array& x);
 /// Whether eager evaluation is current (no transformation active) and x is concrete.
 bool eager(const Array& x);
 

@@ -43,7 +43,7 @@ struct AdamWOptions {
 template <LearningRate LR>
 auto adamw(const LR& learning_rate, AdamWOptions o = {}) {
   Mask mask = o.mask ? o.mask : Mask([](std::string_view) { return true; });
-  return chain(scale_by_adam(o.adam), masked(AddDecayedWeights{o.weight_decay}, std::move(mask)),
+  return chain(scale_by_adam(o.adam), add_decayed_weights(o.weight_decay, std::move(mask)),
                learning_rate_scale(learning_rate));
 }
 

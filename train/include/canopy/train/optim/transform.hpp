@@ -188,6 +188,8 @@ struct AddDecayedWeights {
     return {detail::map_arrays([&](const Array& g, const Array& p) { return g + weight_decay * p; }, updates, params), s};
   }
 };
+/// optax.add_decayed_weights(weight_decay) with no mask: every leaf decays.
+inline AddDecayedWeights add_decayed_weights(double weight_decay = 0.0) { return {weight_decay}; }
 
 /// Rescales all updates by max_norm / global_norm when the global norm exceeds max_norm, with
 /// `select` rather than `maximum` as optax does (optax.clip_by_global_norm).
@@ -247,6 +249,11 @@ struct Masked {
 template <class Tx>
 Masked<std::remove_cvref_t<Tx>> masked(Tx&& inner, Mask mask) {
   return {std::forward<Tx>(inner), std::move(mask)};
+}
+/// optax.add_decayed_weights(weight_decay, mask): only the leaves `mask` selects decay (biases and
+/// norm scales are usually left out: `[](auto p) { return !p.ends_with("/b"); }`).
+inline Masked<AddDecayedWeights> add_decayed_weights(double weight_decay, Mask mask) {
+  return masked(AddDecayedWeights{weight_decay}, std::move(mask));
 }
 
 }  // namespace canopy::optim
