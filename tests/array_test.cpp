@@ -63,21 +63,6 @@ TEST_CASE("creation: zeros, ones, full, *_like, arange, linspace, eye") {
   CHECK_THROWS_AS(arange(0, 1, 0), ShapeError);
 }
 
-TEST_CASE("printing: the aval then numpy-like nested values") {
-  std::ostringstream os;
-  os << array({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.5f}});
-  CHECK(os.str() == "f32[2,3]\n[[ 1.,  2.,  3.],\n [ 4.,  5., 6.5]]");
-  std::ostringstream b;
-  b << array(std::vector<bool>{true, false}, {2});
-  CHECK(b.str() == "bool[2]\n[ True, False]");
-  std::ostringstream big;
-  big << arange(2000);
-  CHECK(big.str().find("...") != std::string::npos);
-  std::ostringstream s;
-  s << scalar(3);
-  CHECK(s.str() == "i32[]\n3");
-}
-
 TEST_CASE("eigen: to_eigen is a zero-copy row-major view and from_eigen round-trips") {
   Array a = array({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
   auto m = to_eigen<float>(a);

@@ -131,7 +131,7 @@ Array bernoulli(const Array& key, double p, std::optional<Shape> shape) {
 
 Array bernoulli(const Array& key, const Array& p, std::optional<Shape> shape) {
   detail::check_key("bernoulli", key, true);
-  if (!is_floating(p.dtype()) || p.dtype() == DType::bf16)
+  if (p.dtype() != DType::f32 && p.dtype() != DType::f64)
     canopy::detail::raise<TypeError>("bernoulli", "p", "argument 1",
                                      canopy::detail::concat(to_string(p.aval()), " must have dtype f32 or f64"));
   const Shape s = param_shape("bernoulli", std::move(shape), p.shape());
@@ -153,7 +153,7 @@ Array exponential(const Array& key, const Shape& shape, DType dtype) {
 
 Array categorical(const Array& key, const Array& logits, int axis, std::optional<Shape> shape) {
   detail::check_key("categorical", key, true);
-  if (!is_floating(logits.dtype()) || logits.dtype() == DType::bf16)
+  if (logits.dtype() != DType::f32 && logits.dtype() != DType::f64)
     canopy::detail::raise<TypeError>("categorical", "logits", "argument 1",
                                      canopy::detail::concat(to_string(logits.aval()), " must have dtype f32 or f64"));
   const int r = static_cast<int>(logits.ndim());

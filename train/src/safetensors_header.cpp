@@ -15,7 +15,8 @@ namespace canopy::detail {
 
 namespace {
 constexpr std::string_view kApi = "load_safetensors";
-constexpr DType kDTypes[] = {DType::bool_, DType::i32, DType::u32, DType::bf16, DType::f32, DType::f64};
+constexpr DType kDTypes[] = {DType::bool_, DType::u8,  DType::i8,  DType::u16, DType::i16, DType::u32, DType::i32,
+                             DType::u64,   DType::i64, DType::f16, DType::bf16, DType::f32, DType::f64};
 
 std::string quoted(std::string_view s) {
   std::string q;
@@ -29,10 +30,11 @@ DType parse_dtype(JsonReader& r, const std::string& ctx) {
   std::string s = r.string(concat(ctx, ": dtype"));
   for (DType d : kDTypes)
     if (s == safetensors_dtype(d)) return d;
-  static const std::set<std::string, std::less<>> foreign = {"F16", "I8", "U8", "I16", "U16", "I64", "U64",
-                                                              "F8_E4M3", "F8_E5M2", "F4", "F6_E2M3", "F6_E3M2",
+  static const std::set<std::string, std::less<>> foreign = {"F8_E4M3", "F8_E5M2", "F4", "F6_E2M3", "F6_E3M2",
                                                               "F8_E8M0", "C64"};
-  if (foreign.count(s)) r.fail(concat(ctx, ": dtype ", quoted(s), " has no canopy counterpart (canopy reads BOOL, I32, U32, BF16, F32, F64)"));
+  if (foreign.count(s))
+    r.fail(concat(ctx, ": dtype ", quoted(s),
+                  " has no canopy counterpart (canopy reads BOOL, U8, I8, U16, I16, U32, I32, U64, I64, F16, BF16, F32, F64)"));
   r.fail(concat(ctx, ": unknown dtype ", quoted(s)));
 }
 
@@ -136,6 +138,13 @@ std::string_view safetensors_dtype(DType d) {
     case DType::u32: return "U32";
     case DType::bf16: return "BF16";
     case DType::f32: return "F32";
+    case DType::u8: return "U8";
+    case DType::i8: return "I8";
+    case DType::u16: return "U16";
+    case DType::i16: return "I16";
+    case DType::f16: return "F16";
+    case DType::i64: return "I64";
+    case DType::u64: return "U64";
     default: return "F64";
   }
 }

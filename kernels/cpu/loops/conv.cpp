@@ -70,6 +70,7 @@ void conv_loop(DType dtype, const void* lhs, const void* rhs, void* out, const C
     case DType::f32: return run(std::type_identity<float>{});
     case DType::f64: return run(std::type_identity<double>{});
     case DType::bf16: return run(std::type_identity<bf16>{});
+    case DType::f16: return run(std::type_identity<f16>{});
     default: return;  // the primitive admits floating dtypes only
   }
 }

@@ -52,18 +52,18 @@ void parallel_for(std::int64_t n, Body&& body, std::int64_t min_parallel = kPara
   }
 }
 
-/// Arithmetic happens in float for bf16 storage, in the storage type otherwise.
+/// Arithmetic happens in float for bf16 and f16 storage, in the storage type otherwise.
 template <class T>
-using compute_t = std::conditional_t<std::is_same_v<T, bf16>, float, T>;
+using compute_t = compute_type_t<T>;
 
 template <class T>
 inline compute_t<T> load(T v) {
-  if constexpr (std::is_same_v<T, bf16>) return static_cast<float>(v);
+  if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) return static_cast<float>(v);
   else return v;
 }
 template <class T, class C>
 inline T store(C v) {
-  if constexpr (std::is_same_v<T, bf16>) return bf16(static_cast<float>(v));
+  if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) return T(static_cast<float>(v));
   else return static_cast<T>(v);
 }
 

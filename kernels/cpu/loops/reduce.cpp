@@ -28,6 +28,8 @@ template <class C>
 C combine(ReduceOp op, C a, C b) {
   if (op == ReduceOp::sum) {
     if constexpr (std::is_same_v<C, bool>) return a || b;
+    else if constexpr (std::is_integral_v<C>)  // integer sums wrap, in unsigned arithmetic (no UB)
+      return static_cast<C>(static_cast<std::make_unsigned_t<C>>(a) + static_cast<std::make_unsigned_t<C>>(b));
     else return static_cast<C>(a + b);
   }
   if constexpr (std::is_floating_point_v<C>)

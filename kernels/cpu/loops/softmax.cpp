@@ -49,6 +49,7 @@ void softmax(DType dtype, bool log, const void* in, void* out, const Shape& shap
     case DType::f32: return run(std::type_identity<float>{});
     case DType::f64: return run(std::type_identity<double>{});
     case DType::bf16: return run(std::type_identity<bf16>{});
+    case DType::f16: return run(std::type_identity<f16>{});
     default: return;  // the primitive admits floating dtypes only
   }
 }

@@ -29,10 +29,12 @@ void unary_typed(UnaryOp op, const T* in, void* outv, std::int64_t n) {
   if constexpr (std::is_same_v<T, bool>) {
     if (op == UnaryOp::logical_not) return map(in, out, n, [](bool x) { return !x; });
   } else if constexpr (std::is_integral_v<T>) {
+    // Negation wraps in unsigned arithmetic, so the lowest value maps to itself without UB.
+    using U = std::make_unsigned_t<C>;
     switch (op) {
-      case UnaryOp::neg: return map(in, out, n, [](C x) { return static_cast<C>(C(0) - x); });
+      case UnaryOp::neg: return map(in, out, n, [](C x) { return static_cast<C>(U(0) - U(x)); });
       case UnaryOp::abs:
-        return map(in, out, n, [](C x) { return std::is_signed_v<C> ? (x < 0 ? C(0) - x : x) : x; });
+        return map(in, out, n, [](C x) { return std::is_signed_v<C> && x < 0 ? static_cast<C>(U(0) - U(x)) : x; });
       case UnaryOp::sign: return map(in, out, n, [](C x) { return static_cast<C>((x > 0) - (x < 0)); });
       case UnaryOp::logical_not: return map(in, out, n, [](C x) { return static_cast<C>(~x); });
       default: break;

@@ -182,8 +182,24 @@ Array weak_scalar_of(T v) {
 }
 }  // namespace detail
 
-/// numpy-like printing: `f32[2,3]` then the values.
+/// Prints as JAX's repr: `Array([1., 2.], dtype=float32)`, `Array(3, dtype=int32, weak_type=True)`,
+/// `Array([], shape=(0, 2), dtype=float32)`; the values laid out by numpy's rules (float digits
+/// that identify the value in its dtype, at most PrintOptions::precision of them after the point,
+/// scientific when magnitudes are < 1e-4, >= 1e8 or span more than 1e3; lines wrapped at
+/// `linewidth`; "..." beyond `threshold` elements). A tracer prints as `Traced<f32[3]>`.
 std::ostream& operator<<(std::ostream& os, const Array& a);
+
+/// numpy's print options that JAX's repr follows (np.set_printoptions).
+struct PrintOptions {
+  int precision = 8;              ///< most digits after the point; -1: as many as identify the value
+  std::int64_t threshold = 1000;  ///< more elements than this are summarised
+  std::int64_t edgeitems = 3;     ///< elements shown at each end of a summarised axis
+  int linewidth = 75;             ///< characters per line
+};
+/// The current options (process-wide; thread-safe).
+PrintOptions print_options();
+/// Replaces the options, e.g. `set_print_options({.precision = -1})` for full precision.
+void set_print_options(const PrintOptions& options);
 
 // Operators follow jax.numpy broadcasting and promotion; C++ scalars are weakly typed.
 Array operator-(const Array& x);

@@ -1,5 +1,7 @@
-// jax.numpy type promotion: JAX's lattice restricted to canopy's dtypes, with weak types for
-// C++ scalars (i* and f*). i64, which canopy lacks, canonicalises to i32 as JAX does without x64.
+// jax.numpy type promotion: JAX's lattice over canopy's dtypes, with weak types for C++ scalars
+// (i* and f*). Without JAX's x64 mode a join that only JAX's 64-bit canonicalisation would make
+// 64-bit (u32 with i32 meets at i64) stays i32, as in JAX; an operand that already is i64/u64
+// keeps 64 bits. f64 exists without x64 (canopy's one departure), and f* is f32.
 #include <bit>
 
 #include "../primitives/common.hpp"
@@ -7,39 +9,60 @@
 namespace canopy {
 namespace {
 
-enum Node : unsigned { B, IW, U32, I32, I64, FW, BF16, F32, F64, kNodes };
+enum Node : unsigned { B, IW, U8, U16, U32, U64, I8, I16, I32, I64, FW, BF16, F16, F32, F64, kNodes };
 
 constexpr unsigned bit(Node n) { return 1u << n; }
 
-// Ancestors (upper set) of each node, self included.
-constexpr unsigned kF64 = bit(F64), kF32 = bit(F32) | kF64, kBF16 = bit(BF16) | kF32, kFW = bit(FW) | kBF16,
-                   kI64 = bit(I64) | kFW, kI32 = bit(I32) | kI64, kU32 = bit(U32) | kI64,
-                   kIW = bit(IW) | kU32 | kI32, kB = bit(B) | kIW;
-constexpr unsigned kUpper[kNodes] = {kB, kIW, kU32, kI32, kI64, kFW, kBF16, kF32, kF64};
+// Ancestors (upper set) of each node, self included: JAX's _type_promotion_lattice
+// (b -> i* -> u8, i8; u8 -> u16, i16; u16 -> u32, i32; u32 -> u64, i64; i8 -> i16 -> i32 -> i64;
+// u64, i64 -> f* -> bf16, f16 -> f32 -> f64).
+constexpr unsigned kF64 = bit(F64), kF32 = bit(F32) | kF64, kBF16 = bit(BF16) | kF32, kF16 = bit(F16) | kF32,
+                   kFW = bit(FW) | kBF16 | kF16, kU64 = bit(U64) | kFW, kI64 = bit(I64) | kFW,
+                   kI32 = bit(I32) | kI64, kI16 = bit(I16) | kI32, kI8 = bit(I8) | kI16,
+                   kU32 = bit(U32) | kU64 | kI64, kU16 = bit(U16) | kU32 | kI32, kU8 = bit(U8) | kU16 | kI16,
+                   kIW = bit(IW) | kU8 | kI8, kB = bit(B) | kIW;
+constexpr unsigned kUpper[kNodes] = {kB, kIW, kU8, kU16, kU32, kU64, kI8, kI16, kI32, kI64, kFW, kBF16, kF16, kF32, kF64};
 
 Node node_of(DType d, bool weak) {
+  if (d == DType::bool_) return B;
+  if (weak) return is_floating(d) ? FW : IW;
   switch (d) {
-    case DType::bool_: return B;
-    case DType::i32: return weak ? IW : I32;
-    case DType::u32: return weak ? IW : U32;
-    case DType::bf16: return weak ? FW : BF16;
-    case DType::f32: return weak ? FW : F32;
-    default: return weak ? FW : F64;
+    case DType::u8: return U8;
+    case DType::u16: return U16;
+    case DType::u32: return U32;
+    case DType::u64: return U64;
+    case DType::i8: return I8;
+    case DType::i16: return I16;
+    case DType::i32: return I32;
+    case DType::i64: return I64;
+    case DType::bf16: return BF16;
+    case DType::f16: return F16;
+    case DType::f32: return F32;
+    default: return F64;
   }
 }
 
-Aval aval_of(Node n) {
+Aval aval_of(Node n, bool wide_operand) {
   switch (n) {
     case B: return {DType::bool_, {}, false};
     case IW: return {DType::i32, {}, true};
+    case U8: return {DType::u8, {}, false};
+    case U16: return {DType::u16, {}, false};
     case U32: return {DType::u32, {}, false};
-    case I32: case I64: return {DType::i32, {}, false};
+    case U64: return {DType::u64, {}, false};
+    case I8: return {DType::i8, {}, false};
+    case I16: return {DType::i16, {}, false};
+    case I32: return {DType::i32, {}, false};
+    case I64: return {wide_operand ? DType::i64 : DType::i32, {}, false};
     case FW: return {DType::f32, {}, true};
     case BF16: return {DType::bf16, {}, false};
+    case F16: return {DType::f16, {}, false};
     case F32: return {DType::f32, {}, false};
     default: return {DType::f64, {}, false};
   }
 }
+
+bool is_wide_integer(DType d) { return d == DType::i64 || d == DType::u64; }
 
 }  // namespace
 
@@ -55,7 +78,7 @@ Aval join_types(const Aval& a, const Aval& b) {
       int s = std::popcount(kUpper[n]);
       if (s > best_size) { best_size = s; best = static_cast<Node>(n); }
     }
-  return aval_of(best);
+  return aval_of(best, is_wide_integer(a.dtype) || is_wide_integer(b.dtype));
 }
 
 std::vector<Array> promote(std::vector<Array> xs) {

@@ -84,20 +84,26 @@ using processes::ReduceOp;
 
 template <class T>
 T combine(T a, T b, ReduceOp op) {
-  if constexpr (std::is_same_v<T, bool>) return op == ReduceOp::min ? (a && b) : (a || b);
-  else return op == ReduceOp::sum ? T(a + b) : op == ReduceOp::max ? std::max(a, b) : std::min(a, b);
+  if constexpr (std::is_same_v<T, bool>) {
+    return op == ReduceOp::min ? (a && b) : (a || b);
+  } else if constexpr (std::is_integral_v<T>) {  // integer sums wrap, in unsigned arithmetic (no UB)
+    using U = std::make_unsigned_t<T>;
+    return op == ReduceOp::sum ? T(U(a) + U(b)) : op == ReduceOp::max ? std::max(a, b) : std::min(a, b);
+  } else {
+    return op == ReduceOp::sum ? T(a + b) : op == ReduceOp::max ? std::max(a, b) : std::min(a, b);
+  }
 }
 
 /// out[b:e] = op over ins[0..n)[b:e], in device order.
 void reduce_range(const Array& out, const std::vector<Array>& ins, std::int64_t b, std::int64_t e, ReduceOp op) {
   visit_dtype(out.dtype(), [&]<class T>(std::type_identity<T>) {
     T* o = static_cast<T*>(mutable_data(out));
-    if constexpr (std::is_same_v<T, bf16>) {
+    if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
       for (std::int64_t i = b; i < e; ++i) {  // accumulate in f32, round once
-        float acc = float(static_cast<const bf16*>(cdata(ins[0]))[i]);
+        float acc = float(static_cast<const T*>(cdata(ins[0]))[i]);
         for (std::size_t d = 1; d < ins.size(); ++d)
-          acc = combine(acc, float(static_cast<const bf16*>(cdata(ins[d]))[i]), op);
-        o[i] = bf16(acc);
+          acc = combine(acc, float(static_cast<const T*>(cdata(ins[d]))[i]), op);
+        o[i] = T(acc);
       }
     } else {
       std::memcpy(o + b, static_cast<const T*>(cdata(ins[0])) + b, static_cast<std::size_t>(e - b) * sizeof(T));

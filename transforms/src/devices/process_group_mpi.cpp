@@ -65,6 +65,12 @@ MPI_Datatype mpi_type(DType d, std::string_view api) {
     case DType::f64: return MPI_DOUBLE;
     case DType::i32: return MPI_INT32_T;
     case DType::u32: return MPI_UINT32_T;
+    case DType::u8: return MPI_UINT8_T;
+    case DType::i8: return MPI_INT8_T;
+    case DType::u16: return MPI_UINT16_T;
+    case DType::i16: return MPI_INT16_T;
+    case DType::i64: return MPI_INT64_T;
+    case DType::u64: return MPI_UINT64_T;
     default:
       raise<UnimplementedRule>(api, "dtype", name(d), "cannot be reduced across processes",
                                "convert to f32 before the collective");

@@ -45,7 +45,7 @@ Array divide(const Array& x, const Array& y) {
 Array remainder(const Array& x, const Array& y) {
   auto p = detail::promote({x, y});
   Array r = rem(p[0], p[1]);
-  if (p[0].dtype() == DType::u32) return r;
+  if (is_unsigned(p[0].dtype())) return r;
   Array zero = zeros({}, r.dtype());
   Array fix = logical_and(ne(r, zero), ne(lt(r, zero), lt(p[1], zero)));
   return where(fix, r + p[1], r);

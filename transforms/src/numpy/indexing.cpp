@@ -7,7 +7,7 @@ namespace {
 
 // numpy's negative indexing: i + n where i < 0 (unsigned indices cannot be negative).
 Array wrap_negative(const Array& i, std::int64_t n) {
-  if (i.dtype() == DType::u32) return i;
+  if (is_unsigned(i.dtype())) return i;
   return where(i < 0, i + full({}, static_cast<double>(n), i.dtype()), i);
 }
 

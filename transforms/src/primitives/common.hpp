@@ -56,7 +56,16 @@ bool eager(const Array& x);
 
 /// Deterministic pseudo-random test input (splitmix64), values in [lo, hi).
 Array sample_array(DType d, const Shape& s, double lo, double hi, std::uint64_t seed);
-/// Samples for an elementwise unary primitive: shapes [], [0], [1,5], [3,4] per dtype kind.
+/// The dtypes beyond f32/f64/i32/bool that elementwise samples also cover: f16 for floats;
+/// u8, i8 and i64 for integers.
+inline std::vector<DType> narrow_and_wide_dtypes(unsigned k) {
+  std::vector<DType> ds;
+  if (k & kFloat) ds.push_back(DType::f16);
+  if (k & kInt) ds.insert(ds.end(), {DType::u8, DType::i8, DType::i64});
+  return ds;
+}
+/// Samples for an elementwise unary primitive: shapes [], [0], [1,5], [3,4] per dtype kind, and
+/// [3,4] in each narrow_and_wide_dtypes.
 template <class Params>
 std::vector<Sample<Params>> unary_samples(unsigned k, double lo, double hi, Params p = {}) {
   std::vector<Sample<Params>> out;
@@ -68,6 +77,8 @@ std::vector<Sample<Params>> unary_samples(unsigned k, double lo, double hi, Para
   for (DType d : ds)
     for (const Shape& s : {Shape{}, Shape{0}, Shape{1, 5}, Shape{3, 4}})
       out.push_back({{sample_array(d, s, lo, hi, seed++)}, p, std::string(name(d)) + to_string(s)});
+  for (DType d : narrow_and_wide_dtypes(k))  // one shape each for the other widths
+    out.push_back({{sample_array(d, {3, 4}, lo, hi, seed++)}, p, std::string(name(d)) + "[3,4]"});
   return out;
 }
 /// Samples for an elementwise binary primitive, including broadcasting pairs.
@@ -86,6 +97,10 @@ std::vector<Sample<Params>> binary_samples(unsigned k, double lo, double hi, Par
       out.push_back({{sample_array(d, a, lo, hi, seed), sample_array(d, b, lo, hi, seed + 1)},
                      p,
                      std::string(name(d)) + to_string(a) + "," + to_string(b)});
+  for (DType d : narrow_and_wide_dtypes(k))
+    out.push_back({{sample_array(d, {2, 1, 3}, lo, hi, seed), sample_array(d, {4, 1}, lo, hi, seed + 1)},
+                   p,
+                   std::string(name(d)) + "[2,1,3],[4,1]"});
   return out;
 }
 

@@ -12,12 +12,13 @@ struct ShiftRightArithmetic {
     return detail::binary_aval(name, avals, detail::kInt);
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_binary_loop<std::int32_t, std::uint32_t>(in, out, []<class T>(T x, T amount) {
-      using U = std::uint32_t;
+    detail::eval_binary_loop<std::uint8_t, std::int8_t, std::uint16_t, std::int16_t, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t>(in, out, []<class T>(T x, T amount) {
+      using U = std::make_unsigned_t<T>;
+      constexpr U bits = sizeof(T) * 8;
       const U s = static_cast<U>(amount);
-      const U fill = (U(x) >> 31) ? ~U(0) : U(0);  // the top bit, whatever the signedness (as XLA)
-      if (s >= 32) return static_cast<T>(fill);
-      return static_cast<T>(s == 0 ? U(x) : static_cast<U>((U(x) >> s) | (fill << (32 - s))));
+      const U fill = (U(x) >> (bits - 1)) ? U(~U(0)) : U(0);  // the top bit, whatever the signedness (as XLA)
+      if (s >= bits) return static_cast<T>(fill);
+      return static_cast<T>(s == 0 ? U(x) : static_cast<U>((U(x) >> s) | U(fill << (bits - s))));
     });
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {

@@ -12,10 +12,11 @@ struct ShiftRightLogical {
     return detail::binary_aval(name, avals, detail::kInt);
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_binary_loop<std::int32_t, std::uint32_t>(in, out, []<class T>(T x, T amount) {
-      using U = std::uint32_t;
+    detail::eval_binary_loop<std::uint8_t, std::int8_t, std::uint16_t, std::int16_t, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t>(in, out, []<class T>(T x, T amount) {
+      using U = std::make_unsigned_t<T>;
+      constexpr U bits = sizeof(T) * 8;
       const U s = static_cast<U>(amount);
-      return static_cast<T>(s >= 32 ? U(0) : static_cast<U>(U(x) >> s));
+      return static_cast<T>(s >= bits ? U(0) : static_cast<U>(U(x) >> s));
     });
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {

@@ -40,7 +40,7 @@ void eval_arg(std::span<const Array> in, std::span<Array> out, const ArgParams& 
   const Array xt = permuted_copy(x, perm);
   const std::int64_t rows = out[0].size(), len = x.shape()[static_cast<std::size_t>(ax)];
   visit_dtype(x.dtype(), [&]<class T>(std::type_identity<T>) {
-    using C = std::conditional_t<std::is_same_v<T, bf16>, float, T>;
+    using C = compute_type_t<T>;
     const T* v = static_cast<const T*>(cdata(xt));
     for (std::int64_t i = 0; i < rows; ++i) {
       const T* row = v + i * len;

@@ -26,7 +26,7 @@ struct ReduceProd {
     const std::int64_t rows = out[0].size(), len = rows == 0 ? 0 : x.size() / rows;
     visit_dtype(x.dtype(), [&]<class T>(std::type_identity<T>) {
       if constexpr (!std::is_same_v<T, bool>) {
-        using C = std::conditional_t<std::is_same_v<T, bf16>, float, T>;
+        using C = compute_type_t<T>;
         using W = typename std::conditional_t<std::is_integral_v<C>, std::make_unsigned<C>,
                                               std::type_identity<C>>::type;  // integers wrap
         const T* p = static_cast<const T*>(detail::cdata(xt));

@@ -112,7 +112,7 @@ std::vector<Array> normalize_starts(const Array& x, const std::vector<Array>& st
   for (std::size_t d = 0; d < starts.size(); ++d) {
     const Array& s = starts[d];
     expect_index(api, "start index", s.aval(), static_cast<int>(d) + 1);
-    if (s.dtype() == DType::u32 || d >= x.ndim()) { out.push_back(s); continue; }
+    if (is_unsigned(s.dtype()) || d >= x.ndim()) { out.push_back(s); continue; }
     Array dim = full({}, static_cast<double>(x.shape()[d]), s.dtype());
     out.push_back(where(s < 0, s + dim, s));
   }

@@ -59,13 +59,16 @@ std::vector<std::int64_t> offset_table(std::span<const std::int64_t> sizes, std:
 
 std::vector<std::int64_t> index_values(const Array& x) {
   std::vector<std::int64_t> v(static_cast<std::size_t>(x.size()));
-  if (x.dtype() == DType::u32) {
-    const auto* p = static_cast<const std::uint32_t*>(cdata(x));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-  } else {
-    const auto* p = static_cast<const std::int32_t*>(cdata(x));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-  }
+  visit_dtype(x.dtype(), [&]<class T>(std::type_identity<T>) {
+    if constexpr (std::is_integral_v<T>) {  // abstract_eval admitted integer indices only
+      const auto* p = static_cast<const T*>(cdata(x));
+      for (std::size_t i = 0; i < v.size(); ++i)  // a u64 beyond int64 is out of range either way
+        if constexpr (std::is_same_v<T, std::uint64_t>)
+          v[i] = static_cast<std::int64_t>(std::min<std::uint64_t>(p[i], std::numeric_limits<std::int64_t>::max()));
+        else
+          v[i] = static_cast<std::int64_t>(p[i]);
+    }
+  });
   return v;
 }
 
@@ -94,12 +97,13 @@ std::vector<std::int64_t> window_starts(const Array& indices, std::span<const in
 }
 
 double default_fill_value(DType d) {
-  switch (d) {
-    case DType::i32: return std::numeric_limits<std::int32_t>::min();
-    case DType::u32: return std::numeric_limits<std::uint32_t>::max();
-    case DType::bool_: return 1;
-    default: return std::numeric_limits<double>::quiet_NaN();
-  }
+  // jnp's fill for out-of-range gathers: NaN, lowest signed, highest unsigned, true.
+  return visit_dtype(d, []<class T>(std::type_identity<T>) -> double {
+    if constexpr (std::is_same_v<T, bool>) return 1;
+    else if constexpr (std::is_signed_v<T> && std::is_integral_v<T>) return static_cast<double>(std::numeric_limits<T>::min());
+    else if constexpr (std::is_integral_v<T>) return static_cast<double>(std::numeric_limits<T>::max());
+    else return std::numeric_limits<double>::quiet_NaN();
+  });
 }
 
 ElementBytes::ElementBytes(DType d, double v) { kernels::cpu::convert(DType::f64, d, &v, bytes, 1); }

@@ -89,16 +89,19 @@ BatchResult batch_scatter(std::span<const Array> x, std::span<const int> bdims, 
 }
 
 /// The scalar starts of a batch of dynamic slices as gather/scatter indices i32[n, r] (with
-/// `with_counts`, i32[n, r + 1] led by the example number). u32 starts are capped at
-/// dim - window first so the conversion cannot wrap; the clip mode clamps the rest.
+/// `with_counts`, i32[n, r + 1] led by the example number). Starts of wider integer types are
+/// clamped to dim - window (and i64 to i32's lowest) first so the conversion cannot wrap.
 inline Array batched_starts(std::span<const Array> starts, std::span<const int> bdims, std::int64_t n,
                             const Shape& example, const Shape& window, bool with_counts) {
   Arrays cols;
   for (std::size_t d = 0; d < starts.size(); ++d) {
     Array s = front_or_broadcast(starts[d], bdims[d], n);
-    if (s.dtype() == DType::u32) {
-      const Array cap = full({}, static_cast<double>(std::max<std::int64_t>(example[d] - window[d], 0)), DType::u32);
-      s = where(s > cap, cap, s);
+    // Clamped into i32 range first so the conversion cannot wrap (the clip mode clamps the rest).
+    const double cap = static_cast<double>(std::max<std::int64_t>(example[d] - window[d], 0));
+    if (is_unsigned(s.dtype()) && itemsize(s.dtype()) >= 4) {
+      s = min(s, full({}, cap, s.dtype()));
+    } else if (s.dtype() == DType::i64) {
+      s = max(min(s, full({}, cap, s.dtype())), full({}, -2147483648.0, s.dtype()));
     }
     cols.push_back(reshape(s.astype(DType::i32), Shape{n, 1}));
   }

@@ -28,7 +28,7 @@ struct RowKey {
   DType dtype;
   int cmp(std::int64_t i, std::int64_t j) const {
     return visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
-      using C = std::conditional_t<std::is_same_v<T, bf16>, float, T>;
+      using C = compute_type_t<T>;
       const T* p = static_cast<const T*>(data);
       return compare(static_cast<C>(p[i]), static_cast<C>(p[j]));
     });

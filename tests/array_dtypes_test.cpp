@@ -1,0 +1,182 @@
+// The narrow and wide dtypes (u8, i8, u16, i16, f16, i64, u64): conversions, wrapping integer
+// arithmetic, f16 rounding, JAX's promotion lattice over every pair, safetensors names; and
+// printing as JAX's Array repr, checked against numpy's array2string (array_print_cases.inc).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <canopy/canopy.hpp>
+
+using namespace canopy;
+
+namespace {
+
+std::string printed(const Array& a) {
+  std::ostringstream os;
+  os << a;
+  return os.str();
+}
+
+struct PrintCase {
+  std::vector<double> values;
+  Shape shape;
+  DType dtype;
+  const char* want;
+};
+
+const PrintCase kPrintCases[] = {
+#include "array_print_cases.inc"
+};
+
+}  // namespace
+
+TEST_CASE("printing matches JAX's repr (numpy's array2string) on every generated case") {
+  for (const PrintCase& c : kPrintCases) {
+    const Array a = array(c.values, c.shape).astype(c.dtype);
+    CAPTURE(c.want);
+    CHECK(printed(a) == c.want);
+  }
+}
+
+TEST_CASE("printing: weak types, bf16 as ml_dtypes prints it, exact 64-bit integers, tracers, options") {
+  CHECK(printed(ones({3}, DType::i32) * 2.5) == "Array([2.5, 2.5, 2.5], dtype=float32, weak_type=True)");
+  // ml_dtypes prints a bfloat16 element as the C++ stream output of its float value.
+  CHECK(printed(array({0.1f, 1.0f, 300.0f}).astype(DType::bf16)) == "Array([0.100098, 1, 300], dtype=bfloat16)");
+  CHECK(printed(array(std::vector<std::uint64_t>{std::numeric_limits<std::uint64_t>::max(), 0}, {2})) ==
+        "Array([18446744073709551615,                    0], dtype=uint64)");
+  CHECK(printed(scalar(std::numeric_limits<std::int64_t>::min())) == "Array(-9223372036854775808, dtype=int64)");
+  std::string traced;
+  (void)grad([&](const Array& x) {
+    traced = printed(x);
+    return sum(x);
+  })(ones({3}));
+  CHECK(traced == "Traced<f32[3]>");
+  CHECK(printed(Array()) == "Array(empty)");
+  // The examples in docs/reference/array.md.
+  CHECK(printed(array({1.f, 2.5f})) == "Array([1. , 2.5], dtype=float32)");
+  CHECK(printed(arange(3) * 2.5) == "Array([0. , 2.5, 5. ], dtype=float32, weak_type=True)");
+  CHECK(printed(zeros({2, 0})) == "Array([], shape=(2, 0), dtype=float32)");
+  CHECK(printed(array({1e-5f, 1.f})) == "Array([1.e-05, 1.e+00], dtype=float32)");
+
+  const PrintOptions before = print_options();
+  set_print_options({.precision = -1});  // every digit that identifies the value
+  CHECK(printed(array({1.0 / 3.0})) == "Array([0.3333333333333333], dtype=float64)");
+  set_print_options({.precision = 3});
+  CHECK(printed(array({1.0f / 3.0f, 2.0f})) == "Array([0.333, 2.   ], dtype=float32)");
+  set_print_options({.threshold = 4, .edgeitems = 1});
+  CHECK(printed(arange(6)) == "Array([0, ..., 5], dtype=int32)");
+  set_print_options(before);
+  CHECK(printed(arange(6)) == "Array([0, 1, 2, 3, 4, 5], dtype=int32)");
+}
+
+TEST_CASE("u8, i8, u16, i16, i64, u64: arithmetic wraps, conversions saturate from floats") {
+  const Array bytes = array(std::vector<std::uint8_t>{250, 3, 0}, {3});
+  CHECK(bytes.dtype() == DType::u8);
+  CHECK(itemsize(DType::u8) == 1);
+  CHECK((bytes + 10).dtype() == DType::u8);  // a C++ int is weak: the array's dtype wins
+  CHECK((bytes + 10).to_vector<std::uint8_t>() == std::vector<std::uint8_t>{4, 13, 10});
+  CHECK((-bytes).to_vector<std::uint8_t>() == std::vector<std::uint8_t>{6, 253, 0});
+  CHECK(sum(bytes).item<std::uint8_t>() == 253);  // jnp.sum keeps u8 and wraps
+  CHECK((bytes.astype(DType::f32) / 255.0f).dtype() == DType::f32);
+  const Array i8 = array(std::vector<std::int8_t>{-128, 127, -1}, {3});
+  CHECK((-i8).to_vector<std::int8_t>() == std::vector<std::int8_t>{-128, -127, 1});
+  CHECK(abs(i8).to_vector<std::int8_t>() == std::vector<std::int8_t>{-128, 127, 1});
+  CHECK((i8 * 2).to_vector<std::int8_t>() == std::vector<std::int8_t>{0, -2, -2});
+  CHECK((i8 / 2).to_vector<float>() == std::vector<float>{-64.f, 63.5f, -0.5f});  // true division: float
+  CHECK(array({300.0f, -5.0f, 17.9f, NAN}).astype(DType::u8).to_vector<std::uint8_t>() ==
+        std::vector<std::uint8_t>{255, 0, 17, 0});
+  CHECK(array({-1000.0, 1000.0}).astype(DType::i8).to_vector<std::int8_t>() == std::vector<std::int8_t>{-128, 127});
+  const Array big = array(std::vector<std::int64_t>{std::int64_t{1} << 40, -3}, {2});
+  CHECK(big.dtype() == DType::i64);
+  CHECK((big * 4).to_vector<std::int64_t>() == std::vector<std::int64_t>{std::int64_t{1} << 42, -12});
+  CHECK(max(big).item<std::int64_t>() == std::int64_t{1} << 40);
+  CHECK(array({1LL, 2LL}).dtype() == DType::i64);
+  const Array u64 = array(std::vector<std::uint64_t>{std::numeric_limits<std::uint64_t>::max()}, {1});
+  CHECK((u64 + 1).item<std::uint64_t>() == 0);
+  CHECK(array(std::vector<std::int16_t>{-300, 300}, {2}).astype(DType::u16).to_vector<std::uint16_t>() ==
+        std::vector<std::uint16_t>{65236, 300});  // integer to integer conversion wraps
+  CHECK(left_shift(array(std::vector<std::uint16_t>{1, 2}, {2}), full({}, 3, DType::u16)).to_vector<std::uint16_t>() ==
+        std::vector<std::uint16_t>{8, 16});
+  // Indices of any integer dtype gather the same elements.
+  const Array x = array({10.f, 20.f, 30.f});
+  for (DType d : {DType::u8, DType::i8, DType::i16, DType::u16, DType::i64, DType::u64}) {
+    CAPTURE(d);
+    CHECK(take(x, array({2, 0}).astype(d)).to_vector<float>() == std::vector<float>{30.f, 10.f});
+    CHECK(x[array({1}).astype(d)].to_vector<float>() == std::vector<float>{20.f});
+  }
+  CHECK(take(x, array({-1}).astype(DType::i64)).to_vector<float>() == std::vector<float>{30.f});
+  CHECK(std::isnan(take(x, array(std::vector<std::int64_t>{std::int64_t{1} << 40}, {1})).item<float>()));
+}
+
+TEST_CASE("f16 rounds to nearest even, keeps subnormals, overflows to infinity") {
+  auto bits = [](float f) { return f16(f).bits; };
+  CHECK(bits(1.0f) == 0x3c00);
+  CHECK(bits(-2.0f) == 0xc000);
+  CHECK(bits(65504.0f) == 0x7bff);
+  CHECK(bits(65519.0f) == 0x7bff);  // below the midpoint to 2^16
+  CHECK(bits(65520.0f) == 0x7c00);  // the midpoint rounds to even: infinity
+  CHECK(bits(0x1p-24f) == 0x0001);  // smallest subnormal
+  CHECK(bits(0x1p-25f) == 0x0000);  // half of it: ties to even, zero
+  CHECK(bits(0x1.8p-24f) == 0x0002);  // 1.5 ulp: ties to even, 2
+  CHECK(bits(0x1p-14f) == 0x0400);  // smallest normal
+  CHECK(bits(1.0f + 0x1p-11f) == 0x3c00);  // halfway between 1 and its successor: even
+  CHECK(bits(1.0f + 0x1.8p-11f) == 0x3c01);
+  CHECK(bits(-0.0f) == 0x8000);
+  CHECK(bits(INFINITY) == 0x7c00);
+  CHECK((bits(NAN) & 0x7fff) == 0x7e00);
+  // Widening is exact for every f16 and inverts the narrowing.
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    f16 v;
+    v.bits = static_cast<std::uint16_t>(h);
+    const float f = static_cast<float>(v);
+    if (std::isnan(f)) continue;
+    if (f16(f).bits != h) {
+      CAPTURE(h);
+      FAIL("f16 round trip");
+    }
+  }
+  const Array h = array({0.1f, 1.5f, 70000.0f}).astype(DType::f16);
+  CHECK(h.to_vector<float>() == std::vector<float>{static_cast<float>(f16(0.1f)), 1.5f, INFINITY});
+  CHECK((h * 2).dtype() == DType::f16);
+  CHECK(exp(array({1.0f}).astype(DType::f16)).to_vector<float>()[0] == static_cast<float>(f16(std::exp(1.0f))));
+  // grad and vmap in f16 work as in any float dtype.
+  CHECK(grad([](const Array& v) { return sum(v * v); })(array({1.5f}).astype(DType::f16)).dtype() == DType::f16);
+  CHECK(jit([](const Array& v) { return v * 3.0f; })(h).to_vector<float>() == (h * 3.0f).to_vector<float>());
+}
+
+TEST_CASE("promote_types follows JAX's lattice over every dtype pair") {
+  using D = DType;
+  struct Row {
+    D a, b, want;
+  };
+  // From jax.numpy.promote_types (JAX's type promotion table); i64 joins of 32-bit operands stay
+  // i32 as without x64, and f* is f32.
+  const Row rows[] = {
+      {D::u8, D::i8, D::i16},     {D::u8, D::u16, D::u16},    {D::u8, D::i32, D::i32},   {D::u16, D::i16, D::i32},
+      {D::u16, D::u32, D::u32},   {D::i8, D::i16, D::i16},    {D::i8, D::u32, D::i32},   {D::u32, D::i32, D::i32},
+      {D::u32, D::i64, D::i64},   {D::u64, D::u8, D::u64},    {D::i64, D::i8, D::i64},   {D::u64, D::i64, D::f32},
+      {D::u64, D::i8, D::f32},    {D::u8, D::bf16, D::bf16},  {D::i64, D::f16, D::f16},  {D::f16, D::bf16, D::f32},
+      {D::f16, D::f32, D::f32},   {D::f16, D::f64, D::f64},   {D::bool_, D::u8, D::u8},  {D::bool_, D::f16, D::f16},
+      {D::bool_, D::bool_, D::bool_}, {D::u16, D::f16, D::f16}, {D::i16, D::bf16, D::bf16}, {D::u64, D::u64, D::u64},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.a);
+    CAPTURE(r.b);
+    CHECK(promote_types(r.a, r.b) == r.want);
+    CHECK(promote_types(r.b, r.a) == r.want);
+  }
+  // Weak C++ scalars defer to any strong dtype, as Python scalars do in JAX.
+  for (DType d : {D::u8, D::i8, D::u16, D::i16, D::i64, D::u64, D::f16}) {
+    CAPTURE(d);
+    CHECK((ones({2}, d) + 1).dtype() == d);
+    CHECK((ones({2}, d) * 2).dtype() == d);
+  }
+  CHECK((ones({2}, D::u8) * 0.5).dtype() == D::f32);
+  CHECK((ones({2}, D::u8) * 0.5).weak_type());
+  CHECK((ones({2}, D::f16) * 0.5).dtype() == D::f16);
+}
