@@ -16,7 +16,9 @@ except ImportError:
     sys.exit(77)
 
 # safetensors dtype -> (numpy dtype, itemsize); BF16 is compared through its uint16 bits.
-DTYPES = {"F32": ("<f4", 4), "F64": ("<f8", 8), "I32": ("<i4", 4), "U32": ("<u4", 4), "BOOL": ("?", 1), "BF16": ("<u2", 2)}
+DTYPES = {"F32": ("<f4", 4), "F64": ("<f8", 8), "I32": ("<i4", 4), "U32": ("<u4", 4), "BOOL": ("?", 1), "BF16": ("<u2", 2),
+          "U8": ("u1", 1), "I8": ("i1", 1), "F16": ("<f2", 2), "I64": ("<i8", 8), "U64": ("<u8", 8),
+          "I16": ("<i2", 2), "U16": ("<u2", 2)}
 
 
 def load(path):
@@ -57,6 +59,13 @@ def expected():
         "half": ("BF16", bf16_bits),
         "lr": ("F32", np.array(3.25, np.float32)),
         "empty": ("F32", np.zeros((0, 2), np.float32)),
+        "widths/pixels": ("U8", np.array([0, 60, 120, 180, 240], np.uint8)),
+        "widths/offsets": ("I8", np.array([[-128, -1], [0, 127]], np.int8)),
+        "widths/f16_values": ("F16", np.array([0.1, 65504, -2.5], np.float16)),
+        "widths/steps": ("I64", np.array([2**40, -3], np.int64)),
+        "widths/ids": ("U64", np.array([2**63 + 5], np.uint64)),
+        "widths/i16_values": ("I16", np.array([-300, 300], np.int16)),
+        "widths/u16_values": ("U16", np.array([65535, 1], np.uint16)),
     }
 
 

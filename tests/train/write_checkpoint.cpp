@@ -20,10 +20,14 @@ struct Params {
 struct Opt {
   Array count, seed, mask;
 };
+struct Widths {  // the dtypes narrower and wider than 32 bits
+  Array pixels, offsets, f16_values, steps, ids, i16_values, u16_values;
+};
 struct State {
   Params params;
   Opt opt;
   Array half, lr, empty;
+  Widths widths;
   int config = 1;  // not an Array: not in the file
 };
 
@@ -44,7 +48,14 @@ State known_state() {
           {array(count, {2, 3}), array(seed, {3}), array(mask, {5})},
           array(half, {4}),
           scalar(3.25f),
-          zeros({0, 2})};
+          zeros({0, 2}),
+          {array(std::vector<std::uint8_t>{0, 60, 120, 180, 240}, {5}),
+           array(std::vector<std::int8_t>{-128, -1, 0, 127}, {2, 2}),
+           array(std::vector<f16>{f16(0.1f), f16(65504.0f), f16(-2.5f)}, {3}),
+           array(std::vector<std::int64_t>{std::int64_t{1} << 40, -3}, {2}),
+           array(std::vector<std::uint64_t>{(std::uint64_t{1} << 63) + 5}, {1}),
+           array(std::vector<std::int16_t>{-300, 300}, {2}),
+           array(std::vector<std::uint16_t>{65535, 1}, {2})}};
 }
 }  // namespace
 
