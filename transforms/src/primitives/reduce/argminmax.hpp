@@ -57,8 +57,9 @@ void eval_arg(std::span<const Array> in, std::span<Array> out, const ArgParams& 
         }
         if (take) { best = j; bv = c; }
       }
-      if (p.index_dtype == DType::i32) static_cast<std::int32_t*>(mutable_data(out[0]))[i] = static_cast<std::int32_t>(best);
-      else static_cast<std::uint32_t*>(mutable_data(out[0]))[i] = static_cast<std::uint32_t>(best);
+      visit_dtype(p.index_dtype, [&]<class I>(std::type_identity<I>) {  // any integer dtype (abstract_eval)
+        if constexpr (std::is_integral_v<I>) static_cast<I*>(mutable_data(out[0]))[i] = static_cast<I>(best);
+      });
     }
   });
 }
@@ -73,6 +74,9 @@ std::vector<Sample<Params>> arg_samples() {
     s.push_back({{sample_array(d, {2, 0, 3}, -3, 3, seed++)}, {-1, DType::i32}, "empty other dim"});
     s.push_back({{sample_array(d, {5}, -3, 3, seed++)}, {0, DType::i32}, "to a scalar"});
   }
+  // Operands and index dtypes of other widths.
+  s.push_back({{sample_array(DType::u8, {3, 4}, 0, 9, seed++)}, {1, DType::i64}, "u8, i64 indices"});
+  s.push_back({{sample_array(DType::f16, {3, 4}, -3, 3, seed++)}, {0, DType::u8}, "f16, u8 indices"});
   return s;
 }
 
