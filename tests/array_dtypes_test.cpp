@@ -180,3 +180,33 @@ TEST_CASE("promote_types follows JAX's lattice over every dtype pair") {
   CHECK((ones({2}, D::u8) * 0.5).weak_type());
   CHECK((ones({2}, D::f16) * 0.5).dtype() == D::f16);
 }
+
+TEST_CASE("narrow and wide dtypes: no UB or silent wrap in products, weak scalars, indices and f16 means") {
+  // 16-bit integers promote to signed int in C++; the kernels multiply in unsigned arithmetic.
+  const Array u = array(std::vector<std::uint16_t>{65535, 300}, {2});
+  CHECK((u * u).to_vector<std::uint16_t>() == std::vector<std::uint16_t>{1, 24464});  // mod 2^16
+  const Array s = array(std::vector<std::int16_t>{-3, -300}, {2});
+  CHECK((s * s).to_vector<std::int16_t>() == std::vector<std::int16_t>{9, 24464});
+  CHECK(pow(s, full({}, 2, DType::i16)).to_vector<std::int16_t>() == std::vector<std::int16_t>{9, 24464});
+  CHECK(prod(u).item<std::uint16_t>() == static_cast<std::uint16_t>(65535u * 300u));
+  CHECK(matmul(reshape(u, {1, 2}), reshape(u, {2, 1})).item<std::uint16_t>() == static_cast<std::uint16_t>(1u + 24464u));
+  // A C++ integer beyond i32 meets an i64 array exactly.
+  const Array big = array(std::vector<std::int64_t>{1, -1}, {2});
+  CHECK((big + (std::int64_t{1} << 40)).to_vector<std::int64_t>() ==
+        std::vector<std::int64_t>{(std::int64_t{1} << 40) + 1, (std::int64_t{1} << 40) - 1});
+  // Negative i8 indices count from the end of an axis longer than i8 can hold.
+  std::vector<float> v(200);
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(k);
+  const Array x = array(v, {200});
+  CHECK(take(x, array(std::vector<std::int8_t>{-1, -128}, {2})).to_vector<float>() == std::vector<float>{199.f, 72.f});
+  CHECK(x[array(std::vector<std::int16_t>{-2}, {1})].to_vector<float>() == std::vector<float>{198.f});
+  CHECK(dynamic_slice(x, {scalar(std::int8_t{-3})}, {2}).to_vector<float>() == std::vector<float>{197.f, 198.f});
+  // An i64 index of 2^32 stays out of range: filled, dropped or clipped, never element 0.
+  const Array far = array(std::vector<std::int64_t>{std::int64_t{1} << 32}, {1});
+  CHECK(std::isnan(take_along_axis(x, far, 0).item<float>()));
+  CHECK(take_along_axis(x, far, 0, GatherScatterMode::clip).item<float>() == 199.f);
+  CHECK(x.at(far).add(1.f).to_vector<float>() == v);  // dropped
+  // mean of f16 sums in f32: 1000 values of 100 do not overflow f16's 65504.
+  CHECK(mean(full({1000}, 100.0, DType::f16)).item<float>() == 100.f);
+  CHECK(mean(full({1000}, 100.0, DType::f16)).dtype() == DType::f16);
+}

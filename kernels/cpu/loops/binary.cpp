@@ -105,7 +105,7 @@ C int_pow(C base, C e) {
   if constexpr (std::is_signed_v<C>) {
     if (e < 0) return base == 1 ? 1 : (base == -1 ? ((e & 1) ? -1 : 1) : 0);
   }
-  using U = std::make_unsigned_t<C>;
+  using U = wrapping_t<C>;
   U r = 1, b = static_cast<U>(base);
   for (auto k = static_cast<U>(e); k; k >>= 1, b *= b)
     if (k & 1) r *= b;
@@ -144,11 +144,11 @@ void binary_typed(BinaryOp op, const T* a, const Shape& as, const T* b, const Sh
     }
   } else if constexpr (std::is_integral_v<C>) {
     // Wrapping arithmetic in unsigned avoids signed-overflow UB; x/0 and x%0 give 0.
-    using U = std::make_unsigned_t<C>;
+    using U = wrapping_t<C>;
     switch (op) {
-      case BinaryOp::add: return run([](C x, C y) { return static_cast<C>(U(x) + U(y)); });
+      case BinaryOp::add: return run([](C x, C y) { return loops::add(x, y); });
       case BinaryOp::sub: return run([](C x, C y) { return static_cast<C>(U(x) - U(y)); });
-      case BinaryOp::mul: return run([](C x, C y) { return static_cast<C>(U(x) * U(y)); });
+      case BinaryOp::mul: return run([](C x, C y) { return loops::mul(x, y); });
       case BinaryOp::div:
         return run([](C x, C y) {
           if (y == 0) return C(0);

@@ -116,7 +116,7 @@ void scatter_typed(ScatterOp op, const T* upd, std::span<const std::int64_t> upd
         if constexpr (std::is_same_v<T, bool>) {
           dst = op == ScatterOp::add ? (dst || src) : src;
         } else {
-          dst = op == ScatterOp::add ? loops::store<T>(loops::load(dst) + loops::load(src)) : src;
+          dst = op == ScatterOp::add ? loops::store<T>(loops::add(loops::load(dst), loops::load(src))) : src;
         }
       }
     });

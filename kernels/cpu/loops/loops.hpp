@@ -67,4 +67,20 @@ inline T store(C v) {
   else return static_cast<T>(v);
 }
 
+/// a + b and a * b in the compute type; integers wrap (two's complement, as XLA) without UB.
+template <class C>
+inline C add(C a, C b) {
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>)
+    return static_cast<C>(static_cast<wrapping_t<C>>(a) + static_cast<wrapping_t<C>>(b));
+  else
+    return a + b;
+}
+template <class C>
+inline C mul(C a, C b) {
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>)
+    return static_cast<C>(static_cast<wrapping_t<C>>(a) * static_cast<wrapping_t<C>>(b));
+  else
+    return a * b;
+}
+
 }  // namespace canopy::kernels::cpu::loops

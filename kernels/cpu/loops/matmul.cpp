@@ -26,7 +26,7 @@ void matmul_loop(const T* a, const T* b, T* c, std::int64_t batch, std::int64_t 
       const T* br = bb + p * n;
       for (std::int64_t j = 0; j < n; ++j) {
         if constexpr (std::is_same_v<C, bool>) acc[j] = acc[j] || (x && br[j]);
-        else acc[j] = static_cast<C>(acc[j] + x * loops::load(br[j]));
+        else acc[j] = loops::add(acc[j], loops::mul(x, loops::load(br[j])));
       }
     }
     for (std::int64_t j = 0; j < n; ++j) c[row * n + j] = loops::store<T>(acc[j]);

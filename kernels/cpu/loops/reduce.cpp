@@ -28,9 +28,7 @@ template <class C>
 C combine(ReduceOp op, C a, C b) {
   if (op == ReduceOp::sum) {
     if constexpr (std::is_same_v<C, bool>) return a || b;
-    else if constexpr (std::is_integral_v<C>)  // integer sums wrap, in unsigned arithmetic (no UB)
-      return static_cast<C>(static_cast<std::make_unsigned_t<C>>(a) + static_cast<std::make_unsigned_t<C>>(b));
-    else return static_cast<C>(a + b);
+    else return loops::add(a, b);  // integer sums wrap without UB
   }
   if constexpr (std::is_floating_point_v<C>)
     if (a != a || b != b) return a != a ? a : b;  // NaN propagates

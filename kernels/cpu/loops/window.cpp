@@ -46,7 +46,7 @@ void window_typed(WindowOp op, const T* in, T* out, const WindowGeometry& g) {
         C v = load(in[off]);
         if (op == WindowOp::sum) {
           if constexpr (std::is_same_v<C, bool>) acc = acc || v;
-          else acc = static_cast<C>(acc + v);
+          else acc = loops::add(acc, v);
         } else if constexpr (std::is_floating_point_v<C>) {
           if (v != v || acc != acc) acc = acc != acc ? acc : v;  // NaN propagates, as lax.max
           else acc = v > acc ? v : acc;

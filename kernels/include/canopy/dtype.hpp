@@ -148,6 +148,18 @@ constexpr DType dtype_of() {
 template <class T>
 using compute_type_t = std::conditional_t<std::is_same_v<T, bf16> || std::is_same_v<T, f16>, float, T>;
 
+/// The unsigned type integer arithmetic on C wraps in without undefined behaviour: C's unsigned
+/// counterpart, widened to `unsigned` for the 8- and 16-bit types (which would otherwise promote to
+/// signed int, where 65535 * 65535 overflows). C itself for floating-point types and bool.
+template <class C, bool = std::is_integral_v<C> && !std::is_same_v<C, bool>>
+struct wrapping { using type = C; };
+template <class C>
+struct wrapping<C, true> {
+  using type = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
+};
+template <class C>
+using wrapping_t = typename wrapping<C>::type;
+
 /// Calls `f(std::type_identity<T>{})` with the C++ type of `d` (no value is constructed).
 template <class F>
 decltype(auto) visit_dtype(DType d, F&& f) {

@@ -171,7 +171,8 @@ namespace detail {
 /// Wraps external memory kept alive by `owner` as an Array (zero-copy; e.g. from_eigen).
 Array adopt_buffer(void* data, DType d, const Shape& shape, std::shared_ptr<void> owner);
 /// A weakly typed scalar (JAX's Python-scalar semantics): defers to the other operand's dtype.
-/// Floats are stored in f64 and ints in i32 so no precision is lost before promotion.
+/// Floats are stored in f64 and ints in i32 (i64 beyond i32's range) so no precision is lost
+/// before promotion.
 Array weak_scalar(double v);
 Array weak_scalar(std::int64_t v);
 template <class T>

@@ -1,6 +1,7 @@
 // Array's member functions and creation from C++ data.
 #include "canopy/array.hpp"
 
+#include <limits>
 #include <cstring>
 
 #include "array_impl.hpp"
@@ -97,8 +98,10 @@ Array weak_scalar(double v) {
   return a;
 }
 Array weak_scalar(std::int64_t v) {
+  // i32 when it fits (JAX's weak int), else i64 so that an i64 array meets the exact value.
+  const bool fits = v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max();
   auto i = static_cast<std::int32_t>(v);
-  Array a = array_from_data(&i, DType::i32, Shape{});
+  Array a = fits ? array_from_data(&i, DType::i32, Shape{}) : array_from_data(&v, DType::i64, Shape{});
   a.impl()->aval.weak_type = true;
   return a;
 }

@@ -5,10 +5,22 @@
 namespace canopy {
 namespace {
 
-// numpy's negative indexing: i + n where i < 0 (unsigned indices cannot be negative).
-Array wrap_negative(const Array& i, std::int64_t n) {
-  if (is_unsigned(i.dtype())) return i;
+// numpy's negative indexing: i + n where i < 0 (unsigned indices cannot be negative). Signed
+// indices narrower than i32 are widened first, since n may not fit their dtype.
+Array wrap_negative(const Array& index, std::int64_t n) {
+  if (is_unsigned(index.dtype())) return index;
+  const Array i = itemsize(index.dtype()) < 4 ? index.astype(DType::i32) : index;
   return where(i < 0, i + full({}, static_cast<double>(n), i.dtype()), i);
+}
+
+// An index as the i32 that gather/scatter take: 32- and 64-bit dtypes are clamped to [-1, n] first,
+// so an index out of range stays out of range (filled, dropped or clipped) instead of wrapping
+// into it.
+Array as_i32_index(const Array& i, std::int64_t n) {
+  if (i.dtype() == DType::i32 || itemsize(i.dtype()) < 4) return i.astype(DType::i32);
+  Array c = min(i, full({}, static_cast<double>(n), i.dtype()));
+  if (!is_unsigned(i.dtype())) c = max(c, full({}, -1.0, i.dtype()));
+  return c.astype(DType::i32);
 }
 
 std::vector<int> range(int from, int to) {
@@ -83,7 +95,7 @@ Array take_along_axis(const Array& x, const Array& indices, std::optional<int> a
   for (std::size_t i = 0, bj = 0; i < r; ++i) {
     const bool batched = bj < batch_dims.size() && batch_dims[bj] == i;
     if (i == ax) {
-      parts.push_back(reshape(idx, batch).astype(DType::i32));
+      parts.push_back(as_i32_index(reshape(idx, batch), a.shape()[ax]));
     } else if (!batched) {
       dn.offset_dims.push_back(static_cast<int>(i));
       kept.push_back(a.shape()[i]);
@@ -136,7 +148,7 @@ AtPlan plan_at(const Array& x, const std::vector<Array>& idx, const char* api) {
   }
   std::vector<Array> cols;
   for (std::size_t i = 0; i < idx.size(); ++i)
-    cols.push_back(expand_dims(broadcast_to(wrap_negative(idx[i], x.shape()[i]).astype(DType::i32), batch), {-1}));
+    cols.push_back(expand_dims(broadcast_to(as_i32_index(wrap_negative(idx[i], x.shape()[i]), x.shape()[i]), batch), {-1}));
   return {concatenate(cols, -1), batch, idx.size()};
 }
 

@@ -37,12 +37,17 @@ Array sum(const Array& x, const Axes& axes, bool keepdims) {
 }
 
 Array mean(const Array& x, const Axes& axes, bool keepdims) {
-  Array in = detail::to_float(x);
+  const Array as_float = detail::to_float(x);
+  // 16-bit floats sum and divide in f32 and round once (jnp's upcast_f16_for_computation): a sum
+  // kept in f16 overflows at 65504.
+  const bool narrow = as_float.dtype() == DType::f16 || as_float.dtype() == DType::bf16;
+  const Array in = narrow ? as_float.astype(DType::f32) : as_float;
   auto ax = resolve("mean", in, axes);
   std::int64_t count = 1;
   for (int a : ax) count *= in.shape()[static_cast<std::size_t>(a)];
   // count == 0 gives NaN, as in numpy.
-  return keep(reduce_sum(in, ax) / static_cast<double>(count), in, ax, keepdims);
+  const Array m = keep(reduce_sum(in, ax) / static_cast<double>(count), in, ax, keepdims);
+  return narrow ? m.astype(as_float.dtype()) : m;
 }
 
 Array max(const Array& x, const Axes& axes, bool keepdims) {

@@ -27,8 +27,7 @@ struct ReduceProd {
     visit_dtype(x.dtype(), [&]<class T>(std::type_identity<T>) {
       if constexpr (!std::is_same_v<T, bool>) {
         using C = compute_type_t<T>;
-        using W = typename std::conditional_t<std::is_integral_v<C>, std::make_unsigned<C>,
-                                              std::type_identity<C>>::type;  // integers wrap
+        using W = wrapping_t<C>;  // integers wrap
         const T* p = static_cast<const T*>(detail::cdata(xt));
         T* o = static_cast<T*>(detail::mutable_data(out[0]));
         for (std::int64_t i = 0; i < rows; ++i) {

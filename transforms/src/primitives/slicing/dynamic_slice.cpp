@@ -110,9 +110,10 @@ namespace detail {
 std::vector<Array> normalize_starts(const Array& x, const std::vector<Array>& starts, const char* api) {
   std::vector<Array> out;
   for (std::size_t d = 0; d < starts.size(); ++d) {
-    const Array& s = starts[d];
-    expect_index(api, "start index", s.aval(), static_cast<int>(d) + 1);
-    if (is_unsigned(s.dtype()) || d >= x.ndim()) { out.push_back(s); continue; }
+    expect_index(api, "start index", starts[d].aval(), static_cast<int>(d) + 1);
+    if (is_unsigned(starts[d].dtype()) || d >= x.ndim()) { out.push_back(starts[d]); continue; }
+    // Narrow signed starts are widened first: the dim may not fit their dtype.
+    const Array s = itemsize(starts[d].dtype()) < 4 ? starts[d].astype(DType::i32) : starts[d];
     Array dim = full({}, static_cast<double>(x.shape()[d]), s.dtype());
     out.push_back(where(s < 0, s + dim, s));
   }
