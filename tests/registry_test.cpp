@@ -69,3 +69,23 @@ TEST_CASE("registry: every primitive has its jvp, transpose and batching rules, 
   }
   CHECK_MESSAGE(missing.empty(), "primitives lacking rules:\n" << missing);
 }
+
+TEST_CASE("registry: every primitive's arity accepts its samples and bind rejects one input too many or too few") {
+  for (const PrimitiveInfo* p : registered_primitives()) {
+    CAPTURE(std::string(p->name));
+    for (const ErasedSample& s : p->samples()) {
+      CHECK(p->arity.accepts(s.inputs.size()));
+      Arrays more = s.inputs;
+      more.push_back(more.empty() ? scalar(1.0f) : more.back());
+      if (!p->arity.accepts(more.size())) {
+        const std::string want = std::string(p->name) + ": inputs are " + std::to_string(more.size()) +
+                                 " arrays; the primitive takes";
+        CHECK_THROWS_WITH_AS(detail::bind(*p, more, s.ref()), doctest::Contains(want.c_str()), TypeError);
+      }
+      if (!s.inputs.empty() && !p->arity.accepts(s.inputs.size() - 1)) {
+        const Arrays fewer(s.inputs.begin(), s.inputs.end() - 1);
+        CHECK_THROWS_AS(detail::bind(*p, fewer, s.ref()), TypeError);
+      }
+    }
+  }
+}

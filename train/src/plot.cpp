@@ -294,8 +294,10 @@ std::string CurvePlot::svg() const {
     // The legend goes in the corner covering the fewest curve points (top-right first on a tie).
     double lx = 0, ly = 0;
     std::size_t best = SIZE_MAX;
-    for (auto [cx, cy] : {std::pair{x1 - lw - 6, y0 + 6}, {x1 - lw - 6, y1 - lh - 6}, {x0 + 6, y0 + 6}, {x0 + 6, y1 - lh - 6}}) {
-      cx = std::max(cx, x0 + 4);
+    for (const auto& corner : {std::pair{x1 - lw - 6, y0 + 6}, {x1 - lw - 6, y1 - lh - 6}, {x0 + 6, y0 + 6}, {x0 + 6, y1 - lh - 6}}) {
+      // Plain variables, not a structured binding: lambdas capture those only from C++20 compilers
+      // newer than clang 14, which the fuzzing build uses.
+      const double cx = std::max(corner.first, x0 + 4), cy = corner.second;
       auto covered = static_cast<std::size_t>(std::count_if(drawn.begin(), drawn.end(), [&](const auto& p) {
         return p.first >= cx && p.first <= cx + lw && p.second >= cy && p.second <= cy + lh;
       }));

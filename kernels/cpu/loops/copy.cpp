@@ -1,5 +1,6 @@
 // Data movement: strided copies (transpose, broadcast_in_dim), select_n and iota.
 // Copies are by element size only, so one instantiation serves every dtype of that width.
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -87,8 +88,14 @@ void select_typed(const P* which, std::span<const void* const> cases, W* out, st
       return;
     }
   }
+  // An out-of-range `which` is clamped to the first or last case, as XLA's lowering to a tree of
+  // comparisons behaves; never a read past the case list.
+  const auto last = static_cast<std::int64_t>(cases.size()) - 1;
   loops::parallel_for(n, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) out[i] = static_cast<const W*>(cases[static_cast<std::size_t>(which[i])])[i];
+    for (std::int64_t i = b; i < e; ++i) {
+      const std::int64_t k = std::clamp<std::int64_t>(static_cast<std::int64_t>(which[i]), 0, last);
+      out[i] = static_cast<const W*>(cases[static_cast<std::size_t>(k)])[i];
+    }
   });
 }
 

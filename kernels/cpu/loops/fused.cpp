@@ -163,11 +163,11 @@ inline void map2(Operand x, Operand z, float* y, std::int64_t n, F f) {
 template <class C0, class C1>
 [[gnu::always_inline]] inline void blend(const float* w, float* y, std::int64_t n, C0 c0, C1 c1) {
 #pragma omp simd
-  for (std::int64_t i = 0; i < n; ++i) y[i] = w[i] != 0 ? c1(i) : c0(i);
+  for (std::int64_t i = 0; i < n; ++i) y[i] = w[i] > 0 ? c1(i) : c0(i);  // an i32 `which` < 0 clamps to case 0
 }
 #define CANOPY_FUSED_SELECT_BODY                                                                        \
   if (w.scalar) {                                                                                       \
-    const Operand c = w.p[0] != 0 ? c1 : c0;                                                            \
+    const Operand c = w.p[0] > 0 ? c1 : c0;                                                             \
     if (c.scalar) std::fill_n(y, n, c.p[0]);                                                            \
     else std::copy_n(c.p, n, y);                                                                        \
     return;                                                                                             \

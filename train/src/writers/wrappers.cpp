@@ -101,7 +101,9 @@ void SplitByPrefixWriter::write_scalars(std::int64_t step, const Scalars& scalar
   // Route every tag first, so a bad one writes nothing.
   std::vector<std::pair<std::string, Scalars>> groups;
   for (const auto& [tag, value] : scalars) {
-    auto [split, name] = route(tag);
+    auto routed = route(tag);  // not a structured binding: clang 14 cannot capture one in a lambda
+    const std::string& split = routed.first;
+    std::string& name = routed.second;
     auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& p) { return p.first == split; });
     if (g == groups.end()) g = groups.insert(groups.end(), {split, {}});
     g->second.emplace_back(std::move(name), value);

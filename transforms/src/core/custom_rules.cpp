@@ -16,6 +16,7 @@ namespace {
 /// hence not in the registry: it only exists between a forward pass and its pullback.
 struct CustomLin {
   static constexpr std::string_view name = "custom_lin";
+  static constexpr Arity arity = Arity::at_least(0);
   struct Params {
     std::string api;
     std::function<Arrays(const Arrays&, const Arrays&)> bwd;

@@ -120,6 +120,12 @@ Trace* top_trace(std::string_view api, std::span<const Array> in) {
 Arrays bind_custom(const CustomRule& rule, std::span<const Array> in) { return top_trace(rule.name, in)->process_custom(rule, in); }
 
 Arrays bind(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params) {
+  if (!p.arity.accepts(in.size())) {
+    const std::string want = p.arity.max == p.arity.min ? std::to_string(p.arity.min)
+                             : p.arity.max < 0          ? "at least " + std::to_string(p.arity.min)
+                                                        : std::to_string(p.arity.min) + " to " + std::to_string(p.arity.max);
+    raise<TypeError>(p.name, "inputs", "", concat("are ", in.size(), " arrays; the primitive takes ", want));
+  }
   Trace* top = top_trace(p.name, in);
   return p.call_program ? top->process_call(p, in, params) : top->process(p, in, params);
 }

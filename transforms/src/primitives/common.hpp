@@ -49,6 +49,9 @@ std::vector<Array> promote(std::vector<Array> xs);
 Array convert_weak(const Array& x, DType d, bool weak);
 /// Integer/bool inputs become f32 (weak stays weak), as jnp does for float-only functions.
 Array to_float(const Array& x);
+/// bool and integers narrower than 32 bits widened to i32 (signed, bool) or u32 (unsigned), as
+/// jnp.sum and jnp.prod accumulate them by default (numpy's platform integer, x64 off).
+Array to_accumulating(const Array& x);
 /// x as truth values, as jnp's logical functions read it: bool unchanged, else x != 0 (NaN is true).
 Array truth(const Array& x);
 /// Whether eager evaluation is current (no transformation active) and x is concrete.

@@ -13,6 +13,7 @@
 
 #include "canopy/array.hpp"
 #include "canopy/core/params.hpp"
+#include "canopy/core/params_perturb.hpp"
 #include "canopy/core/registry.hpp"
 #include "canopy/core/trace.hpp"
 
@@ -99,9 +100,22 @@ struct Lowering {
   static constexpr Lowering of(Kind k) { return {k, 0}; }
 };
 
+/// How many inputs a primitive takes, declared next to its rules (`static constexpr Arity arity =
+/// Arity::exactly(2);`). bind checks it before any rule runs, so no rule indexes past its inputs.
+struct Arity {
+  int min = 0;
+  int max = -1;  ///< -1: no upper bound
+  static constexpr Arity exactly(int n) { return {n, n}; }
+  static constexpr Arity at_least(int n) { return {n, -1}; }
+  constexpr bool accepts(std::size_t n) const {
+    return n >= static_cast<std::size_t>(min) && (max < 0 || n <= static_cast<std::size_t>(max));
+  }
+};
+
 /// Everything canopy knows about one primitive. Null rule = not provided (yet).
 struct PrimitiveInfo {
   std::string_view name;
+  Arity arity{};
   const std::type_info* params_type = nullptr;
   AbstractEvalFn abstract_eval = nullptr;
   KernelFn cpu_kernel = nullptr;   ///< eager kernel on cpu:k
@@ -127,6 +141,9 @@ struct PrimitiveInfo {
   std::uint64_t (*params_hash)(const ParamsRef& params) = nullptr;
   /// An owned copy of the params, for traces that record applications (linearize, jit).
   std::shared_ptr<const void> (*clone_params)(const ParamsRef& params) = nullptr;
+  /// For the fuzzers: an owned copy of the params with fields perturbed by `draw` (null where
+  /// the params are not walkable field by field: those holding functions or Arrays).
+  std::shared_ptr<const void> (*perturbed_params)(const ParamsRef& params, detail::ParamDraw& draw) = nullptr;
   /// Set for call primitives (jit_call): the program the params hold. Traces apply such a
   /// primitive through Trace::process_call.
   const struct Program* (*call_program)(const ParamsRef& params) = nullptr;
@@ -150,6 +167,9 @@ PrimitiveInfo make_info() {
   using Params = typename P::Params;
   PrimitiveInfo i;
   i.name = P::name;
+  static_assert(requires { Arity{P::arity}; },
+                "canopy: a primitive declares how many inputs it takes: static constexpr Arity arity = ...");
+  i.arity = P::arity;
   i.params_type = &typeid(Params);
   // Every output shape is checked here, once, so that no trace or kernel sees one whose element
   // or byte count overflows int64 (ShapeError naming the primitive).
@@ -212,6 +232,11 @@ PrimitiveInfo make_info() {
                   "field; give the primitive params_equal, params_hash and params_string statics");
     i.params_equal = [](const ParamsRef& a, const ParamsRef& b) { return param_equal(a.get<Params>(), b.get<Params>()); };
     i.params_hash = [](const ParamsRef& params) { return param_hash(params.get<Params>()); };
+    i.perturbed_params = [](const ParamsRef& params, ParamDraw& draw) -> std::shared_ptr<const void> {
+      auto copy = std::make_shared<Params>(params.get<Params>());
+      param_perturb(*copy, draw);
+      return copy;
+    };
   }
   if constexpr (requires(const Params& p) { P::program_of(p); }) {
     i.call_program = [](const ParamsRef& params) -> const Program* { return &P::program_of(params.get<Params>()); };

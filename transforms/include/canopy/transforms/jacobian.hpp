@@ -95,7 +95,10 @@ auto jacrev(F f) {
     detail::reject_float_leaves_in("jacrev", args);
     std::optional<Result> traced;
     const Arrays ps = detail::arrays_of(args);
-    auto [outs, pullback] = detail::vjp_flat(detail::flatten_fun(f, args, traced), ps);
+    // Named members, not a structured binding: clang 14 cannot capture a binding in a lambda.
+    auto outs_and_pullback = detail::vjp_flat(detail::flatten_fun(f, args, traced), ps);
+    const Arrays& outs = outs_and_pullback.first;
+    const detail::Pullback& pullback = outs_and_pullback.second;
     const Result result = [&] {
       std::size_t pos = 0;
       return detail::with_arrays(*traced, outs, pos);

@@ -67,7 +67,7 @@ std::pair<Arrays, Arrays> jvp_flat(const FlatFn& f, const Arrays& primals, const
   for (std::size_t i = 0; i < primals.size(); ++i) in.push_back(trace->box(primals[i], tangents[i]));
   Arrays out;
   {
-    EndTrace ending(*trace);
+    EndTrace ending{*trace};
     TraceGuard guard(trace.get());
     out = f(in);
   }

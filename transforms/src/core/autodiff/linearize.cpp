@@ -81,7 +81,7 @@ std::pair<Arrays, std::shared_ptr<Program>> linearize_program(const FlatFn& f, c
   for (const Array& x : primals) in.push_back(jvp->box(x, stage->new_input(x.aval())));
   Arrays out;
   {
-    EndTrace end_stage(*stage), end_jvp(*jvp);
+    EndTrace end_stage{*stage}, end_jvp{*jvp};
     TraceGuard guard(jvp.get());
     out = f(in);
   }

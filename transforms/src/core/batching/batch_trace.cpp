@@ -128,7 +128,7 @@ Arrays vmap_flat(const FlatFn& f, const Arrays& in, const VmapSpec& spec) {
   for (std::size_t i = 0; i < in.size(); ++i) boxed.push_back(trace->box(in[i], axes[i]));
   Arrays out;
   {
-    EndTrace ending(*trace);
+    EndTrace ending{*trace};
     TraceGuard guard(trace.get());
     out = f(boxed);
   }

@@ -97,7 +97,7 @@ Program stage(const FlatFn& f, const std::vector<Aval>& in_avals) {
   for (const Aval& a : in_avals) in.push_back(stage->new_input(a));
   Arrays out;
   {
-    EndTrace end(*stage);
+    EndTrace end{*stage};
     TraceGuard guard(stage.get());
     out = f(in);
   }

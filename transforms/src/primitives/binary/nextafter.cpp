@@ -8,6 +8,7 @@
 namespace canopy::prim {
 struct Nextafter {
   static constexpr std::string_view name = "nextafter";
+  static constexpr Arity arity = Arity::exactly(2);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     const Aval out = detail::binary_aval(name, avals, detail::kFloat);

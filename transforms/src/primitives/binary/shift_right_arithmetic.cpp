@@ -6,6 +6,7 @@
 namespace canopy::prim {
 struct ShiftRightArithmetic {
   static constexpr std::string_view name = "shift_right_arithmetic";
+  static constexpr Arity arity = Arity::exactly(2);
   struct Params {};
   static constexpr bool nondifferentiable = true;  // integer outputs
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Sub {
   static constexpr std::string_view name = "sub";
+  static constexpr Arity arity = Arity::exactly(2);
   static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::sub);
   struct Params {};
   static constexpr bool linear = true;

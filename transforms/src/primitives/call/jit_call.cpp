@@ -13,6 +13,7 @@
 namespace canopy::prim {
 struct JitCall {
   static constexpr std::string_view name = "jit_call";
+  static constexpr Arity arity = Arity::at_least(0);
   struct Params {
     std::shared_ptr<const Executable> executable;
     /// A linear call's leading residual inputs (fixed under transposition); 0 otherwise.

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct AllGather {
   static constexpr std::string_view name = "all_gather";
+  static constexpr Arity arity = Arity::exactly(1);
   using Params = CollectiveParams;
   static constexpr bool linear = true;
   // The stack's size is the bound axis's (its shape is needed when linearize records a tangent).

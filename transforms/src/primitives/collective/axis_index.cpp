@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct AxisIndex {
   static constexpr std::string_view name = "axis_index";
+  static constexpr Arity arity = Arity::exactly(0);
   using Params = CollectiveParams;
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval>, const Params&) { return {DType::i32, {}, false}; }

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct PMin {
   static constexpr std::string_view name = "pmin";
+  static constexpr Arity arity = Arity::exactly(1);
   using Params = CollectiveParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) { return avals[0]; }
   static void eval_cpu(std::span<const Array> x, std::span<Array> out, const Params& params) {

@@ -7,6 +7,7 @@
 namespace canopy::prim {
 struct PPermute {
   static constexpr std::string_view name = "ppermute";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     std::string axis_name;
     std::vector<std::pair<int, int>> perm;  ///< (source, destination) axis indices

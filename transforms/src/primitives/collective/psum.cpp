@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Psum {
   static constexpr std::string_view name = "psum";
+  static constexpr Arity arity = Arity::exactly(1);
   using Params = CollectiveParams;
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) { return avals[0]; }

@@ -5,6 +5,7 @@
 namespace canopy::prim {
 struct PsumScatter {
   static constexpr std::string_view name = "psum_scatter";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     std::string axis_name;
     int scatter_dimension = 0;

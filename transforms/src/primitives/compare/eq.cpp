@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Eq {
   static constexpr std::string_view name = "eq";
+  static constexpr Arity arity = Arity::exactly(2);
   static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::eq);
   struct Params {};
   static constexpr bool nondifferentiable = true;

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Gt {
   static constexpr std::string_view name = "gt";
+  static constexpr Arity arity = Arity::exactly(2);
   static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::gt);
   struct Params {};
   static constexpr bool nondifferentiable = true;

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Lt {
   static constexpr std::string_view name = "lt";
+  static constexpr Arity arity = Arity::exactly(2);
   static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::lt);
   struct Params {};
   static constexpr bool nondifferentiable = true;

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Ne {
   static constexpr std::string_view name = "ne";
+  static constexpr Arity arity = Arity::exactly(2);
   static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::ne);
   struct Params {};
   static constexpr bool nondifferentiable = true;

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct ConvertElementType {
   static constexpr std::string_view name = "convert_element_type";
+  static constexpr Arity arity = Arity::exactly(1);
   static constexpr Lowering lowering = Lowering::of(Lowering::Kind::convert);
   struct Params {
     DType new_dtype = DType::f32;

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Iota {
   static constexpr std::string_view name = "iota";
+  static constexpr Arity arity = Arity::exactly(0);
   struct Params {
     DType dtype = DType::i32;
     Shape shape;
@@ -18,7 +19,9 @@ struct Iota {
     return out;
   }
   static void eval_cpu(std::span<const Array>, std::span<Array> out, const Params& params) {
-    kernels::cpu::iota(params.dtype, params.shape, params.dimension, detail::mutable_data(out[0]));
+    const int rank = static_cast<int>(params.shape.size());  // abstract_eval accepted -rank..rank-1
+    kernels::cpu::iota(params.dtype, params.shape, params.dimension < 0 ? params.dimension + rank : params.dimension,
+                       detail::mutable_data(out[0]));
   }
   static std::vector<Sample<Params>> samples() {
     return {{{}, {DType::i32, {5}, 0}, "1-D"}, {{}, {DType::f32, {2, 3}, 1}, "2-D minor"},

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Xor {
   static constexpr std::string_view name = "xor";
+  static constexpr Arity arity = Arity::exactly(2);
   static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::logical_xor);
   struct Params {};
   static constexpr bool nondifferentiable = true;

@@ -27,6 +27,7 @@ Array example(const Array& x, int axis, std::int64_t k) {
 namespace canopy::prim {
 struct PureCallback {
   static constexpr std::string_view name = "pure_callback";
+  static constexpr Arity arity = Arity::at_least(0);
   struct Params {
     std::shared_ptr<const detail::HostCallback> callback;
     std::vector<Aval> result_avals;
@@ -82,6 +83,8 @@ struct PureCallback {
       cb->name = vectorized ? "host_affine_vectorized" : "host_affine";
       cb->vectorized = vectorized;
       cb->fn = [](const Arrays& xs) {  // plain host code over the concrete values
+        if (xs.size() != 2 || xs[1].size() == 0)  // as a user's callback checks what it is given
+          detail::raise<TypeError>("host_affine", "arguments", "", "are not an array and a non-empty offset");
         std::vector<float> v = xs[0].to_vector<float>(), s = xs[1].to_vector<float>();
         for (std::size_t i = 0; i < v.size(); ++i) v[i] = v[i] * 2.f + s[i % s.size()];
         return Arrays{array(v, xs[0].shape())};

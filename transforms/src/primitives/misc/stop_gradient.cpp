@@ -6,6 +6,7 @@
 namespace canopy::prim {
 struct StopGradient {
   static constexpr std::string_view name = "stop_gradient";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) { return avals[0]; }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {

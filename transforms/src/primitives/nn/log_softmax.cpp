@@ -8,6 +8,7 @@
 namespace canopy::prim {
 struct LogSoftmax {
   static constexpr std::string_view name = "log_softmax";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     int axis = -1;  ///< non-negative after the op normalises it
   };

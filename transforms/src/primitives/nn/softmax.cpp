@@ -8,6 +8,7 @@
 namespace canopy::prim {
 struct Softmax {
   static constexpr std::string_view name = "softmax";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     int axis = -1;  ///< non-negative after the op normalises it
   };

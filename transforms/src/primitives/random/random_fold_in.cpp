@@ -7,6 +7,7 @@
 namespace canopy::prim {
 struct RandomFoldIn {
   static constexpr std::string_view name = "random_fold_in";
+  static constexpr Arity arity = Arity::exactly(2);
   struct Params {};
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

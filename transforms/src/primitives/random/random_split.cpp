@@ -7,6 +7,7 @@
 namespace canopy::prim {
 struct RandomSplit {
   static constexpr std::string_view name = "random_split";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     Shape shape;
     random::Layout layout = random::default_layout;

@@ -9,6 +9,7 @@
 namespace canopy::prim {
 struct RandomUniform01 {
   static constexpr std::string_view name = "random_uniform01";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     Shape shape;
     DType dtype = DType::f32;

@@ -7,6 +7,7 @@
 namespace canopy::prim {
 struct Threefry2x32 {
   static constexpr std::string_view name = "threefry2x32";
+  static constexpr Arity arity = Arity::exactly(4);
   struct Params {};
   static constexpr bool nondifferentiable = true;
   static std::vector<Aval> abstract_eval(std::span<const Aval> avals, const Params&) {

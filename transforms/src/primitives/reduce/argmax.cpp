@@ -6,6 +6,7 @@
 namespace canopy::prim {
 struct ArgMax {
   static constexpr std::string_view name = "argmax";
+  static constexpr Arity arity = Arity::exactly(1);
   using Params = detail::ArgParams;
   static constexpr bool nondifferentiable = true;  // integer output
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {

@@ -9,7 +9,7 @@
 
 namespace canopy::detail {
 
-/// Params of both primitives: one axis, and the dtype of the indices (i32 or u32).
+/// Params of both primitives: one axis, and the dtype of the indices (any integer dtype).
 struct ArgParams {
   int axis = 0;
   DType index_dtype = DType::i32;

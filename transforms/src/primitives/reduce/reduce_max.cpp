@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct ReduceMax {
   static constexpr std::string_view name = "reduce_max";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     std::vector<int> axes;
   };

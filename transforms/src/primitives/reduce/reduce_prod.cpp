@@ -8,6 +8,7 @@
 namespace canopy::prim {
 struct ReduceProd {
   static constexpr std::string_view name = "reduce_prod";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     std::vector<int> axes;
   };

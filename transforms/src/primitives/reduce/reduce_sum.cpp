@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct ReduceSum {
   static constexpr std::string_view name = "reduce_sum";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     std::vector<int> axes;
   };

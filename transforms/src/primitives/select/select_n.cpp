@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct SelectN {
   static constexpr std::string_view name = "select_n";
+  static constexpr Arity arity = Arity::at_least(2);
   static constexpr Lowering lowering = Lowering::of(Lowering::Kind::select);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

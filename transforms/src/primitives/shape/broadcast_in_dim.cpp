@@ -6,6 +6,7 @@
 namespace canopy::prim {
 struct BroadcastInDim {
   static constexpr std::string_view name = "broadcast_in_dim";
+  static constexpr Arity arity = Arity::exactly(1);
   static constexpr Lowering lowering = Lowering::of(Lowering::Kind::broadcast);
   struct Params {
     Shape shape;

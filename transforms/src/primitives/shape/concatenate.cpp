@@ -6,6 +6,7 @@
 namespace canopy::prim {
 struct Concatenate {
   static constexpr std::string_view name = "concatenate";
+  static constexpr Arity arity = Arity::at_least(1);
   struct Params {
     int dimension = 0;
   };

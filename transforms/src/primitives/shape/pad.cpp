@@ -15,6 +15,7 @@ std::vector<int> all_axes(const Array& x) {
 }  // namespace
 struct Pad {
   static constexpr std::string_view name = "pad";
+  static constexpr Arity arity = Arity::exactly(2);
   struct Params {
     std::vector<PadConfig> padding_config;
   };

@@ -6,6 +6,7 @@
 namespace canopy::prim {
 struct Reshape {
   static constexpr std::string_view name = "reshape";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     Shape new_sizes;
   };

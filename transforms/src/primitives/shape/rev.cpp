@@ -5,6 +5,7 @@
 namespace canopy::prim {
 struct Rev {
   static constexpr std::string_view name = "rev";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     std::vector<int> dimensions;
   };

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Transpose {
   static constexpr std::string_view name = "transpose";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     std::vector<int> permutation;
   };

@@ -12,6 +12,7 @@ Array bind1_with_starts(const Array& operand, std::span<const Array> inputs, con
 }  // namespace
 struct DynamicSlice {
   static constexpr std::string_view name = "dynamic_slice";
+  static constexpr Arity arity = Arity::at_least(1);
   struct Params {
     std::vector<std::int64_t> slice_sizes;
   };

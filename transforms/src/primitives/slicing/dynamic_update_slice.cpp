@@ -9,6 +9,7 @@
 namespace canopy::prim {
 struct DynamicUpdateSlice {
   static constexpr std::string_view name = "dynamic_update_slice";
+  static constexpr Arity arity = Arity::at_least(2);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     const Aval &a = avals[0], &u = avals[1];

@@ -9,6 +9,7 @@
 namespace canopy::prim {
 struct Gather {
   static constexpr std::string_view name = "gather";
+  static constexpr Arity arity = Arity::exactly(2);
   struct Params {
     GatherDimensionNumbers dimension_numbers;
     Shape slice_sizes;

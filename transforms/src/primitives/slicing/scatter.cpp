@@ -8,6 +8,7 @@
 namespace canopy::prim {
 struct Scatter {
   static constexpr std::string_view name = "scatter";
+  static constexpr Arity arity = Arity::exactly(3);
   struct Params {
     ScatterDimensionNumbers dimension_numbers;
     GatherScatterMode mode = GatherScatterMode::fill_or_drop;

@@ -5,6 +5,7 @@
 namespace canopy::prim {
 struct Slice {
   static constexpr std::string_view name = "slice";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     std::vector<std::int64_t> start_indices, limit_indices, strides;
   };

@@ -15,7 +15,7 @@ namespace canopy::detail {
 /// ShapeError unless `dims` are distinct, in [0, bound) and (when `sorted`) increasing.
 void expect_dims(std::string_view prim, std::string_view what, const std::vector<int>& dims, std::size_t bound,
                  bool sorted, const Aval& about);
-/// TypeError unless `a` is i32 or u32.
+/// TypeError unless `a` is an integer dtype (any width, signed or unsigned).
 void expect_index(std::string_view prim, std::string_view what, const Aval& a, int arg);
 /// "[1,2,3]" for messages.
 std::string list_text(std::span<const int> v);

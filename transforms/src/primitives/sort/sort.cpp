@@ -39,6 +39,7 @@ struct RowKey {
 
 struct Sort {
   static constexpr std::string_view name = "sort";
+  static constexpr Arity arity = Arity::at_least(1);
   struct Params {
     int dimension = -1;
     bool is_stable = true;

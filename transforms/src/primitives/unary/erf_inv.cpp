@@ -6,6 +6,7 @@
 namespace canopy::prim {
 struct ErfInv {
   static constexpr std::string_view name = "erf_inv";
+  static constexpr Arity arity = Arity::exactly(1);
   static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::erf_inv);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

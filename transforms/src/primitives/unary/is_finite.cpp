@@ -6,6 +6,7 @@
 namespace canopy::prim {
 struct IsFinite {
   static constexpr std::string_view name = "is_finite";
+  static constexpr Arity arity = Arity::exactly(1);
   static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::is_finite);
   struct Params {};
   static constexpr bool nondifferentiable = true;

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Neg {
   static constexpr std::string_view name = "neg";
+  static constexpr Arity arity = Arity::exactly(1);
   static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::neg);
   struct Params {};
   static constexpr bool linear = true;

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Round {
   static constexpr std::string_view name = "round";
+  static constexpr Arity arity = Arity::exactly(1);
   struct Params {
     RoundingMethod rounding_method = RoundingMethod::away_from_zero;
   };

@@ -4,6 +4,7 @@
 namespace canopy::prim {
 struct Sin {
   static constexpr std::string_view name = "sin";
+  static constexpr Arity arity = Arity::exactly(1);
   static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::sin);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

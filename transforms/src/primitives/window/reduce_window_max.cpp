@@ -8,6 +8,7 @@
 namespace canopy::prim {
 struct ReduceWindowMax {
   static constexpr std::string_view name = "reduce_window_max";
+  static constexpr Arity arity = Arity::exactly(1);
   using Params = detail::WindowParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::window_aval(name, avals[0], params, detail::kFloat | detail::kInt);

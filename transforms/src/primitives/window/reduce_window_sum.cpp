@@ -6,6 +6,7 @@
 namespace canopy::prim {
 struct ReduceWindowSum {
   static constexpr std::string_view name = "reduce_window_sum";
+  static constexpr Arity arity = Arity::exactly(1);
   using Params = detail::WindowParams;
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
