@@ -81,7 +81,13 @@ TEST_CASE("u8, i8, u16, i16, i64, u64: arithmetic wraps, conversions saturate fr
   CHECK((bytes + 10).dtype() == DType::u8);  // a C++ int is weak: the array's dtype wins
   CHECK((bytes + 10).to_vector<std::uint8_t>() == std::vector<std::uint8_t>{4, 13, 10});
   CHECK((-bytes).to_vector<std::uint8_t>() == std::vector<std::uint8_t>{6, 253, 0});
-  CHECK(sum(bytes).item<std::uint8_t>() == 253);  // jnp.sum keeps u8 and wraps
+  // jnp.sum and jnp.prod accumulate narrow integers in 32 bits (promote_integers=True).
+  CHECK(sum(bytes).dtype() == DType::u32);
+  CHECK(sum(array(std::vector<std::uint8_t>{250, 10, 200}, {3})).item<std::uint32_t>() == 460);
+  CHECK(prod(bytes + 10).item<std::uint32_t>() == 4u * 13u * 10u);
+  CHECK(sum(array(std::vector<std::int16_t>{30000, 30000}, {2})).item<std::int32_t>() == 60000);
+  CHECK(sum(array(std::vector<std::int8_t>{-100, -100}, {2})).dtype() == DType::i32);
+  CHECK(sum(array(std::vector<std::uint64_t>{1, 2}, {2})).dtype() == DType::u64);
   CHECK((bytes.astype(DType::f32) / 255.0f).dtype() == DType::f32);
   const Array i8 = array(std::vector<std::int8_t>{-128, 127, -1}, {3});
   CHECK((-i8).to_vector<std::int8_t>() == std::vector<std::int8_t>{-128, -127, 1});
@@ -147,6 +153,20 @@ TEST_CASE("f16 rounds to nearest even, keeps subnormals, overflows to infinity")
   // grad and vmap in f16 work as in any float dtype.
   CHECK(grad([](const Array& v) { return sum(v * v); })(array({1.5f}).astype(DType::f16)).dtype() == DType::f16);
   CHECK(jit([](const Array& v) { return v * 3.0f; })(h).to_vector<float>() == (h * 3.0f).to_vector<float>());
+}
+
+TEST_CASE("f64 and wide integers round to f16 and bf16 once, not through a rounded f32") {
+  // 1 + 2^-11 + 2^-30 lies above the tie between 1 and 1 + 2^-10; rounded to f32 first, it would
+  // land on the tie and round to even (1).
+  const Array x = array({1.0 + 0x1p-11 + 0x1p-30, -(1.0 + 0x1p-11 + 0x1p-30), 1.0 + 0x1p-11, 65519.999, 1e-300});
+  CHECK(x.astype(DType::f16).to_vector<float>() == std::vector<float>{1.0f + 0x1p-10f, -(1.0f + 0x1p-10f), 1.0f, 65504.0f, 0.0f});
+  CHECK(x.astype(DType::bf16).to_vector<float>()[0] == 1.0f);
+  // 2^24 + 2^16 + 1: f32 rounds it to 2^24 + 2^16, the bf16 tie; correctly it rounds up.
+  const Array n = array(std::vector<std::int32_t>{16842753, -16842753, 16842752}, {3});
+  CHECK(n.astype(DType::bf16).to_vector<float>() == std::vector<float>{16908288.0f, -16908288.0f, 16777216.0f});
+  const Array w = array(std::vector<std::uint64_t>{(std::uint64_t{1} << 63) + (std::uint64_t{1} << 55) + 1}, {1});
+  CHECK(w.astype(DType::bf16).item<float>() == 0x1.02p63f);
+  CHECK(array({1e300, -1e300, double(INFINITY)}).astype(DType::f16).to_vector<float>() == std::vector<float>{INFINITY, -INFINITY, INFINITY});
 }
 
 TEST_CASE("promote_types follows JAX's lattice over every dtype pair") {

@@ -2,6 +2,7 @@
 // LRU, threads), composition with the other transformations, donation and bad input.
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,6 +70,15 @@ TEST_CASE("make_jaxpr: prints the program as a jaxpr, C++ scalars as literals") 
         "  in (h,) }");
   CHECK(p.eqns.size() == 6);
   CHECK(p.in_vars.size() == 2);
+}
+
+TEST_CASE("make_jaxpr: 64-bit integer literals print exactly") {
+  const std::uint64_t big = std::numeric_limits<std::uint64_t>::max();
+  const std::int64_t low = std::numeric_limits<std::int64_t>::min();
+  auto f = [&](const Array& x, const Array& y) { return std::pair{x + scalar(big), y - scalar(low)}; };
+  const std::string s = to_string(make_jaxpr(f)(array<std::uint64_t>({1}), array<std::int64_t>({2})));
+  CHECK(s.find("18446744073709551615:u64[]") != std::string::npos);
+  CHECK(s.find("-9223372036854775808:i64[]") != std::string::npos);
 }
 
 TEST_CASE("make_jaxpr: structs in, structs out; a nested jit prints its program inside the call") {

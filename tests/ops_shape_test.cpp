@@ -122,7 +122,7 @@ TEST_CASE("convert_element_type: truncates toward zero, saturates, NaN to 0") {
   CHECK(array({1.0, 2.0}).astype(DType::f32).dtype() == DType::f32);
 }
 
-TEST_CASE("bitcast_convert_type: u32 <-> f32 reinterprets the bits") {
+TEST_CASE("bitcast_convert_type: reinterprets the bits; across widths a trailing axis appears or is consumed") {
   Array one = array({1.0f, -2.0f});
   Array bits = bitcast_convert_type(one, DType::u32);
   CHECK(bits.to_vector<std::uint32_t>() == std::vector<std::uint32_t>{0x3f800000u, 0xc0000000u});
@@ -130,7 +130,26 @@ TEST_CASE("bitcast_convert_type: u32 <-> f32 reinterprets the bits") {
   // The PRNG's trick: mantissa bits | 0x3f800000 gives [1, 2).
   Array u = bitcast_convert_type(array({0x3fc00000u}), DType::f32);
   CHECK(u.item<float>() == 1.5f);
-  CHECK_THROWS_AS(bitcast_convert_type(array({1.0}), DType::u32), TypeError);
+  // Narrower: f64[2] -> u32[2,2], little-endian words (lax.bitcast_convert_type's shape rule).
+  const Array words = bitcast_convert_type(array({1.0, -2.0}), DType::u32);
+  CHECK(words.shape() == Shape{2, 2});
+  CHECK(words.to_vector<std::uint32_t>() == std::vector<std::uint32_t>{0u, 0x3ff00000u, 0u, 0xc0000000u});
+  CHECK(bitcast_convert_type(array({1.0f}), DType::u8).to_vector<std::uint8_t>() == std::vector<std::uint8_t>{0, 0, 0x80, 0x3f});
+  // Wider: the last axis must hold exactly new / old elements, and goes.
+  const Array back = bitcast_convert_type(words, DType::f64);
+  CHECK(back.shape() == Shape{2});
+  CHECK(back.to_vector<double>() == std::vector<double>{1.0, -2.0});
+  CHECK_THROWS_WITH_AS(bitcast_convert_type(array({1u, 2u, 3u}), DType::f64),
+                       "bitcast_convert_type: operand u32[3] cannot be bitcast to the wider f64; its last axis must "
+                       "have size 2 (8 / 4 bytes), which the result consumes",
+                       ShapeError);
+  CHECK_THROWS_AS(bitcast_convert_type(scalar(1u), DType::u64), ShapeError);
+  CHECK_THROWS_AS(bitcast_convert_type(array(std::vector<std::uint8_t>{2}, {1}), DType::bool_), TypeError);
+  // Under vmap the byte axis stays last, wherever the batch axis was.
+  const Array m = array({{1.0f, 2.0f}, {3.0f, 4.0f}});
+  const Array vb = vmap([](const Array& r) { return bitcast_convert_type(r, DType::u16); }, in_axes(1))(m);
+  CHECK(vb.shape() == Shape{2, 2, 2});
+  CHECK(vb.to_vector<std::uint16_t>() == bitcast_convert_type(transpose(m, {1, 0}), DType::u16).to_vector<std::uint16_t>());
 }
 
 TEST_CASE("iota: indices along one dimension; bad dimension is a ShapeError") {

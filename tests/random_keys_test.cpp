@@ -148,6 +148,31 @@ TEST_CASE("randint follows JAX's two-words algorithm and covers its range") {
     if (i % 3 == 2) CHECK(a[i] == 5);
   }
   CHECK_THROWS_AS(rnd::randint(k, {2}, 5, 5), rnd::ValueError);
+  // Other widths: the same algorithm on bits of the dtype's width, wrapping in it (jax.random.randint).
+  {
+    const auto h8 = rnd::bits(k1, {500}, DType::u8).to_vector<std::uint8_t>();
+    const auto l8 = rnd::bits(k2, {500}, DType::u8).to_vector<std::uint8_t>();
+    const auto r8 = rnd::randint(k, {500}, -5, 95, DType::i8).to_vector<std::int8_t>();
+    const unsigned span8 = 100, mult8 = ((16u % span8) * (16u % span8) % 256u) % span8;
+    for (std::size_t i = 0; i < r8.size(); ++i)
+      CHECK(r8[i] == static_cast<std::int8_t>(-5 + static_cast<int>(((h8[i] % span8) * mult8 % 256u + l8[i] % span8) % 256u % span8)));
+    // maxval 256 lies past u8's range: the span is the whole 2^8, as in JAX, and every byte appears.
+    std::set<int> seen;
+    for (auto v : rnd::randint(k, {5000}, 0, 256, DType::u8).to_vector<std::uint8_t>()) seen.insert(v);
+    CHECK(seen.size() == 256);
+    const auto h64 = rnd::bits(k1, {50}, DType::u64).to_vector<std::uint64_t>();
+    const auto l64 = rnd::bits(k2, {50}, DType::u64).to_vector<std::uint64_t>();
+    const std::int64_t lo64 = -(std::int64_t{1} << 40);
+    const std::uint64_t span64 = std::uint64_t{3} << 40, m64 = (std::uint64_t{1} << 32) % span64;
+    const auto r64 = rnd::randint(k, {50}, lo64, std::int64_t{1} << 41, DType::i64).to_vector<std::int64_t>();
+    for (std::size_t i = 0; i < r64.size(); ++i)
+      CHECK(r64[i] == static_cast<std::int64_t>(static_cast<std::uint64_t>(lo64) +
+                                                ((h64[i] % span64) * (m64 * m64 % span64) + l64[i] % span64) % span64));
+    CHECK(rnd::randint(k, {3}, array(std::vector<std::uint16_t>{1, 2, 3}, {3}), array(std::vector<std::uint16_t>{9, 9, 9}, {3}),
+                       DType::u16)
+              .dtype() == DType::u16);
+    CHECK_THROWS_AS(rnd::randint(k, {2}, 0, 5, DType::f32), TypeError);
+  }
   CHECK_THROWS_AS(rnd::randint(k, {2}, 0, 5, DType::f32), TypeError);
   CHECK_THROWS_AS(rnd::randint(k, {2}, array({0.5f}), array({2.0f})), TypeError);
 }

@@ -103,6 +103,32 @@ TEST_CASE("bits matches jax.random.bits(key(0), (8,)) and keeps element i's coun
   CHECK(rnd::bits(rnd::key(0), {0, 3}).shape() == Shape{0, 3});
 }
 
+TEST_CASE("bits of every width: u64 as jax.random.bits(key(0), (3,), uint64), u8/u16 truncated or viewed") {
+  // jax.random.bits(key(0), (3,), uint64) under x64 (as quoted in random_threefry_test).
+  CHECK(rnd::bits(rnd::key(0), {3}, DType::u64).to_vector<std::uint64_t>() ==
+        std::vector<std::uint64_t>{0x6b20015999ba4efeu, 0x375f238fcddb151du, 0xf71f4ea9a20e4081u});
+  const Array k = rnd::key(1701);
+  const auto w32 = rnd::bits(k, {37}).to_vector<std::uint32_t>();
+  const auto w8 = rnd::bits(k, {37}, DType::u8).to_vector<std::uint8_t>();
+  const auto w16 = rnd::bits(k, {37}, DType::u16).to_vector<std::uint16_t>();
+  for (std::size_t i = 0; i < 37; ++i) {  // partitionable: the xor of the two words, truncated
+    CHECK(w8[i] == static_cast<std::uint8_t>(w32[i]));
+    CHECK(w16[i] == static_cast<std::uint16_t>(w32[i]));
+  }
+  CHECK(rnd::bits(k, {2, 3}, DType::u8).dtype() == DType::u8);
+  {  // legacy: bits.view(uint8)[:n] of the 32-bit words, little-endian
+    rnd::LayoutScope legacy(Layout::legacy);
+    const auto v32 = rnd::bits(k, {3}).to_vector<std::uint32_t>();
+    const auto v8 = rnd::bits(k, {9}, DType::u8).to_vector<std::uint8_t>();
+    for (std::size_t i = 0; i < 9; ++i) CHECK(v8[i] == static_cast<std::uint8_t>(v32[i / 4] >> (8 * (i % 4))));
+  }
+  // vmap over keys draws key by key, at every width.
+  const Array keys = rnd::split(k, 3);
+  const Array batched = vmap([](const Array& key) { return rnd::bits(key, {4}, DType::u16); })(keys);
+  for (std::int64_t i = 0; i < 3; ++i)
+    CHECK(batched[i].to_vector<std::uint16_t>() == rnd::bits(keys[i], {4}, DType::u16).to_vector<std::uint16_t>());
+}
+
 TEST_CASE("the fused uniform equals JAX's composition of bits, shift, or, bitcast and subtract") {
   // jax/_src/random.py _uniform, spelled out with canopy's primitives, in both layouts and dtypes.
   for (Layout layout : {Layout::partitionable, Layout::legacy}) {

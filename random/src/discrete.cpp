@@ -13,14 +13,32 @@ using canopy::detail::concat;
 using canopy::detail::raise;
 
 void check_int_dtype(const char* api, DType dtype) {
-  if (dtype != DType::i32 && dtype != DType::u32)
-    raise<TypeError>(api, "dtype", "", concat(dtype, " is not an integer dtype"), "use i32 or u32");
+  if (!is_integer(dtype))
+    raise<TypeError>(api, "dtype", "", concat(dtype, " is not an integer dtype"), "use one of i8 ... i64, u8 ... u64");
 }
 
-// offset = ((hi % span) * (2^32 % span) + lo % span) % span, in u32 arithmetic that wraps as
-// JAX's does (2^32 % span is computed as (2^16 % span)^2 % span, also wrapping).
+// The unsigned dtype of dtype's width: what randint's bits and span are.
+DType unsigned_of(DType dtype) {
+  switch (itemsize(dtype)) {
+    case 1: return DType::u8;
+    case 2: return DType::u16;
+    case 4: return DType::u32;
+    default: return DType::u64;
+  }
+}
+
+// A 0-d array of `dtype` holding v exactly (also beyond 2^53, where a double would round).
+Array integer_scalar(std::uint64_t v, DType dtype) {
+  return visit_dtype(dtype, [&]<class T>(std::type_identity<T>) -> Array {
+    if constexpr (std::is_integral_v<T>) return scalar(static_cast<T>(v));
+    else return Array();  // unreachable: dtype is an integer dtype
+  });
+}
+
+// offset = ((hi % span) * (2^nbits % span) + lo % span) % span in the unsigned dtype of span,
+// wrapping as JAX's does (2^nbits % span is computed as (2^(nbits/2) % span)^2 % span, also wrapping).
 Array two_word_offset(const Array& hi, const Array& lo, const Array& span) {
-  const Array m0 = rem(scalar(std::uint32_t{1} << 16), span);
+  const Array m0 = rem(integer_scalar(std::uint64_t{1} << (4 * itemsize(span.dtype())), span.dtype()), span);
   const Array mult = rem(m0 * m0, span);
   return rem(rem(hi, span) * mult + rem(lo, span), span);
 }
@@ -127,18 +145,27 @@ Array randint(const Array& key, const Shape& shape, std::int64_t minval, std::in
   if (minval >= maxval)
     raise<ValueError>("randint", "range", concat("[", minval, ", ", maxval, ")"), "is empty",
                       "minval must be below maxval (JAX would return minval everywhere)");
-  // Bounds clipped into dtype; a maxval above dtype's range makes the span one larger (JAX).
-  const std::int64_t lo_lim = dtype == DType::i32 ? std::numeric_limits<std::int32_t>::min() : 0;
-  const std::int64_t hi_lim = dtype == DType::i32 ? std::numeric_limits<std::int32_t>::max()
-                                                  : std::int64_t{std::numeric_limits<std::uint32_t>::max()};
+  // Bounds clipped into dtype (and into int64, which holds them); a maxval above dtype's range
+  // makes the span one larger (JAX).
+  const auto [lo_lim, hi_lim] = visit_dtype(dtype, []<class T>(std::type_identity<T>) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return std::pair<std::int64_t, std::int64_t>{std::is_signed_v<T> ? std::int64_t{std::numeric_limits<T>::min()} : 0,
+                                                   static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                                       std::numeric_limits<T>::max(), std::numeric_limits<std::int64_t>::max()))};
+    else
+      return std::pair<std::int64_t, std::int64_t>{0, 0};  // unreachable: dtype is an integer dtype
+  });
   const std::int64_t mn = std::clamp(minval, lo_lim, hi_lim), mx = std::clamp(maxval, lo_lim, hi_lim);
-  std::uint32_t span = mx <= mn ? 1u : static_cast<std::uint32_t>(mx - mn);
-  if (maxval > hi_lim && mx > mn) span += 1u;  // may wrap to 0: the full 2^32 range
+  const DType udtype = unsigned_of(dtype);
+  const unsigned nbits = 8 * static_cast<unsigned>(itemsize(dtype));
+  const std::uint64_t mask = nbits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << nbits) - 1;
+  std::uint64_t span = mx <= mn ? 1u : static_cast<std::uint64_t>(mx) - static_cast<std::uint64_t>(mn);
+  if (maxval > hi_lim && mx > mn) span = (span + 1) & mask;  // may wrap to 0: the full 2^nbits range
   auto [k1, k2] = split2(key);
-  const Array hi = bits(k1, shape), lo = bits(k2, shape);
-  const Array base = dtype == DType::i32 ? scalar(static_cast<std::int32_t>(mn)) : scalar(static_cast<std::uint32_t>(mn));
+  const Array hi = bits(k1, shape, udtype), lo = bits(k2, shape, udtype);
+  const Array base = integer_scalar(static_cast<std::uint64_t>(mn), dtype);
   // XLA's x % 0 is x, so JAX's formula reduces to lo when the span wraps; canopy's rem gives 0.
-  const Array offset = span == 0 ? lo : two_word_offset(hi, lo, scalar(span));
+  const Array offset = span == 0 ? lo : two_word_offset(hi, lo, integer_scalar(span, udtype));
   return base + offset.astype(dtype);
 }
 
@@ -153,9 +180,10 @@ Array randint(const Array& key, const Shape& shape, const Array& minval, const A
   if (!(broadcast_shapes(shape, bs, "randint") == shape))
     raise<ShapeError>("randint", "shape", to_string(shape), concat("does not cover the bounds' shape ", to_string(bs)));
   const Array mn = broadcast_to(minval.astype(dtype), shape), mx = broadcast_to(maxval.astype(dtype), shape);
+  const DType udtype = unsigned_of(dtype);
   auto [k1, k2] = split2(key);
-  const Array hi = bits(k1, shape), lo = bits(k2, shape);
-  const Array span = where(mx <= mn, ones(shape, DType::u32), (mx - mn).astype(DType::u32));
+  const Array hi = bits(k1, shape, udtype), lo = bits(k2, shape, udtype);
+  const Array span = where(mx <= mn, ones(shape, udtype), (mx - mn).astype(udtype));
   return mn + two_word_offset(hi, lo, span).astype(dtype);
 }
 

@@ -10,7 +10,7 @@
 namespace canopy::detail {
 Array random_split_p(const Array& keys, const Shape& shape, random::Layout layout);
 Array random_fold_in_p(const Array& keys, const Array& data);
-Array random_bits_p(const Array& keys, const Shape& shape, random::Layout layout);
+Array random_bits_p(const Array& keys, const Shape& shape, random::Layout layout, DType dtype);
 Array random_uniform01_p(const Array& keys, const Shape& shape, DType dtype, random::Layout layout);
 }  // namespace canopy::detail
 

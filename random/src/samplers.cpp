@@ -65,10 +65,10 @@ Array normal_ops(const Array& key, const Shape& shape, DType dtype) {
 Array bits(const Array& key, const Shape& shape, DType dtype) {
   detail::check_key("bits", key, true);
   detail::check_shape("bits", shape);
-  if (dtype != DType::u32)
-    canopy::detail::raise<TypeError>("bits", "dtype", "", canopy::detail::concat(dtype, " is not an unsigned dtype canopy has"),
-                                     "use u32 (canopy has no u8/u16/u64)");
-  return canopy::detail::random_bits_p(key, shape, current_layout());
+  if (!is_unsigned(dtype))
+    canopy::detail::raise<TypeError>("bits", "dtype", "", canopy::detail::concat(dtype, " is not an unsigned integer dtype"),
+                                     "use u8, u16, u32 or u64");
+  return canopy::detail::random_bits_p(key, shape, current_layout(), dtype);
 }
 
 Array uniform(const Array& key, const Shape& shape, DType dtype, double minval, double maxval) {

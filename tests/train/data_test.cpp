@@ -91,6 +91,9 @@ TEST_CASE("data: read_idx reads plain and gzipped IDX files") {
     IdxArray a = read_idx(p);
     CHECK(a.shape == std::vector<std::int64_t>{3, 2, 2});
     CHECK(a.data == iota_bytes(12, 200));
+    const Array as_array = a.to_array();
+    CHECK(as_array.aval() == Aval{DType::u8, Shape{3, 2, 2}});
+    CHECK(as_array.to_vector<std::uint8_t>() == iota_bytes(12, 200));
   }
   // Sizes above 2^24 use all four big-endian bytes; an empty dimension has no payload.
   write_file(dir.path / "empty", idx_header(0x08, {0x01000000u, 0}), false);
@@ -162,6 +165,12 @@ TEST_CASE("data: load_fashion_mnist scales images, keeps labels and checks the p
   CHECK(nhwc.images.shape() == Shape{3, 2, 2, 1});
   CHECK(nhwc.images.to_vector<float>() == x);
   CHECK(load_fashion_mnist(dir.path, "test").labels.to_vector<std::int32_t>() == std::vector<std::int32_t>{4});
+  // u8 images keep the bytes as stored; converting them later gives the f32 images exactly.
+  ImageClassification bytes = load_fashion_mnist(dir.path, "train", {.flatten = false, .dtype = DType::u8});
+  CHECK(bytes.images.aval() == Aval{DType::u8, Shape{3, 2, 2, 1}});
+  CHECK(bytes.images.to_vector<std::uint8_t>() == pixels);
+  CHECK((bytes.images.astype(DType::f32) / 255.0f).to_vector<float>() == x);
+  CHECK_THROWS_AS(load_fashion_mnist(dir.path, "train", {.dtype = DType::f16}), ValueError);
 
   CHECK_THROWS_AS(load_fashion_mnist(dir.path, "valid"), ValueError);
   write_file(dir.path / "t10k-labels-idx1-ubyte", concat(idx_header(8, {2}), {4, 4}), false);

@@ -161,7 +161,15 @@ IdxArray read_idx(const fs::path& path) {
   return out;
 }
 
+Array IdxArray::to_array() const {
+  Shape s;
+  for (std::int64_t d : shape) s.push_back(d);
+  return array_from_data(data.data(), DType::u8, s);
+}
+
 ImageClassification load_fashion_mnist(const fs::path& dir, std::string_view split, FashionMnistOptions options) {
+  if (options.dtype != DType::f32 && options.dtype != DType::u8)
+    detail::raise<ValueError>("load_fashion_mnist", "options.dtype", name(options.dtype), "is neither f32 nor u8");
   std::string prefix;
   if (split == "train") prefix = "train";
   else if (split == "test") prefix = "t10k";
@@ -186,11 +194,15 @@ ImageClassification load_fashion_mnist(const fs::path& dir, std::string_view spl
 
   const std::int64_t n = images.shape[0], h = images.shape[1], w = images.shape[2];
   Shape image_shape = options.flatten ? Shape{n, h * w} : Shape{n, h, w, 1};
-  auto [x, x_bytes] = detail::new_host_array(DType::f32, image_shape);
-  float scale[256];
-  for (int v = 0; v < 256; ++v) scale[v] = static_cast<float>(v) / 255.0f;
-  auto* xf = reinterpret_cast<float*>(x_bytes);
-  for (std::size_t i = 0; i < images.data.size(); ++i) xf[i] = scale[images.data[i]];
+  auto [x, x_bytes] = detail::new_host_array(options.dtype, image_shape);
+  if (options.dtype == DType::u8) {
+    std::memcpy(x_bytes, images.data.data(), images.data.size());
+  } else {
+    float scale[256];
+    for (int v = 0; v < 256; ++v) scale[v] = static_cast<float>(v) / 255.0f;
+    auto* xf = reinterpret_cast<float*>(x_bytes);
+    for (std::size_t i = 0; i < images.data.size(); ++i) xf[i] = scale[images.data[i]];
+  }
 
   auto [y, y_bytes] = detail::new_host_array(DType::i32, Shape{n});
   auto* yi = reinterpret_cast<std::int32_t*>(y_bytes);

@@ -194,10 +194,21 @@ void random_fold_in(const std::uint32_t* keys, const std::uint32_t* data, std::u
   }
 }
 
-void random_bits(const std::uint32_t* keys, std::int64_t nkeys, std::uint32_t* out, std::int64_t per_key,
+void random_bits(const std::uint32_t* keys, std::int64_t nkeys, DType dtype, void* out, std::int64_t per_key,
                  Layout layout) {
   ensure_runtime();
-  for (std::int64_t i = 0; i < nkeys; ++i) fill_bits(key_at(keys, i), out + i * per_key, per_key, layout);
+  for (std::int64_t i = 0; i < nkeys; ++i) {
+    if (dtype == DType::u32) {
+      fill_bits(key_at(keys, i), static_cast<std::uint32_t*>(out) + i * per_key, per_key, layout);
+      continue;
+    }
+    // The other widths are rare (byte images, x64 programs): the header's scalar loop serves them.
+    visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
+      if constexpr (random::detail::RandomWord<T>)
+        random::random_bits(key_at(keys, i), std::span<T>(static_cast<T*>(out) + i * per_key, static_cast<std::size_t>(per_key)),
+                            layout);
+    });
+  }
 }
 
 void uniform01_f32_tile(const std::uint32_t* key, std::uint64_t begin, std::int64_t n, float* out) {

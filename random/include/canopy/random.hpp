@@ -12,7 +12,8 @@
 //
 // dtypes: f32 by default, as JAX without x64. f64 means what jax_enable_x64=True gives for
 // float64: 64 random bits per element (so f64 draws differ from f32 ones, as in JAX). Integer
-// samplers return i32 (JAX's default int without x64); bits are u32 (canopy has no u64).
+// samplers return i32 by default (JAX's default int without x64); bits are u32 by default, and
+// bits and randint take any width (u8 ... u64, i8 ... i64) as JAX does.
 //
 // Under vmap every sampler takes a batch of keys (u32[n, 2] mapped over its leading axis) and draws,
 // key by key, exactly what each key draws alone:
@@ -107,7 +108,8 @@ Array step_key(const Array& base, std::int64_t global_step, std::int64_t host_in
 
 // Samplers (single key u32[2]) -------------------------------------------------------------------
 
-/// jax.random.bits(key, shape, uint32). TypeError for any dtype but u32.
+/// jax.random.bits(key, shape, dtype): u8, u16, u32 or u64 (JAX's bit widths 8 to 64, the same bits
+/// as JAX's in either layout). TypeError for any other dtype.
 Array bits(const Array& key, const Shape& shape = {}, DType dtype = DType::u32);
 /// jax.random.uniform: [minval, maxval) of `dtype` (f32 or f64; TypeError otherwise).
 Array uniform(const Array& key, const Shape& shape = {}, DType dtype = DType::f32, double minval = 0.0,
@@ -127,7 +129,7 @@ Array truncated_normal(const Array& key, const Array& lower, const Array& upper,
 Array bernoulli(const Array& key, double p = 0.5, std::optional<Shape> shape = std::nullopt);
 /// bernoulli with an array of probabilities (a float dtype; its dtype is the uniform's dtype).
 Array bernoulli(const Array& key, const Array& p, std::optional<Shape> shape = std::nullopt);
-/// jax.random.randint: integers in [minval, maxval) (i32 or u32), JAX's two-words algorithm.
+/// jax.random.randint: integers in [minval, maxval) of any integer dtype, JAX's two-words algorithm.
 /// canopy rejects minval >= maxval with a ValueError (JAX silently returns minval).
 Array randint(const Array& key, const Shape& shape, std::int64_t minval, std::int64_t maxval, DType dtype = DType::i32);
 /// randint with array bounds of `dtype` (broadcast to `shape`); where maxval <= minval the result

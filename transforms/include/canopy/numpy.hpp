@@ -52,7 +52,7 @@ Array flip(const Array& x, std::optional<int> axis = std::nullopt);
 /// jnp.astype.
 inline Array astype(const Array& x, DType d) { return x.astype(d); }
 
-// Reductions (jnp): sum promotes bool to i32; mean promotes integers to f32.
+// Reductions (jnp): sum and prod accumulate bool, i8, i16 in i32 and u8, u16 in u32; mean promotes integers to f32.
 Array sum(const Array& x, const Axes& axes = std::nullopt, bool keepdims = false);
 /// One axis. Exactly `int`, so that `sum(x, 0.0)` cannot silently mean "axis 0".
 template <std::same_as<int> I>

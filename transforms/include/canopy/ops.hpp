@@ -59,11 +59,13 @@ Array bitwise_and(const Array& x, const Array& y);
 Array bitwise_or(const Array& x, const Array& y);
 Array bitwise_xor(const Array& x, const Array& y);
 
-/// lax.select_n: cases[which] elementwise; `which` is bool (2 cases) or i32; all shapes equal.
+/// lax.select_n: cases[which] elementwise; `which` is bool (2 cases) or i32 (an out-of-range value
+/// clamps to the first or last case, as XLA's lowering does; JAX leaves it undefined); all shapes equal.
 Array select_n(const Array& which, const std::vector<Array>& cases);
 /// Converts to `dtype` (float -> int truncates toward zero and saturates).
 Array convert_element_type(const Array& x, DType dtype);
-/// Reinterprets the bits (same item size: u32 <-> f32 <-> i32).
+/// Reinterprets the bits; to a narrower dtype a trailing axis of (old / new width) appears, to a
+/// wider one the last axis (of size new / old width) is consumed, as lax.bitcast_convert_type.
 Array bitcast_convert_type(const Array& x, DType dtype);
 
 /// Broadcasts x into `shape`; operand dim i goes to output dim broadcast_dimensions[i].
@@ -219,11 +221,11 @@ Array reduce_window_sum(const Array& x, const std::vector<std::int64_t>& window_
 Array erf_inv(const Array& x);
 /// The float next to x in the direction of y (bit-level, so denormals included).
 Array nextafter(const Array& x, const Array& y);
-/// x << y on integers; shift amounts outside [0, 32) give 0. TypeError on floats and bool.
+/// x << y on integers; shift amounts outside [0, bits of the dtype) give 0. TypeError on floats and bool.
 Array shift_left(const Array& x, const Array& y);
-/// x >> y filling with zeros (on the bits, also for i32); amounts outside [0, 32) give 0.
+/// x >> y filling with zeros (on the bits, also for i32); amounts outside [0, bits) give 0.
 Array shift_right_logical(const Array& x, const Array& y);
-/// x >> y copying the top bit (also for u32, as XLA); amounts outside [0, 32) fill with it.
+/// x >> y copying the top bit (also for u32, as XLA); amounts outside [0, bits) fill with it.
 Array shift_right_arithmetic(const Array& x, const Array& y);
 /// Product over `axes` (integers wrap).
 Array reduce_prod(const Array& x, const std::vector<int>& axes);

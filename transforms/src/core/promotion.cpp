@@ -92,6 +92,13 @@ std::vector<Array> promote(std::vector<Array> xs) {
 
 Array truth(const Array& x) { return x.dtype() == DType::bool_ ? x : ne(x, zeros({}, x.dtype())); }
 
+Array to_accumulating(const Array& x) {
+  const DType d = x.dtype();
+  if (d == DType::bool_ || d == DType::i8 || d == DType::i16) return x.astype(DType::i32);
+  if (d == DType::u8 || d == DType::u16) return x.astype(DType::u32);
+  return x;
+}
+
 Array to_float(const Array& x) {
   if (is_floating(x.dtype())) return x;
   return convert_weak(x, DType::f32, x.weak_type() && x.dtype() != DType::bool_);

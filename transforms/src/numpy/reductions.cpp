@@ -32,7 +32,7 @@ Array reduce_with(const char* api, const Array& x, const Axes& axes, bool keepdi
 }  // namespace
 
 Array sum(const Array& x, const Axes& axes, bool keepdims) {
-  Array in = x.dtype() == DType::bool_ ? x.astype(DType::i32) : x;
+  const Array in = detail::to_accumulating(x);
   return reduce_with("sum", in, axes, keepdims, [&](const std::vector<int>& ax) { return reduce_sum(in, ax); });
 }
 

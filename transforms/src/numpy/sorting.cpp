@@ -31,7 +31,7 @@ Array arg_extremum(const char* api, const Array& x, std::optional<int> axis, boo
 }  // namespace
 
 Array prod(const Array& x, const Axes& axes, bool keepdims) {
-  const Array in = x.dtype() == DType::bool_ ? x.astype(DType::i32) : x;
+  const Array in = detail::to_accumulating(x);
   std::vector<int> ax;
   if (!axes) for (int i = 0; i < static_cast<int>(in.ndim()); ++i) ax.push_back(i);
   else for (int a : *axes) ax.push_back(detail::normalize_axis("prod", a, in.ndim(), in.aval()));

@@ -21,8 +21,9 @@ void random_split(const std::uint32_t* keys, std::int64_t nkeys, std::uint32_t* 
 /// out key i = fold_in(key i, data[i]) for n keys.
 void random_fold_in(const std::uint32_t* keys, const std::uint32_t* data, std::uint32_t* out, std::int64_t n);
 
-/// For each of `nkeys` keys: `per_key` u32 words of jax.random.bits(key, shape, uint32), row-major.
-void random_bits(const std::uint32_t* keys, std::int64_t nkeys, std::uint32_t* out, std::int64_t per_key,
+/// For each of `nkeys` keys: `per_key` elements of jax.random.bits(key, shape, dtype), row-major;
+/// `dtype` is u8, u16, u32 or u64 (JAX's bit widths 8 to 64).
+void random_bits(const std::uint32_t* keys, std::int64_t nkeys, DType dtype, void* out, std::int64_t per_key,
                  random::Layout layout);
 
 /// For each of `nkeys` keys: `per_key` floats in [0, 1) of `dtype` (f32 from 32 random bits, f64 from

@@ -22,6 +22,9 @@ namespace canopy {
 struct IdxArray {
   std::vector<std::int64_t> shape;
   std::vector<std::uint8_t> data;
+
+  /// The elements as a u8 Array of `shape` (a copy).
+  Array to_array() const;
 };
 
 /// Reads an IDX file, gzipped (`*.gz`, read through zlib) or plain: the magic `00 00 08 <ndim>`,
@@ -46,11 +49,14 @@ struct FashionMnistOptions {
   /// true: images f32[N, 784] (for an MLP); false: f32[N, 28, 28, 1], channels last (NHWC), the
   /// layout canopy's conv (dimension numbers "NHWC", "HWIO") and nn::max_pool take.
   bool flatten = true;
+  /// The images' dtype: f32 scales the bytes to [0, 1] (pixel / 255); u8 keeps them as stored
+  /// (0..255), for a pipeline that converts on the fly (`x.astype(DType::f32) / 255.0f`).
+  DType dtype = DType::f32;
 };
 
 /// Fashion-MNIST's `split` ("train": 60000 examples, "test": 10000) from `dir`: images scaled to
-/// [0, 1] as f32, labels i32[N] in 0..9. Reads `<prefix>-images-idx3-ubyte.gz` (or the file
-/// without `.gz`) and the labels alike, prefix "train" or "t10k". ValueError for another split;
+/// [0, 1] as f32 (or the bytes as u8, see FashionMnistOptions), labels i32[N] in 0..9. Reads `<prefix>-images-idx3-ubyte.gz` (or the file
+/// without `.gz`) and the labels alike, prefix "train" or "t10k". ValueError for another split or an image dtype other than f32 or u8;
 /// FormatError when images and labels disagree on N, an image file is not 3-D, or a label is
 /// outside 0..9.
 ImageClassification load_fashion_mnist(const std::filesystem::path& dir, std::string_view split,

@@ -60,9 +60,11 @@ bool is_literal(const Array& c) { return !c.is_tracer() && c.ndim() == 0; }
 
 std::string literal_text(const Array& c) {
   std::ostringstream os;
-  double v = c.astype(DType::f64).item<double>();
-  if (c.dtype() == DType::bool_) os << (v != 0 ? "True" : "False");
-  else if (is_floating(c.dtype())) {
+  if (c.dtype() == DType::bool_) os << (c.item<bool>() ? "True" : "False");
+  else if (is_unsigned(c.dtype())) os << c.item<std::uint64_t>();  // exact up to 2^64 - 1
+  else if (is_integer(c.dtype())) os << c.item<std::int64_t>();
+  else {
+    const double v = c.item<double>();
     if (std::isnan(v)) os << "nan";
     else if (std::isinf(v)) os << (v > 0 ? "inf" : "-inf");
     else {
@@ -70,8 +72,6 @@ std::string literal_text(const Array& c) {
       os << v;
       if (os.str().find_first_of(".en") == std::string::npos) os << ".0";
     }
-  } else {
-    os << static_cast<long long>(v);
   }
   os << ':' << to_string(c.aval());
   return os.str();
