@@ -1,5 +1,6 @@
 // concatenate / stack / split and lax.pad / jnp.pad against plain-loop references on random shapes
 // (size-0/1 dims, negative axes, transposed inputs, negative and interior padding), and errors.
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -154,6 +155,11 @@ TEST_CASE("pad: lax.pad examples, weak padding value, and errors") {
   CHECK_THROWS_AS(pad(x, scalar(0), {{0, 0, 0}, {0, 0, 0}}), ShapeError);
   CHECK_THROWS_AS(pad(x, scalar(0.f), {{0, 0, 0}}), TypeError);
   CHECK_THROWS_AS(pad(x, array({0}), {{0, 0, 0}}), TypeError);
+  // Extreme paddings whose padded size still fits (found by the op fuzzer): no int64 overflow.
+  constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  CHECK(pad(array({7}), scalar(0), {{1, 1, big}}).to_vector<int>() == std::vector<int>{0, 7, 0});
+  CHECK(pad(x, scalar(0), {{-big, big - 1, 0}}).to_vector<int>() == std::vector<int>{0, 0});
+  CHECK(pad(x, scalar(0), {{-(big - 3), big - 2, 0}}).to_vector<int>() == std::vector<int>{0, 0, 0, 0});
 }
 
 TEST_CASE("pad: no padding anywhere is the operand itself, recorded by no transformation") {

@@ -141,6 +141,11 @@ TEST_CASE("matmul errors: inner mismatch names the op and both shapes") {
   CHECK_THROWS_AS(matmul(scalar(1.f), zeros({2})), ShapeError);
   CHECK_THROWS_AS(dot_general(zeros({2, 3}), zeros({4, 5}), {{1}, {0}, {}, {}}), ShapeError);
   CHECK_THROWS_AS(dot_general(zeros({2, 3}), zeros({3, 5}), {{2}, {0}, {}, {}}), ShapeError);
+  // An axis both batched and contracted (found by the op fuzzer; it read past the operand).
+  CHECK_THROWS_WITH_AS(dot_general(zeros({2, 3, 4}), zeros({2, 4, 5}), {{0}, {0}, {0}, {0}}),
+                       "dot_general: lhs batch and contracting dims ((0) and (0)) share axis 0 of f32[2,3,4]; an axis "
+                       "is either batched or contracted",
+                       ShapeError);
   CHECK_THROWS_WITH_AS(dot(zeros({2, 3}), zeros({4})), doctest::Contains("dot: operands f32[2,3] and f32[4] have mismatched"), ShapeError);
 }
 

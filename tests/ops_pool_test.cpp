@@ -150,6 +150,16 @@ TEST_CASE("reduce_window_max lets NaN through, as lax.max does") {
   CHECK(y[3] == 9.f);
 }
 
+TEST_CASE("reduce_window: paddings near the ends of int64 (found by the op fuzzer) pad, never overflow") {
+  constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+  const Array x = array({1.f, 2.f, 3.f});
+  // Padded extent 3 + (lo + 3) + hi = 5: every window lies in the padding.
+  CHECK(reduce_window_sum(x, {1}, {1}, Padding{{{lo + 3, hi}}}).to_vector<float>() == std::vector<float>(5, 0.f));
+  CHECK(reduce_window_max(x, {1}, {1}, Padding{{{lo + 3, hi}}}).to_vector<float>() == std::vector<float>(5, -INFINITY));
+  // Padded extent 3 + (3 - hi) + (hi - 1) = 5, windows of 2: offsets up to hi + 1 before the low pad.
+  CHECK(reduce_window_sum(x, {2}, {1}, Padding{{{3 - hi, hi - 1}}}).to_vector<float>() == std::vector<float>(4, 0.f));
+}
+
 TEST_CASE("max_pool and avg_pool follow flax on NHWC input") {
   std::mt19937 g(5);
   Array x = random_array({2, 6, 7, 3}, DType::f32, g);

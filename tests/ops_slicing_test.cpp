@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <limits>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -65,6 +66,11 @@ TEST_CASE("slice: default strides, whole-array slice, scalar operand") {
   CHECK(slice(x, {0, 0}, {2, 3}).to_vector<int>() == x.to_vector<int>());
   CHECK(slice(scalar(4.f), {}, {}).item<float>() == 4.f);
   CHECK(slice(x, {1, 0}, {1, 3}).shape() == Shape{0, 3});
+  // A stride as large as int64 takes one element (found by the op fuzzer), and transposes back.
+  constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  CHECK(slice(x, {1, 1}, {2, 3}, {big, big}).to_vector<int>() == std::vector<int>{5});
+  CHECK(grad([&](const Array& v) { return sum(slice(v, {0, 2}, {2, 3}, {big, big})); })(x.astype(DType::f32))
+            .to_vector<float>() == std::vector<float>{0, 0, 1, 0, 0, 0});
 }
 
 TEST_CASE("slice: out-of-bounds or malformed static bounds are ShapeErrors naming slice and the shapes") {

@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <canopy/canopy.hpp>
+#include <canopy/core/autodiff.hpp>
+#include <canopy/core/batching.hpp>
 #include <canopy/core/primitive.hpp>
 
 using namespace canopy;
@@ -88,4 +90,35 @@ TEST_CASE("registry: every primitive's arity accepts its samples and bind reject
       }
     }
   }
+}
+
+namespace {
+// Sends every integer field of a primitive's params to INT_MAX (or its type's maximum).
+struct ToMaximum final : detail::ParamDraw {
+  std::uint32_t draw(std::uint32_t n) override { return n == 3 ? 1 : n == 10 ? 5 : 0; }
+};
+}  // namespace
+
+TEST_CASE("registry: under vmap, jvp and vjp an application its shape rule rejects raises that rule's error") {
+  // vmap's rules shift axes by one: argmax with axis INT_MAX must be a ShapeError before that
+  // (found by the transform fuzzer as an int overflow).
+  const PrimitiveInfo* argmax_p = find_primitive("argmax");
+  const ErasedSample s = argmax_p->samples()[0];
+  ToMaximum to_max;
+  const auto bad = argmax_p->perturbed_params(s.ref(), to_max);
+  const ParamsRef bad_ref{bad.get(), argmax_p->params_type};
+  CHECK(argmax_p->params_to_string(bad_ref).find("2147483647") != std::string::npos);
+  const Array xs = stack({s.inputs[0], s.inputs[0]}, 0);
+  detail::VmapSpec spec;
+  spec.in_axes = {0};
+  CHECK_THROWS_AS(detail::vmap_flat([&](const Arrays& x) { return detail::bind(*argmax_p, x, bad_ref); }, {xs}, spec),
+                  ShapeError);
+  // jvp/vjp rules written with public ops would promote a bool operand of rem; the primitive itself
+  // takes one float dtype.
+  const PrimitiveInfo* rem_p = find_primitive("rem");
+  const ErasedSample r = rem_p->samples()[0];
+  const Array flags = ones({3}, DType::bool_), y = ones({3});
+  auto with_bool = [&](const Arrays& x) { return detail::bind(*rem_p, Arrays{flags, x[0]}, r.ref()); };
+  CHECK_THROWS_WITH_AS(detail::jvp_flat(with_bool, {y}, {y}), doctest::Contains("rem: operand"), TypeError);
+  CHECK_THROWS_AS(detail::vjp_flat(with_bool, {y}), TypeError);
 }

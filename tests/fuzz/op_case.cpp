@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <cstdlib>
 #include <functional>
 
 namespace canopy::fuzz {
@@ -84,6 +83,9 @@ std::optional<OpCase> decode_op_case(FuzzInput& in) {
     default: break;
   }
   if (too_costly(c)) return std::nullopt;
+  // CANOPY_FUZZ_VERBOSE=1: each case before it runs, to read what a crash input does.
+  static const bool verbose = std::getenv("CANOPY_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "canopy fuzz case: %s\n", c.describe().c_str());
   return c;
 }
 

@@ -38,8 +38,12 @@ void window_typed(WindowOp op, const T* in, T* out, const WindowGeometry& g) {
           k[d] = tr % g.window[d];
           tr /= g.window[d];
           // Position in the base-dilated, padded operand; only multiples of base_dilation hold data.
-          std::int64_t p = o[d] * g.strides[d] + k[d] * g.window_dilation[d] - g.pad_lo[d];
-          inside = p >= 0 && p % g.base_dilation[d] == 0 && p / g.base_dilation[d] < g.in[d];
+          // The window's offset fits in int64 (the shape rule bounds it by the padded extent);
+          // minus a low padding near INT64_MIN it may not, and then it lies past the operand.
+          std::int64_t p = 0;
+          inside = !__builtin_sub_overflow(o[d] * g.strides[d] + k[d] * g.window_dilation[d], g.pad_lo[d], &p) &&
+                   p >= 0 && p % g.base_dilation[d] == 0 && p / g.base_dilation[d] < g.in[d];
+          if (!inside) break;
           off += p / g.base_dilation[d] * in_st[d];
         }
         if (!inside) continue;

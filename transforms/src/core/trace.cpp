@@ -127,6 +127,15 @@ Arrays bind(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& 
     raise<TypeError>(p.name, "inputs", "", concat("are ", in.size(), " arrays; the primitive takes ", want));
   }
   Trace* top = top_trace(p.name, in);
+  if (top != &EvalTrace::instance()) {
+    // A transformation's rules rewrite the application (vmap shifts axes in the params, jvp rules
+    // written with public ops promote operands): the application as written is checked first, so
+    // an invalid one is the primitive's own error, never an overflow or a stray read in a rule.
+    std::vector<Aval> avals;
+    avals.reserve(in.size());
+    for (const Array& x : in) avals.push_back(x.aval());
+    p.abstract_eval(avals, params);
+  }
   return p.call_program ? top->process_call(p, in, params) : top->process(p, in, params);
 }
 

@@ -44,6 +44,14 @@ void check_dims(const Aval& a, const std::vector<int>& d, const char* what) {
   }
 }
 
+/// An axis is a batch axis or a contracting one, never both (as lax.dot_general requires).
+void check_disjoint(const Aval& a, const std::vector<int>& batch, const std::vector<int>& contracting, const char* side) {
+  for (int x : batch)
+    if (std::find(contracting.begin(), contracting.end(), x) != contracting.end())
+      detail::raise<ShapeError>("dot_general", detail::concat(side, " batch and contracting dims"),
+                                dims_text(batch) + " and " + dims_text(contracting),
+                                detail::concat("share axis ", x, " of ", to_string(a)), "an axis is either batched or contracted");
+}
 
 /// The cotangent of dot_general's lhs x given the output cotangent g and the known rhs y
 /// (jax's _dot_general_transpose_lhs; `swap` when the roles were exchanged for the rhs).
@@ -105,6 +113,8 @@ struct DotGeneral {
     check_dims(r, params.rhs_contracting, "rhs contracting dims");
     check_dims(l, params.lhs_batch, "lhs batch dims");
     check_dims(r, params.rhs_batch, "rhs batch dims");
+    check_disjoint(l, params.lhs_batch, params.lhs_contracting, "lhs");
+    check_disjoint(r, params.rhs_batch, params.rhs_contracting, "rhs");
     auto pair_check = [&](const std::vector<int>& a, const std::vector<int>& b, const char* what) {
       bool ok = a.size() == b.size();
       for (std::size_t i = 0; ok && i < a.size(); ++i)

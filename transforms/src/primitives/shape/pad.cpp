@@ -55,18 +55,22 @@ struct Pad {
     kernels::cpu::fill(w, detail::cdata(in[1]), detail::mutable_data(out[0]), out[0].size());
     Shape ist = contiguous_strides(a.shape()), ost = contiguous_strides(out[0].shape()), counts, dst_st;
     std::int64_t src = 0, dst = 0;
+    // Paddings are any int64 whose padded size fits (interior may be INT64_MAX over one element):
+    // positions are computed in 128 bits, and only those of copied elements come back to int64.
+    using Wide = __int128;
     for (std::size_t d = 0; d < a.ndim(); ++d) {
       const PadConfig& c = params.padding_config[d];
-      const std::int64_t step = c.interior + 1, od = out[0].shape()[d];
+      const Wide step = Wide{c.interior} + 1, od = out[0].shape()[d], low = c.low;
       // Element i lands at low + i * step; keep those with 0 <= position < od.
-      std::int64_t first = c.low >= 0 ? 0 : (-c.low + step - 1) / step;
-      std::int64_t end = od - c.low <= 0 ? 0 : std::min(a.shape()[d], (od - c.low + step - 1) / step);
-      counts.push_back(std::max<std::int64_t>(0, end - first));
-      src += first * ist[d];
-      dst += (c.low + first * step) * ost[d];
-      dst_st.push_back(step * ost[d]);
+      const Wide first = low >= 0 ? 0 : (-low + step - 1) / step;
+      const Wide end = od - low <= 0 ? 0 : std::min<Wide>(a.shape()[d], (od - low + step - 1) / step);
+      if (end <= first) return;  // nothing of the operand survives: the fill is the result
+      counts.push_back(static_cast<std::int64_t>(end - first));
+      src += static_cast<std::int64_t>(first) * ist[d];
+      dst += static_cast<std::int64_t>(low + first * step) * ost[d];
+      // With two or more elements kept, step * ost[d] is below the output's size; with one, unused.
+      dst_st.push_back(end - first > 1 ? static_cast<std::int64_t>(step) * ost[d] : 0);
     }
-    if (shape_size(counts) == 0) return;
     const auto sw = static_cast<std::int64_t>(w);
     kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(a)) + src * sw, ist, counts,
                                static_cast<char*>(detail::mutable_data(out[0])) + dst * sw, dst_st);

@@ -32,9 +32,12 @@ struct Slice {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     Shape ist = contiguous_strides(in[0].shape()), step;
     std::int64_t off = 0;
+    if (out[0].size() == 0) return;
     for (std::size_t d = 0; d < ist.size(); ++d) {
       off += params.start_indices[d] * ist[d];
-      step.push_back(params.strides[d] * ist[d]);
+      // Two or more elements taken: stride * ist is within the operand. One: the stride (any
+      // int64, INT64_MAX included) is never applied.
+      step.push_back(out[0].shape()[d] > 1 ? params.strides[d] * ist[d] : 0);
     }
     const std::size_t w = itemsize(in[0].dtype());
     kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
