@@ -34,14 +34,18 @@ demo: setup
 	ninja -C $(BUILD) -j $(JOBS) examples/fashion_mnist
 	./$(BUILD)/examples/fashion_mnist --out $(RUN_DIR) $(DEMO_ARGS)
 
+# `make test` ends with the sanitizer suite below (`make test SANITIZE=0` skips it).
+SANITIZE ?= 1
 test: setup
 	ninja -C $(BUILD) -j $(JOBS)
 	meson test -C $(BUILD) --no-rebuild --print-errorlogs --num-processes $(JOBS)
+	@if [ "$(SANITIZE)" != 0 ]; then $(MAKE) --no-print-directory sanitize; fi
 
 # The test suite again under AddressSanitizer and UndefinedBehaviorSanitizer (part of `make test`):
 # the library, the main test executable, the thread test and the fuzzers' corpus replays, built
-# at -O0 in $(ASAN_BUILD) (8x faster to compile than -O1 with the sanitizers). Allocations too large for the machine must return null (ResourceError)
-# instead of aborting; leak checking is off (oneDNN's and OpenMP's process-lifetime caches).
+# at -O0 in $(ASAN_BUILD) (with the sanitizers, 8x faster to compile than -O1). Allocations too
+# large for the machine must return null (ResourceError) instead of aborting; leak checking is
+# off (oneDNN's and OpenMP's process-lifetime caches).
 ASAN_BUILD ?= build-asan
 SANITIZER_ENV := ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0:abort_on_error=1 \
                  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

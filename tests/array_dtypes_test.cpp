@@ -230,3 +230,70 @@ TEST_CASE("narrow and wide dtypes: no UB or silent wrap in products, weak scalar
   CHECK(mean(full({1000}, 100.0, DType::f16)).item<float>() == 100.f);
   CHECK(mean(full({1000}, 100.0, DType::f16)).dtype() == DType::f16);
 }
+
+TEST_CASE("x64 mode: 64-bit defaults, C++ scalars, the u32/i32 join and reductions, as jax_enable_x64") {
+  REQUIRE_FALSE(x64_enabled());
+  CHECK(zeros({2}).dtype() == DType::f32);
+  CHECK(arange(3).dtype() == DType::i32);
+  CHECK((array({1u}) + array({1})).dtype() == DType::i32);
+  CHECK((detail::weak_scalar(1.5) + detail::weak_scalar(2.0)).dtype() == DType::f32);
+  {
+    EnableX64 on;
+    CHECK(x64_enabled());
+    CHECK(default_float_dtype() == DType::f64);
+    CHECK(default_int_dtype() == DType::i64);
+    CHECK(default_uint_dtype() == DType::u64);
+    CHECK(zeros({2}).dtype() == DType::f64);
+    CHECK(ones({2}).dtype() == DType::f64);
+    CHECK(full({2}, 0.1).to_vector<double>() == std::vector<double>{0.1, 0.1});  // no f32 rounding
+    CHECK(arange(3).dtype() == DType::i64);
+    CHECK(arange(0.0, 1.0, 0.5).dtype() == DType::f64);
+    CHECK(linspace(0, 1, 3).dtype() == DType::f64);
+    CHECK(eye(2).dtype() == DType::f64);
+    CHECK(one_hot(array({1}), 3).dtype() == DType::f64);
+    // JAX's lattice without canonicalisation: u32 and i32 meet at i64.
+    CHECK((array({1u}) + array({1})).dtype() == DType::i64);
+    CHECK(promote_types(DType::u32, DType::i32) == DType::i64);
+    // C++ scalars stay weak: a strong operand keeps its dtype; alone they are 64-bit.
+    CHECK((array({1.f}) * 2.0).dtype() == DType::f32);
+    CHECK((array({1}) + 2).dtype() == DType::i32);
+    const Array weak = detail::weak_scalar(1.5) + detail::weak_scalar(2.0);
+    CHECK(weak.dtype() == DType::f64);
+    CHECK(weak.weak_type());
+    CHECK((detail::weak_scalar(std::int64_t{1}) + detail::weak_scalar(std::int64_t{2})).dtype() == DType::i64);
+    // jnp.sum accumulates integers in the widest int; float-only functions give f64.
+    CHECK(sum(array({1, 2})).dtype() == DType::i64);
+    CHECK(sum(array(std::vector<std::uint8_t>{200, 200}, {2})).item<std::uint64_t>() == 400);
+    CHECK(prod(array({1u, 2u})).dtype() == DType::u64);
+    CHECK(mean(array({1, 2})).dtype() == DType::f64);
+    CHECK(sin(array({1, 2})).dtype() == DType::f64);
+    CHECK(argmax(array({1.f, 3.f})).dtype() == DType::i64);
+    CHECK(argsort(array({2.f, 1.f})).to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 0});
+    // The samplers' defaults: f64, i64 and, for bits, u64 (JAX's bits(key(0), (3,)) under x64).
+    CHECK(random::uniform(random::key(0), {2}).dtype() == DType::f64);
+    CHECK(random::normal(random::key(0), {2}).dtype() == DType::f64);
+    CHECK(random::randint(random::key(0), {2}, 0, 5).dtype() == DType::i64);
+    CHECK(random::bits(random::key(0), {3}).to_vector<std::uint64_t>() ==
+          std::vector<std::uint64_t>{0x6b20015999ba4efeu, 0x375f238fcddb151du, 0xf71f4ea9a20e4081u});
+    // The permutation's sort keys stay 32-bit (JAX's _shuffle), so it is the same in both modes.
+    const auto perm64 = random::permutation(random::key(4), 10).to_vector<std::int64_t>();
+    {
+      EnableX64 off(false);
+      CHECK_FALSE(x64_enabled());
+      CHECK(zeros({1}).dtype() == DType::f32);
+      const auto perm32 = random::permutation(random::key(4), 10).to_vector<std::int64_t>();
+      CHECK(perm32 == perm64);
+    }
+    CHECK(x64_enabled());
+  }
+  CHECK_FALSE(x64_enabled());
+  // The process-wide switch (jax.config.update("jax_enable_x64", True)); a scope overrides it.
+  set_enable_x64(true);
+  CHECK(zeros({1}).dtype() == DType::f64);
+  {
+    EnableX64 off(false);
+    CHECK(zeros({1}).dtype() == DType::f32);
+  }
+  set_enable_x64(false);
+  CHECK(zeros({1}).dtype() == DType::f32);
+}

@@ -72,6 +72,29 @@ TEST_CASE("make_jaxpr: prints the program as a jaxpr, C++ scalars as literals") 
   CHECK(p.in_vars.size() == 2);
 }
 
+TEST_CASE("jit: x64 mode is part of the cache key; a retrace says the mode changed") {
+  int traces = 0;
+  auto total = jit([&](const Array& x) {
+    ++traces;
+    return sum(x);  // i32 without x64, i64 with it
+  });
+  const Array x = array({1, 2, 3});
+  LogCapture log;
+  CHECK(total(x).dtype() == DType::i32);
+  {
+    EnableX64 on;
+    const Array y = total(x);
+    CHECK(y.dtype() == DType::i64);
+    CHECK(y.item<std::int64_t>() == 6);
+  }
+  CHECK(traces == 2);
+  CHECK(total(x).dtype() == DType::i32);
+  CHECK(traces == 2);
+  REQUIRE(log.lines.size() == 2);
+  CAPTURE(log.lines[1]);
+  CHECK(log.lines[1].find("x64 mode changed (on now)") != std::string::npos);
+}
+
 TEST_CASE("make_jaxpr: 64-bit integer literals print exactly") {
   const std::uint64_t big = std::numeric_limits<std::uint64_t>::max();
   const std::int64_t low = std::numeric_limits<std::int64_t>::min();

@@ -50,7 +50,7 @@ Array shuffle(Array k, Array x, int axis) {
   for (int r = 0; r < rounds; ++r) {
     auto [next, sub] = split2(k);
     k = next;
-    x = sort_key_val(bits(sub, x.shape()), x, axis, true).second;
+    x = sort_key_val(bits(sub, x.shape(), DType::u32), x, axis, true).second;  // 32 bits, also in x64 mode
   }
   return x;
 }
@@ -96,7 +96,7 @@ Array choice_impl(const Array& key, const std::optional<Array>& arr, std::int64_
     for (auto d : shape) out_shape.push_back(d);
     for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < arr->ndim(); ++d) out_shape.push_back(arr->shape()[d]);
   }
-  if (n_draws == 0) return zeros(shape, arr ? arr->dtype() : DType::i32);
+  if (n_draws == 0) return zeros(shape, arr ? arr->dtype() : default_int_dtype());
   if (n_inputs <= 0)
     raise<ValueError>("choice", "a", std::to_string(n_inputs), "must be greater than 0 unless no samples are taken");
   if (!replace && n_draws > n_inputs)
@@ -115,7 +115,7 @@ Array choice_impl(const Array& key, const std::optional<Array>& arr, std::int64_
       result = slice(perm, start, limit);
     }
   } else {
-    const Array pa = is_floating(p->dtype()) ? *p : p->astype(DType::f32);
+    const Array pa = is_floating(p->dtype()) ? *p : p->astype(default_float_dtype());
     if (!(pa.shape() == Shape{n_inputs}))
       raise<ShapeError>("choice", "p", to_string(pa.aval()),
                         concat("must be a 1-d vector of the population size ", n_inputs));

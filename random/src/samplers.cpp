@@ -126,7 +126,8 @@ Array truncated_normal(const Array& key, const Array& lower, const Array& upper,
 }
 
 Array bernoulli(const Array& key, double p, std::optional<Shape> shape) {
-  return bernoulli(key, scalar(static_cast<float>(p)), std::move(shape));
+  // A C++ double is JAX's Python float: the default float (f64 in x64 mode).
+  return bernoulli(key, detail::constant(p, default_float_dtype()), std::move(shape));
 }
 
 Array bernoulli(const Array& key, const Array& p, std::optional<Shape> shape) {

@@ -10,10 +10,9 @@
 // split and the bit streams lay out counters; canopy follows the default and offers the old
 // layout through LayoutScope, the counterpart of `with jax.threefry_partitionable(False)`.
 //
-// dtypes: f32 by default, as JAX without x64. f64 means what jax_enable_x64=True gives for
-// float64: 64 random bits per element (so f64 draws differ from f32 ones, as in JAX). Integer
-// samplers return i32 by default (JAX's default int without x64); bits are u32 by default, and
-// bits and randint take any width (u8 ... u64, i8 ... i64) as JAX does.
+// dtypes: the defaults are JAX's: f32, i32 and u32 for bits, or f64, i64 and u64 in x64 mode
+// (canopy/x64.hpp). f64 draws use 64 random bits per element (so they differ from f32 ones, as in
+// JAX); bits and randint take any width (u8 ... u64, i8 ... i64) as JAX does.
 //
 // Under vmap every sampler takes a batch of keys (u32[n, 2] mapped over its leading axis) and draws,
 // key by key, exactly what each key draws alone:
@@ -34,6 +33,7 @@
 
 #include "canopy/array.hpp"
 #include "canopy/error.hpp"
+#include "canopy/x64.hpp"
 #include "canopy/random/threefry.hpp"
 
 namespace canopy::random {
@@ -110,31 +110,31 @@ Array step_key(const Array& base, std::int64_t global_step, std::int64_t host_in
 
 /// jax.random.bits(key, shape, dtype): u8, u16, u32 or u64 (JAX's bit widths 8 to 64, the same bits
 /// as JAX's in either layout). TypeError for any other dtype.
-Array bits(const Array& key, const Shape& shape = {}, DType dtype = DType::u32);
+Array bits(const Array& key, const Shape& shape = {}, DType dtype = default_uint_dtype());
 /// jax.random.uniform: [minval, maxval) of `dtype` (f32 or f64; TypeError otherwise).
-Array uniform(const Array& key, const Shape& shape = {}, DType dtype = DType::f32, double minval = 0.0,
+Array uniform(const Array& key, const Shape& shape = {}, DType dtype = default_float_dtype(), double minval = 0.0,
               double maxval = 1.0);
 /// uniform with array bounds (broadcast to `shape`, converted to `dtype`).
 Array uniform(const Array& key, const Shape& shape, DType dtype, const Array& minval, const Array& maxval);
 /// jax.random.normal: sqrt(2) * erf_inv(uniform in (-1, 1)). An eager call runs compiled (one
 /// fused pass, as jax.random's samplers are jitted); under a transformation it records the ops.
-Array normal(const Array& key, const Shape& shape = {}, DType dtype = DType::f32);
+Array normal(const Array& key, const Shape& shape = {}, DType dtype = default_float_dtype());
 /// jax.random.truncated_normal on (lower, upper); shape defaults to the bounds' broadcast shape.
 Array truncated_normal(const Array& key, double lower, double upper, std::optional<Shape> shape = std::nullopt,
-                       DType dtype = DType::f32);
+                       DType dtype = default_float_dtype());
 /// truncated_normal with array bounds.
 Array truncated_normal(const Array& key, const Array& lower, const Array& upper,
-                       std::optional<Shape> shape = std::nullopt, DType dtype = DType::f32);
+                       std::optional<Shape> shape = std::nullopt, DType dtype = default_float_dtype());
 /// jax.random.bernoulli: bool, uniform(key, shape, f32) < p.
 Array bernoulli(const Array& key, double p = 0.5, std::optional<Shape> shape = std::nullopt);
 /// bernoulli with an array of probabilities (a float dtype; its dtype is the uniform's dtype).
 Array bernoulli(const Array& key, const Array& p, std::optional<Shape> shape = std::nullopt);
 /// jax.random.randint: integers in [minval, maxval) of any integer dtype, JAX's two-words algorithm.
 /// canopy rejects minval >= maxval with a ValueError (JAX silently returns minval).
-Array randint(const Array& key, const Shape& shape, std::int64_t minval, std::int64_t maxval, DType dtype = DType::i32);
+Array randint(const Array& key, const Shape& shape, std::int64_t minval, std::int64_t maxval, DType dtype = default_int_dtype());
 /// randint with array bounds of `dtype` (broadcast to `shape`); where maxval <= minval the result
 /// is minval, as in JAX (no check: the bounds may be data).
-Array randint(const Array& key, const Shape& shape, const Array& minval, const Array& maxval, DType dtype = DType::i32);
+Array randint(const Array& key, const Shape& shape, const Array& minval, const Array& maxval, DType dtype = default_int_dtype());
 /// jax.random.permutation(key, n): a shuffled arange(n) (i32).
 Array permutation(const Array& key, std::int64_t n);
 /// jax.random.permutation(key, x, axis, independent): x shuffled along `axis` (all slices the same
@@ -154,8 +154,8 @@ Array choice(const Array& key, const Array& a, const Shape& shape = {}, bool rep
 /// logits' shape without `axis` and may add leading dims.
 Array categorical(const Array& key, const Array& logits, int axis = -1, std::optional<Shape> shape = std::nullopt);
 /// jax.random.gumbel (mode "low"): -log(-log(uniform(tiny, 1))).
-Array gumbel(const Array& key, const Shape& shape = {}, DType dtype = DType::f32);
+Array gumbel(const Array& key, const Shape& shape = {}, DType dtype = default_float_dtype());
 /// jax.random.exponential: -log1p(-uniform).
-Array exponential(const Array& key, const Shape& shape = {}, DType dtype = DType::f32);
+Array exponential(const Array& key, const Shape& shape = {}, DType dtype = default_float_dtype());
 
 }  // namespace canopy::random

@@ -15,3 +15,4 @@
 #include "canopy/random.hpp"
 #include "canopy/shape.hpp"
 #include "canopy/transforms.hpp"
+#include "canopy/x64.hpp"

@@ -12,6 +12,7 @@
 
 #include "canopy/array.hpp"
 #include "canopy/ops.hpp"
+#include "canopy/x64.hpp"
 
 namespace canopy {
 
@@ -19,20 +20,22 @@ namespace canopy {
 using Axes = std::optional<std::vector<int>>;
 
 // Creation.
-Array zeros(const Shape& shape, DType dtype = DType::f32);  ///< all 0
-Array ones(const Shape& shape, DType dtype = DType::f32);   ///< all 1
-Array full(const Shape& shape, double value, DType dtype = DType::f32);  ///< all `value`
+// A default dtype is jnp's: f32 (f64 in x64 mode, canopy/x64.hpp); integer ones i32 (i64).
+Array zeros(const Shape& shape, DType dtype = default_float_dtype());  ///< all 0
+Array ones(const Shape& shape, DType dtype = default_float_dtype());   ///< all 1
+Array full(const Shape& shape, double value, DType dtype = default_float_dtype());  ///< all `value`
 Array zeros_like(const Array& x);                   ///< zeros of x's shape and dtype
 Array ones_like(const Array& x);                    ///< ones of x's shape and dtype
 Array full_like(const Array& x, double value);      ///< `value` in x's shape and dtype
-/// [0, stop) step 1, i32.
+/// [0, stop) step 1, the default int (i32; i64 in x64 mode).
 Array arange(std::int64_t stop);
 /// [start, stop) by `step`: ceil((stop - start) / step) elements.
-Array arange(double start, double stop, double step = 1, DType dtype = DType::f32);
+Array arange(double start, double stop, double step = 1, DType dtype = default_float_dtype());
 /// `num` evenly spaced values from start to stop (stop included unless endpoint = false).
-Array linspace(double start, double stop, std::int64_t num = 50, bool endpoint = true, DType dtype = DType::f32);
+Array linspace(double start, double stop, std::int64_t num = 50, bool endpoint = true,
+               DType dtype = default_float_dtype());
 /// n x m matrix with ones on diagonal k (m = n when negative).
-Array eye(std::int64_t n, std::int64_t m = -1, int k = 0, DType dtype = DType::f32);
+Array eye(std::int64_t n, std::int64_t m = -1, int k = 0, DType dtype = default_float_dtype());
 
 // Promotion and broadcasting.
 /// jnp.promote_types on strong dtypes.
@@ -52,7 +55,8 @@ Array flip(const Array& x, std::optional<int> axis = std::nullopt);
 /// jnp.astype.
 inline Array astype(const Array& x, DType d) { return x.astype(d); }
 
-// Reductions (jnp): sum and prod accumulate bool, i8, i16 in i32 and u8, u16 in u32; mean promotes integers to f32.
+// Reductions (jnp): sum and prod accumulate bool and narrower integers in the default int (i32, or
+// i64 in x64 mode; u32/u64 for unsigned ones); mean promotes integers to the default float.
 Array sum(const Array& x, const Axes& axes = std::nullopt, bool keepdims = false);
 /// One axis. Exactly `int`, so that `sum(x, 0.0)` cannot silently mean "axis 0".
 template <std::same_as<int> I>
@@ -211,7 +215,7 @@ Array take_along_axis(const Array& x, const Array& indices, std::optional<int> a
                       std::optional<double> fill_value = std::nullopt);
 /// jax.nn.one_hot: x[..., None] == arange(num_classes) as `dtype`, the class axis at `axis` of the
 /// result; an index outside [0, num_classes) gives an all-zero row.
-Array one_hot(const Array& x, std::int64_t num_classes, DType dtype = DType::f32, int axis = -1);
+Array one_hot(const Array& x, std::int64_t num_classes, DType dtype = default_float_dtype(), int axis = -1);
 
 /// What `x.at(indices)` returns (jnp's `x.at[i0, i1, ...]`): integer index arrays (or ints) for the
 /// leading axes, broadcast together; negative indices count from the end. Nothing is mutated.
@@ -324,20 +328,20 @@ Array pad(const Array& x, I pad_width, double constant_values = 0) {
 }
 
 // Products, arg-extrema, sorting and shifts (jax.numpy names).
-/// jnp.prod: bool promotes to i32 (integers wrap).
+/// jnp.prod: dtypes widen as in sum (integers wrap).
 Array prod(const Array& x, const Axes& axes = std::nullopt, bool keepdims = false);
 /// One axis. Exactly `int`, so that `prod(x, 0.0)` cannot silently mean "axis 0".
 template <std::same_as<int> I>
 Array prod(const Array& x, I axis, bool keepdims = false) {
   return prod(x, Axes{{axis}}, keepdims);
 }
-/// jnp.argmax: i32 indices over `axis` (all elements flattened when nullopt); ShapeError if empty.
+/// jnp.argmax: indices of the default int (i32; i64 in x64 mode) over `axis` (all elements flattened when nullopt); ShapeError if empty.
 Array argmax(const Array& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
 /// jnp.argmin: as argmax, for the smallest element.
 Array argmin(const Array& x, std::optional<int> axis = std::nullopt, bool keepdims = false);
 /// jnp.sort along `axis` (flattened when nullopt); stable, NaNs last.
 Array sort(const Array& x, std::optional<int> axis = -1);
-/// jnp.argsort: i32 indices that sort x along `axis` (flattened when nullopt); stable.
+/// jnp.argsort: indices (the default int) that sort x along `axis` (flattened when nullopt); stable.
 Array argsort(const Array& x, std::optional<int> axis = -1);
 /// jnp.left_shift.
 inline Array left_shift(const Array& x, const Array& y) { return shift_left(x, y); }

@@ -1,10 +1,12 @@
 // jax.numpy type promotion: JAX's lattice over canopy's dtypes, with weak types for C++ scalars
 // (i* and f*). Without JAX's x64 mode a join that only JAX's 64-bit canonicalisation would make
 // 64-bit (u32 with i32 meets at i64) stays i32, as in JAX; an operand that already is i64/u64
-// keeps 64 bits. f64 exists without x64 (canopy's one departure), and f* is f32.
+// keeps 64 bits. f64 exists without x64 (canopy's one departure), and f* is f32. In x64 mode
+// (canopy/x64.hpp) i* is i64, f* is f64 and the u32/i32 join is i64, as in JAX.
 #include <bit>
 
 #include "../primitives/common.hpp"
+#include "canopy/x64.hpp"
 
 namespace canopy {
 namespace {
@@ -45,7 +47,7 @@ Node node_of(DType d, bool weak) {
 Aval aval_of(Node n, bool wide_operand) {
   switch (n) {
     case B: return {DType::bool_, {}, false};
-    case IW: return {DType::i32, {}, true};
+    case IW: return {default_int_dtype(), {}, true};
     case U8: return {DType::u8, {}, false};
     case U16: return {DType::u16, {}, false};
     case U32: return {DType::u32, {}, false};
@@ -53,8 +55,8 @@ Aval aval_of(Node n, bool wide_operand) {
     case I8: return {DType::i8, {}, false};
     case I16: return {DType::i16, {}, false};
     case I32: return {DType::i32, {}, false};
-    case I64: return {wide_operand ? DType::i64 : DType::i32, {}, false};
-    case FW: return {DType::f32, {}, true};
+    case I64: return {wide_operand || x64_enabled() ? DType::i64 : DType::i32, {}, false};
+    case FW: return {default_float_dtype(), {}, true};
     case BF16: return {DType::bf16, {}, false};
     case F16: return {DType::f16, {}, false};
     case F32: return {DType::f32, {}, false};
@@ -93,15 +95,14 @@ std::vector<Array> promote(std::vector<Array> xs) {
 Array truth(const Array& x) { return x.dtype() == DType::bool_ ? x : ne(x, zeros({}, x.dtype())); }
 
 Array to_accumulating(const Array& x) {
-  const DType d = x.dtype();
-  if (d == DType::bool_ || d == DType::i8 || d == DType::i16) return x.astype(DType::i32);
-  if (d == DType::u8 || d == DType::u16) return x.astype(DType::u32);
+  const DType d = x.dtype(), to = is_unsigned(d) ? default_uint_dtype() : default_int_dtype();
+  if ((is_integer(d) || d == DType::bool_) && itemsize(d) < itemsize(to)) return x.astype(to);
   return x;
 }
 
 Array to_float(const Array& x) {
   if (is_floating(x.dtype())) return x;
-  return convert_weak(x, DType::f32, x.weak_type() && x.dtype() != DType::bool_);
+  return convert_weak(x, default_float_dtype(), x.weak_type() && x.dtype() != DType::bool_);
 }
 
 }  // namespace detail
@@ -109,7 +110,7 @@ Array to_float(const Array& x) {
 DType promote_types(DType a, DType b) { return detail::join_types({a, {}, false}, {b, {}, false}).dtype; }
 
 DType result_type(const std::vector<Array>& xs) {
-  if (xs.empty()) return DType::f32;
+  if (xs.empty()) return default_float_dtype();
   Aval t{xs[0].dtype(), {}, xs[0].weak_type()};
   for (std::size_t i = 1; i < xs.size(); ++i) t = detail::join_types(t, {xs[i].dtype(), {}, xs[i].weak_type()});
   return t.dtype;

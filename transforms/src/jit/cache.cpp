@@ -110,7 +110,9 @@ void JitCache::explain(const CacheKey& key, const std::function<LeafNames()>& na
     for (const auto& [old, old_names] : history_) {
       if (*old.signature != *key.signature) continue;
       std::vector<std::string> diffs;
-      if (old.settings != key.settings) diffs.push_back("the PRNG layout changed");
+      if ((old.settings ^ key.settings) & kX64SettingBit)
+        diffs.push_back(concat("x64 mode changed (", (key.settings & kX64SettingBit) ? "on" : "off", " now)"));
+      if ((old.settings ^ key.settings) & ~kX64SettingBit) diffs.push_back("the PRNG layout changed");
       for (std::size_t i = 0; i < key.structure.size(); ++i)
         if (old.structure[i] != key.structure[i])
           diffs.push_back(concat("args[", i, "]: tree structure ", old_names.structures.at(i), " → ", now.structures.at(i)));

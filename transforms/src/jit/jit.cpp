@@ -10,6 +10,7 @@
 #include "canopy/core/jit.hpp"
 #include "canopy/error.hpp"
 #include "canopy/random.hpp"
+#include "canopy/x64.hpp"
 #include "passes/passes.hpp"
 
 namespace canopy {
@@ -102,7 +103,9 @@ void require_live(std::string_view api, const std::string& where, const Array& x
                        "use the call's result instead, or do not donate it");
 }
 
-std::uint32_t tracing_settings() { return static_cast<std::uint32_t>(random::current_layout()); }
+std::uint32_t tracing_settings() {
+  return static_cast<std::uint32_t>(random::current_layout()) | (x64_enabled() ? kX64SettingBit : 0u);
+}
 
 }  // namespace detail
 }  // namespace canopy

@@ -38,7 +38,7 @@ Array zeros_like(const Array& x) { return zeros(x.shape(), x.dtype()); }
 Array ones_like(const Array& x) { return ones(x.shape(), x.dtype()); }
 Array full_like(const Array& x, double value) { return full(x.shape(), value, x.dtype()); }
 
-Array arange(std::int64_t stop) { return iota(DType::i32, Shape{std::max<std::int64_t>(stop, 0)}, 0); }
+Array arange(std::int64_t stop) { return iota(default_int_dtype(), Shape{std::max<std::int64_t>(stop, 0)}, 0); }
 
 Array arange(double start, double stop, double step, DType dtype) {
   if (step == 0) detail::raise<ShapeError>("arange", "step", "0", "must be nonzero");

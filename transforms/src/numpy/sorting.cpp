@@ -43,11 +43,11 @@ Array prod(const Array& x, const Axes& axes, bool keepdims) {
 }
 
 Array argmax(const Array& x, std::optional<int> axis, bool keepdims) {
-  return arg_extremum("argmax", x, axis, keepdims, [](const Array& v, int a) { return argmax(v, a, DType::i32); });
+  return arg_extremum("argmax", x, axis, keepdims, [](const Array& v, int a) { return argmax(v, a, default_int_dtype()); });
 }
 
 Array argmin(const Array& x, std::optional<int> axis, bool keepdims) {
-  return arg_extremum("argmin", x, axis, keepdims, [](const Array& v, int a) { return argmin(v, a, DType::i32); });
+  return arg_extremum("argmin", x, axis, keepdims, [](const Array& v, int a) { return argmin(v, a, default_int_dtype()); });
 }
 
 Array sort(const Array& x, std::optional<int> axis) {
@@ -57,7 +57,7 @@ Array sort(const Array& x, std::optional<int> axis) {
 
 Array argsort(const Array& x, std::optional<int> axis) {
   auto [v, ax] = along("argsort", x, axis);
-  return sort_key_val(v, iota(DType::i32, v.shape(), ax), ax, true).second;
+  return sort_key_val(v, iota(default_int_dtype(), v.shape(), ax), ax, true).second;
 }
 
 Array right_shift(const Array& x, const Array& y) {

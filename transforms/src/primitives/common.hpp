@@ -47,10 +47,11 @@ Aval join_types(const Aval& a, const Aval& b);
 std::vector<Array> promote(std::vector<Array> xs);
 /// convert_element_type with an explicit weak_type on the result.
 Array convert_weak(const Array& x, DType d, bool weak);
-/// Integer/bool inputs become f32 (weak stays weak), as jnp does for float-only functions.
+/// Integer/bool inputs become the default float, f32 (f64 in x64 mode; weak stays weak), as jnp
+/// does for float-only functions.
 Array to_float(const Array& x);
-/// bool and integers narrower than 32 bits widened to i32 (signed, bool) or u32 (unsigned), as
-/// jnp.sum and jnp.prod accumulate them by default (numpy's platform integer, x64 off).
+/// bool and integers narrower than the default int widened to it (i32, or i64 in x64 mode; u32 or
+/// u64 for unsigned ones), as jnp.sum and jnp.prod accumulate them (promote_integers=True).
 Array to_accumulating(const Array& x);
 /// x as truth values, as jnp's logical functions read it: bool unchanged, else x != 0 (NaN is true).
 Array truth(const Array& x);

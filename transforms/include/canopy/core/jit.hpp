@@ -103,6 +103,8 @@ void require_live(std::string_view api, const std::string& where, const Array& x
 
 /// The PRNG layout and other global state tracing reads, as key bits.
 std::uint32_t tracing_settings();
+/// The bit of tracing_settings() that says x64 mode was on.
+inline constexpr std::uint32_t kX64SettingBit = 1u << 8;
 
 /// FloatingPointError naming p (and `program`, the jitted function it ran in, if any) when one
 /// of its floating-point results holds a NaN.
