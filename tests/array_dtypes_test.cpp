@@ -208,8 +208,22 @@ TEST_CASE("narrow and wide dtypes: no UB or silent wrap in products, weak scalar
   const Array s = array(std::vector<std::int16_t>{-3, -300}, {2});
   CHECK((s * s).to_vector<std::int16_t>() == std::vector<std::int16_t>{9, 24464});
   CHECK(pow(s, full({}, 2, DType::i16)).to_vector<std::int16_t>() == std::vector<std::int16_t>{9, 24464});
-  CHECK(prod(u).item<std::uint16_t>() == static_cast<std::uint16_t>(65535u * 300u));
+  CHECK(reduce_prod(u, {0}).item<std::uint16_t>() == static_cast<std::uint16_t>(65535u * 300u));  // lax keeps u16
+  CHECK(prod(u).item<std::uint32_t>() == 65535u * 300u);  // jnp accumulates in u32
   CHECK(matmul(reshape(u, {1, 2}), reshape(u, {2, 1})).item<std::uint16_t>() == static_cast<std::uint16_t>(1u + 24464u));
+  // A C++ integer must fit the integer dtype it meets: JAX's OverflowError for a Python int.
+  const Array bytes = array(std::vector<std::uint8_t>{1, 2}, {2});
+  CHECK((bytes + 255).dtype() == DType::u8);
+  CHECK_THROWS_WITH_AS(bytes + 300,
+                       "add: C++ integer (300) does not fit u8, the dtype it meets; convert the other operand to a wider "
+                       "dtype, or use a value of u8",
+                       OverflowError);
+  CHECK_THROWS_AS(bytes * -1, OverflowError);
+  CHECK_THROWS_AS(where(array(std::vector<bool>{true, false}, {2}), bytes, 256), OverflowError);
+  CHECK_THROWS_AS(array({1, 2}) + (std::int64_t{1} << 40), OverflowError);
+  CHECK((array({1.f}) + (std::int64_t{1} << 40)).dtype() == DType::f32);  // a float operand takes any integer
+  CHECK((array(std::vector<std::int8_t>{1}, {1}) - 127).item<std::int8_t>() == -126);
+  CHECK_THROWS_AS(array(std::vector<std::int8_t>{1}, {1}) - 128, OverflowError);
   // A C++ integer beyond i32 meets an i64 array exactly.
   const Array big = array(std::vector<std::int64_t>{1, -1}, {2});
   CHECK((big + (std::int64_t{1} << 40)).to_vector<std::int64_t>() ==

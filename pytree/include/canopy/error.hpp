@@ -57,6 +57,12 @@ class DeviceError : public Error {
  public:
   using Error::Error;
 };
+/// A C++ integer that does not fit the dtype it meets (`u8_array + 300`): JAX's OverflowError.
+class OverflowError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// Memory that cannot be had: an allocation the machine cannot satisfy (never std::bad_alloc).
 class ResourceError : public Error {
  public:

@@ -4,6 +4,7 @@
 // keeps 64 bits. f64 exists without x64 (canopy's one departure), and f* is f32. In x64 mode
 // (canopy/x64.hpp) i* is i64, f* is f64 and the u32/i32 join is i64, as in JAX.
 #include <bit>
+#include <limits>
 
 #include "../primitives/common.hpp"
 #include "canopy/x64.hpp"
@@ -66,6 +67,23 @@ Aval aval_of(Node n, bool wide_operand) {
 
 bool is_wide_integer(DType d) { return d == DType::i64 || d == DType::u64; }
 
+// JAX raises OverflowError for a Python int outside the dtype it is converted to (`uint8 + 300`);
+// a C++ integer literal is canopy's Python int.
+void check_fits(std::string_view api, const Array& weak, DType to) {
+  const std::int64_t v = weak.item<std::int64_t>();  // weak integers are stored as i32 or i64
+  const bool fits = visit_dtype(to, [&]<class T>(std::type_identity<T>) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (v < 0) return std::is_signed_v<T> && v >= static_cast<std::int64_t>(std::numeric_limits<T>::min());
+      return static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    } else {
+      return true;
+    }
+  });
+  if (!fits)
+    detail::raise<OverflowError>(api, "C++ integer", std::to_string(v), detail::concat("does not fit ", to, ", the dtype it meets"),
+                                 detail::concat("convert the other operand to a wider dtype, or use a value of ", to));
+}
+
 }  // namespace
 
 namespace detail {
@@ -83,12 +101,15 @@ Aval join_types(const Aval& a, const Aval& b) {
   return aval_of(best, is_wide_integer(a.dtype) || is_wide_integer(b.dtype));
 }
 
-std::vector<Array> promote(std::vector<Array> xs) {
+std::vector<Array> promote(std::vector<Array> xs, std::string_view api) {
   if (xs.empty()) return xs;
   Aval t{xs[0].dtype(), {}, xs[0].weak_type()};
   for (std::size_t i = 1; i < xs.size(); ++i) t = join_types(t, {xs[i].dtype(), {}, xs[i].weak_type()});
-  for (auto& x : xs)
-    if (x.dtype() != t.dtype) x = convert_weak(x, t.dtype, t.weak_type);
+  for (auto& x : xs) {
+    if (x.dtype() == t.dtype) continue;
+    if (x.weak_type() && is_integer(x.dtype()) && is_integer(t.dtype) && !x.is_tracer()) check_fits(api, x, t.dtype);
+    x = convert_weak(x, t.dtype, t.weak_type);
+  }
   return xs;
 }
 

@@ -31,19 +31,19 @@ Array broadcast_to(const Array& x, const Shape& shape) {
 }
 
 Array where(const Array& cond, const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "where");
   Array c = cond.dtype() == DType::bool_ ? cond : ne(cond, zeros({}, cond.dtype()));
   Shape s = broadcast_shapes(broadcast_shapes(c.shape(), p[0].shape(), "where"), p[1].shape(), "where");
   return select_n(broadcast_to(c, s), {broadcast_to(p[1], s), broadcast_to(p[0], s)});
 }
 
 Array divide(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "divide");
   return div(detail::to_float(p[0]), detail::to_float(p[1]));
 }
 
 Array remainder(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "remainder");
   Array r = rem(p[0], p[1]);
   if (is_unsigned(p[0].dtype())) return r;
   Array zero = zeros({}, r.dtype());

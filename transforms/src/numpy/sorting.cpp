@@ -61,7 +61,7 @@ Array argsort(const Array& x, std::optional<int> axis) {
 }
 
 Array right_shift(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "right_shift");
   return is_unsigned(p[0].dtype()) ? shift_right_logical(p[0], p[1]) : shift_right_arithmetic(p[0], p[1]);
 }
 

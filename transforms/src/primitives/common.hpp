@@ -43,8 +43,9 @@ Array broadcast_copy(const Array& x, const Shape& shape);
 
 /// jnp promotion of (dtype, weak) pairs: the least upper bound in JAX's type lattice.
 Aval join_types(const Aval& a, const Aval& b);
-/// Converts every input to their common dtype (weak scalars defer to strong operands).
-std::vector<Array> promote(std::vector<Array> xs);
+/// Converts every input to their common dtype (weak scalars defer to strong operands). A C++
+/// integer (weak integer scalar) outside the integer dtype it meets is an OverflowError naming `api`.
+std::vector<Array> promote(std::vector<Array> xs, std::string_view api);
 /// convert_element_type with an explicit weak_type on the result.
 Array convert_weak(const Array& x, DType d, bool weak);
 /// Integer/bool inputs become the default float, f32 (f64 in x64 mode; weak stays weak), as jnp

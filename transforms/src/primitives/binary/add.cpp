@@ -29,7 +29,7 @@ CANOPY_REGISTER_PRIMITIVE(Add);
 
 namespace canopy {
 Array add(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "add");
   if (p[0].dtype() == DType::bool_) return logical_or(p[0], p[1]);  // jnp.add on bools
   return bind1<prim::Add>({p[0], p[1]});
 }

@@ -30,7 +30,7 @@ CANOPY_REGISTER_PRIMITIVE(Atan2);
 
 namespace canopy {
 Array atan2(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "atan2");
   return bind1<prim::Atan2>({detail::to_float(p[0]), detail::to_float(p[1])});
 }
 }  // namespace canopy

@@ -36,7 +36,7 @@ CANOPY_REGISTER_PRIMITIVE(Div);
 
 namespace canopy {
 Array div(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "div");
   return bind1<prim::Div>({p[0], p[1]});
 }
 }  // namespace canopy

@@ -32,7 +32,7 @@ CANOPY_REGISTER_PRIMITIVE(Max);
 
 namespace canopy {
 Array max(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "max");
   return bind1<prim::Max>({p[0], p[1]});
 }
 }  // namespace canopy

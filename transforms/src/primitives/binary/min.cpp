@@ -32,7 +32,7 @@ CANOPY_REGISTER_PRIMITIVE(Min);
 
 namespace canopy {
 Array min(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "min");
   return bind1<prim::Min>({p[0], p[1]});
 }
 }  // namespace canopy

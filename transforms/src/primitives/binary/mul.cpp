@@ -39,7 +39,7 @@ CANOPY_REGISTER_PRIMITIVE(Mul);
 
 namespace canopy {
 Array mul(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "mul");
   if (p[0].dtype() == DType::bool_) return logical_and(p[0], p[1]);  // jnp.multiply on bools
   return bind1<prim::Mul>({p[0], p[1]});
 }

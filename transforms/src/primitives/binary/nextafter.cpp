@@ -34,7 +34,7 @@ CANOPY_REGISTER_PRIMITIVE(Nextafter);
 
 namespace canopy {
 Array nextafter(const Array& x, const Array& y) {
-  auto p = detail::promote({detail::to_float(x), detail::to_float(y)});
+  auto p = detail::promote({detail::to_float(x), detail::to_float(y)}, "nextafter");
   return bind1<prim::Nextafter>({p[0], p[1]});
 }
 }  // namespace canopy

@@ -30,7 +30,7 @@ CANOPY_REGISTER_PRIMITIVE(Pow);
 
 namespace canopy {
 Array pow(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "pow");
   return bind1<prim::Pow>({p[0], p[1]});
 }
 }  // namespace canopy

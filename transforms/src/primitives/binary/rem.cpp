@@ -31,7 +31,7 @@ CANOPY_REGISTER_PRIMITIVE(Rem);
 
 namespace canopy {
 Array rem(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "rem");
   return bind1<prim::Rem>({p[0], p[1]});
 }
 }  // namespace canopy

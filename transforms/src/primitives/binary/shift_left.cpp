@@ -30,7 +30,7 @@ CANOPY_REGISTER_PRIMITIVE(ShiftLeft);
 
 namespace canopy {
 Array shift_left(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "shift_left");
   return bind1<prim::ShiftLeft>({p[0], p[1]});
 }
 }  // namespace canopy

@@ -32,7 +32,7 @@ CANOPY_REGISTER_PRIMITIVE(ShiftRightArithmetic);
 
 namespace canopy {
 Array shift_right_arithmetic(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "shift_right_arithmetic");
   return bind1<prim::ShiftRightArithmetic>({p[0], p[1]});
 }
 }  // namespace canopy

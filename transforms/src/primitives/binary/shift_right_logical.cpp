@@ -30,7 +30,7 @@ CANOPY_REGISTER_PRIMITIVE(ShiftRightLogical);
 
 namespace canopy {
 Array shift_right_logical(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "shift_right_logical");
   return bind1<prim::ShiftRightLogical>({p[0], p[1]});
 }
 }  // namespace canopy

@@ -29,7 +29,7 @@ CANOPY_REGISTER_PRIMITIVE(Sub);
 
 namespace canopy {
 Array sub(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "sub");
   return bind1<prim::Sub>({p[0], p[1]});
 }
 }  // namespace canopy

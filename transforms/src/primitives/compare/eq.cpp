@@ -24,7 +24,7 @@ CANOPY_REGISTER_PRIMITIVE(Eq);
 
 namespace canopy {
 Array eq(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "eq");
   return bind1<prim::Eq>({p[0], p[1]});
 }
 }  // namespace canopy

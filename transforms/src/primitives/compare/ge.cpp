@@ -24,7 +24,7 @@ CANOPY_REGISTER_PRIMITIVE(Ge);
 
 namespace canopy {
 Array ge(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "ge");
   return bind1<prim::Ge>({p[0], p[1]});
 }
 }  // namespace canopy

@@ -24,7 +24,7 @@ CANOPY_REGISTER_PRIMITIVE(Gt);
 
 namespace canopy {
 Array gt(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "gt");
   return bind1<prim::Gt>({p[0], p[1]});
 }
 }  // namespace canopy

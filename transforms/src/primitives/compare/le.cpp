@@ -24,7 +24,7 @@ CANOPY_REGISTER_PRIMITIVE(Le);
 
 namespace canopy {
 Array le(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "le");
   return bind1<prim::Le>({p[0], p[1]});
 }
 }  // namespace canopy

@@ -24,7 +24,7 @@ CANOPY_REGISTER_PRIMITIVE(Lt);
 
 namespace canopy {
 Array lt(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "lt");
   return bind1<prim::Lt>({p[0], p[1]});
 }
 }  // namespace canopy

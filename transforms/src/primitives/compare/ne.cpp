@@ -24,7 +24,7 @@ CANOPY_REGISTER_PRIMITIVE(Ne);
 
 namespace canopy {
 Array ne(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "ne");
   return bind1<prim::Ne>({p[0], p[1]});
 }
 }  // namespace canopy

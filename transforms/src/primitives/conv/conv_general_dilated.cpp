@@ -350,7 +350,7 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector
   }
   // As lax does: string padding is computed from the undilated lhs and the dilated window.
   p.padding = detail::resolve_padding(api, padding, in, win, p.window_strides);
-  auto ops = detail::promote({lhs, rhs});
+  auto ops = detail::promote({lhs, rhs}, "conv_general_dilated");
   return bind1<prim::ConvGeneralDilated>({ops[0], ops[1]}, p);
 }
 

@@ -224,7 +224,7 @@ CANOPY_REGISTER_PRIMITIVE(DotGeneral);
 
 namespace canopy {
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims) {
-  auto p = detail::promote({lhs, rhs});
+  auto p = detail::promote({lhs, rhs}, "dot_general");
   return bind1<prim::DotGeneral>({p[0], p[1]}, dims);
 }
 }  // namespace canopy

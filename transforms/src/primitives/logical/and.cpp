@@ -24,7 +24,7 @@ CANOPY_REGISTER_PRIMITIVE(And);
 
 namespace canopy {
 Array bitwise_and(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "and");
   return bind1<prim::And>({p[0], p[1]});
 }
 }  // namespace canopy

@@ -24,7 +24,7 @@ CANOPY_REGISTER_PRIMITIVE(Or);
 
 namespace canopy {
 Array bitwise_or(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "or");
   return bind1<prim::Or>({p[0], p[1]});
 }
 }  // namespace canopy

@@ -24,7 +24,7 @@ CANOPY_REGISTER_PRIMITIVE(Xor);
 
 namespace canopy {
 Array bitwise_xor(const Array& x, const Array& y) {
-  auto p = detail::promote({x, y});
+  auto p = detail::promote({x, y}, "xor");
   return bind1<prim::Xor>({p[0], p[1]});
 }
 }  // namespace canopy

@@ -108,6 +108,6 @@ Array concatenate(const std::vector<Array>& xs, int axis) {
   if (xs.empty()) detail::raise<ShapeError>("concatenate", "operands", "", "are empty", "pass at least one array");
   if (xs[0].ndim() > 0) axis = detail::normalize_axis("concatenate", axis, xs[0].ndim(), xs[0].aval());
   if (xs.size() == 1 && xs[0].ndim() > 0) return xs[0];
-  return bind<prim::Concatenate>(detail::promote(xs), {axis})[0];
+  return bind<prim::Concatenate>(detail::promote(xs, "concatenate"), {axis})[0];
 }
 }  // namespace canopy
