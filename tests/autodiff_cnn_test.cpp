@@ -2,7 +2,9 @@
 // and conv's batching rule, checked end to end against central finite differences in f64 and
 // per-example gradients against a loop; plus gradients through collectives inside vmap.
 #include <cmath>
+#include <limits>
 #include <random>
+#include <string>
 
 #include <doctest/doctest.h>
 
@@ -134,4 +136,32 @@ TEST_CASE("grad through pmax and all_gather inside vmap is the gradient of the l
   CHECK(g_gather.to_vector<double>() == std::vector<double>{3 * 2.0 * 1.0 * 1.0, 3 * 2.0 * 4.0 * 10.0, 3 * 2.0 * 2.0 * 100.0});
   const Array g_gather_outside = grad([&](const Array& v) { return sum(vmap(lane_gather, axis_name("i"))(v)); })(x);
   CHECK(g_gather_outside.to_vector<double>() == g_gather.to_vector<double>());
+}
+
+TEST_CASE("max pooling's gradient is one select_and_scatter_add: first maximum on ties, none at padding or NaN") {
+  // The gradient program is one scatter after the pooling (jax's select_and_scatter_add), not a
+  // chain of slices, compares and pads.
+  auto loss = [](const Array& x) { return sum(nn::max_pool(x, {2, 2}, {2, 2}) * 3.0f); };
+  const Array x = reshape(arange(0.0, 16.0, 1.0, DType::f32), {1, 4, 4, 1});
+  const std::string text = to_string(make_jaxpr(grad(loss))(x));
+  CAPTURE(text);
+  CHECK(text.find("select_and_scatter_add") != std::string::npos);
+  CHECK(text.find(" pad[") == std::string::npos);
+  CHECK(grad(loss)(x).to_vector<float>() ==
+        std::vector<float>{0, 0, 0, 0, 0, 3, 0, 3, 0, 0, 0, 0, 0, 3, 0, 3});  // each window's bottom-right
+  // Ties: the first maximum in window order takes the whole cotangent.
+  CHECK(grad(loss)(ones({1, 2, 2, 1})).to_vector<float>() == std::vector<float>{3, 0, 0, 0});
+  // A window holding a NaN has a NaN maximum, which no element equals: no cotangent flows there.
+  const Array with_nan = array(std::vector<float>{1, NAN, 2, 5}, {1, 2, 2, 1});
+  CHECK(grad(loss)(with_nan).to_vector<float>() == std::vector<float>{0, 0, 0, 0});
+  // With "SAME" padding (one -inf each side) a window whose first maximum is the padding selects
+  // nothing: [pad, x0, x1] selects no element, [x0, x1, pad] selects x0.
+  auto padded = [](const Array& v) { return sum(reduce_window_max(v, {3}, {1}, "SAME")); };
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(grad(padded)(array({-inf, -inf})).to_vector<float>() == std::vector<float>{1, 0});
+  CHECK(grad(padded)(array({1.f, 2.f, 0.f})).to_vector<float>() == std::vector<float>{0, 3, 0});
+  // Overlapping windows (stride 1) accumulate into one element, also with a batch axis to split.
+  const Array b = reshape(array({0.f, 9.f, 1.f, 2.f, 9.5f, 3.f}), {2, 3, 1});
+  auto overlapping = [](const Array& v) { return sum(reduce_window_max(v, {1, 2, 1}, {1, 1, 1}, "VALID")); };
+  CHECK(grad(overlapping)(b).to_vector<float>() == std::vector<float>{0, 2, 0, 0, 2, 0});
 }

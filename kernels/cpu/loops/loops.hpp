@@ -21,10 +21,10 @@
   __attribute__((target("avx2"))) void name##_avx2 params { __VA_ARGS__ }                         \
   void name##_base params { __VA_ARGS__ }                                                          \
   void name params {                                                                               \
-    static const auto best = __builtin_cpu_supports("avx512f") ? name##_avx512                     \
-                             : __builtin_cpu_supports("avx2")  ? name##_avx2                       \
-                                                               : name##_base;                      \
-    best args;                                                                                     \
+    static const auto chosen_ = __builtin_cpu_supports("avx512f") ? name##_avx512                  \
+                               : __builtin_cpu_supports("avx2")  ? name##_avx2                    \
+                                                                 : name##_base;                   \
+    chosen_ args;                                                                                  \
   }
 #else
 #define CANOPY_ISA_VARIANTS(name, params, args, ...) \

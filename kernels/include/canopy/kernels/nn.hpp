@@ -35,6 +35,16 @@ struct WindowGeometry {
 /// out = reduce_window(in); padding contributes the identity (-inf / lowest for max, 0 for sum).
 void reduce_window(WindowOp op, DType dtype, const void* in, void* out, const WindowGeometry& g);
 
+/// Max pooling's derivative (XLA's select_and_gather_add and select_and_scatter_add): window i of
+/// `operand` selects its first maximal element in window order, or nothing when that maximum is
+/// padding or the window holds a NaN (as reduce_window max's result then matches no element).
+/// Gather: out[i] = tangent at window i's selection (0 for nothing); tangent has operand's shape,
+/// out the windows' shape `g.out`. Floating-point dtypes.
+void select_and_gather_add(DType dtype, const void* tangent, const void* operand, void* out, const WindowGeometry& g);
+/// Scatter: out (operand's shape) = 0, then source[i] (the windows' shape) added at window i's
+/// selection. Floating-point dtypes.
+void select_and_scatter_add(DType dtype, const void* source, const void* operand, void* out, const WindowGeometry& g);
+
 /// Softmax (or log-softmax) of a row-major array along `axis`, max-subtracted.
 void softmax(DType dtype, bool log, const void* in, void* out, const Shape& shape, int axis);
 

@@ -190,4 +190,23 @@ std::vector<Sample<Params>> window_samples(bool ints) {
   return s;
 }
 
+/// Samples for select_and_gather_add / select_and_scatter_add: window_samples' float operands with
+/// a second array first, of the operand's shape (a tangent) or of the windows' (a cotangent).
+template <class Params>
+std::vector<Sample<Params>> select_samples(bool windows_shaped) {
+  std::vector<Sample<Params>> s;
+  std::uint64_t seed = 40;
+  for (Sample<Params>& w : window_samples<Params>(false)) {
+    const Aval a = w.inputs[0].aval();
+    const Shape first = windows_shaped ? window_aval("select", a, w.params, kFloat).shape : a.shape;
+    s.push_back({{sample_array(a.dtype, first, -1, 1, seed++), w.inputs[0]}, w.params, w.note});
+  }
+  return s;
+}
+
+/// select_and_gather_add(t, x): each window's t at its first maximal x (max pooling's jvp).
+Array select_and_gather_add(const Array& tangent, const Array& operand, const WindowParams& params);
+/// select_and_scatter_add(s, x): s added at each window's first maximal x (its transpose).
+Array select_and_scatter_add(const Array& source, const Array& operand, const WindowParams& params);
+
 }  // namespace canopy::detail

@@ -1,7 +1,5 @@
 // Everything canopy knows about `reduce_window_max` (lax.reduce_window with lax.max): the
 // maximum of each window (padding counts as -inf); rules, kernel (oneDNN pooling or loops), samples, op.
-#include <limits>
-
 #include "../rules.hpp"
 #include "geometry.hpp"
 
@@ -17,35 +15,12 @@ struct ReduceWindowMax {
     kernels::cpu::reduce_window(kernels::cpu::WindowOp::max, in[0].dtype(), detail::cdata(in[0]),
                                 detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params));
   }
-  // jax's chooser rule (select_and_gather_add): each window's tangent is the tangent at its
-  // maximum, the first one in window order on ties. Written as one strided slice of the padded
-  // operand per window offset, so the rule is linear in the tangent and transposes to pads.
+  // jax's chooser rule: each window's tangent is the tangent at its maximum, the first one in
+  // window order on ties (select_and_gather_add, whose transpose scatters a cotangent there).
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& p) {
     const Array y = bind1<ReduceWindowMax>({x[0]}, p);
-    if (!t[0].valid() || y.size() == 0) return {{y}, {t[0].valid() ? zeros_like(y) : Array()}};
-    const std::size_t r = x[0].ndim();
-    std::vector<PadConfig> config;
-    for (std::size_t d = 0; d < r; ++d) config.push_back({p.padding[d].first, p.padding[d].second, p.base_dilation[d] - 1});
-    const Array xp = pad(x[0], full({}, -std::numeric_limits<double>::infinity(), x[0].dtype()), config);
-    const Array tp = pad(t[0], zeros({}, t[0].dtype()), config);
-    Array tangent = zeros_like(y), taken = zeros(y.shape(), DType::bool_);
-    std::vector<std::int64_t> offset(r, 0);  // the window offset, odometer order
-    for (bool more = true; more;) {
-      std::vector<std::int64_t> start(r), limit(r);
-      for (std::size_t d = 0; d < r; ++d) {
-        start[d] = offset[d] * p.window_dilation[d];
-        limit[d] = start[d] + (y.shape()[d] - 1) * p.window_strides[d] + 1;
-      }
-      const Array at_max = bitwise_and(eq(slice(xp, start, limit, p.window_strides), y), bitwise_not(taken));
-      tangent = tangent + where(at_max, slice(tp, start, limit, p.window_strides), zeros_like(y));
-      taken = bitwise_or(taken, at_max);
-      more = false;
-      for (std::size_t d = r; d-- > 0;) {
-        if (++offset[d] < p.window_dimensions[d]) { more = true; break; }
-        offset[d] = 0;
-      }
-    }
-    return {{y}, {tangent}};
+    if (!t[0].valid()) return {{y}, {Array()}};
+    return {{y}, {detail::select_and_gather_add(t[0], x[0], p)}};
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return {{bind1<ReduceWindowMax>({detail::batch_to_front(x[0], bdims[0])}, detail::with_leading_unit_dim(params))}, {0}};
