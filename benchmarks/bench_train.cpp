@@ -81,6 +81,24 @@ void BM_w9_adam_step(benchmark::State& st, bool jitted) {
 BENCHMARK_CAPTURE(BM_w9_adam_step, jit, true)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_w9_adam_step, eager, false)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+/// The jitted Adam step with the state donated (donate_argnums<0>): parameters and moments are
+/// updated in their own buffers.
+void BM_w9_adam_step_donated(benchmark::State& st) {
+  if (!have_data()) {
+    st.SkipWithError("dataset-fashion-mnist is not installed");
+    return;
+  }
+  auto tx = optim::adam(1e-3);
+  auto state = init_train_state(Mlp::init(random::key(0)), tx, random::key(1));
+  auto compiled = jit(make_train_step(loss_fn, tx), donate_argnums<0>);
+  Data batch = batches(train_set(), 128)[0];
+  for (auto _ : st) {
+    auto [next, info] = compiled(state, batch);
+    state = std::move(next);
+  }
+}
+BENCHMARK(BM_w9_adam_step_donated)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 /// W4: one SGD (0.01) step of the CNN on a fixed batch of 64 random images, random labels.
 void BM_w4_cnn_step(benchmark::State& st, bool jitted) {
   auto tx = optim::sgd(0.01);

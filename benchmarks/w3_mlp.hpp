@@ -80,6 +80,12 @@ inline void time_jitted_sgd_steps(benchmark::State& state) {
     m = step(m, b.x, b.onehot);
     benchmark::DoNotOptimize(m[2].b.data<float>());
   }
+  // The step's buffers (bytes): the intermediates' arena against one buffer per intermediate.
+  const MemoryAnalysis mem = step.lower(m, b.x, b.onehot).memory_analysis();
+  state.counters["temp_bytes"] = static_cast<double>(mem.temp_bytes);
+  state.counters["temp_unplanned_bytes"] = static_cast<double>(mem.temp_unplanned_bytes);
+  state.counters["args_bytes"] = static_cast<double>(mem.argument_bytes);
+  state.counters["out_bytes"] = static_cast<double>(mem.output_bytes);
 }
 
 }  // namespace w3

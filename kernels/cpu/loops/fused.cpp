@@ -257,7 +257,17 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
                        std::int64_t n) {
   ensure_runtime();
   const std::size_t num_regs = program.steps.size();
-  const std::vector<int>& writes_output = program.direct_output;
+  // An output may share its buffer with a full input (jit hands a result a donated input's
+  // block). A step writing straight into it would overwrite the tile before later steps read the
+  // input, so such an output is written from scratch at the tile's end, after every read.
+  std::vector<int> unaliased;
+  for (std::size_t k = 0; k < program.outputs.size(); ++k)
+    for (std::size_t j = 0; j < program.inputs.size(); ++j)
+      if (program.inputs[j].mode == FusedInput::Mode::full && out[k] == in[j]) {
+        if (unaliased.empty()) unaliased = program.direct_output;
+        for (int& d : unaliased) d = d == static_cast<int>(k) ? -1 : d;
+      }
+  const std::vector<int>& writes_output = unaliased.empty() ? program.direct_output : unaliased;
   loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
     // Per-thread registers, kept between calls (no allocation or clearing on the step path).
     thread_local std::vector<float> scratch;

@@ -73,4 +73,13 @@ std::shared_ptr<kernels::Buffer> allocate_buffer(std::string_view api, const Ava
   }
 }
 
+std::shared_ptr<kernels::Buffer> allocate_arena(std::string_view api, std::int64_t bytes) {
+  try {
+    return kernels::Buffer::allocate(static_cast<std::size_t>(bytes));
+  } catch (const ResourceError&) {
+    raise<ResourceError>(api, "allocation", "intermediates' arena", concat("of ", bytes, " bytes failed"),
+                         "the machine has less memory");
+  }
+}
+
 }  // namespace canopy::detail

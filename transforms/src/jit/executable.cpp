@@ -1,6 +1,7 @@
 // Executable: a simplified Program resolved into a vector of kernel calls over numbered slots.
-// A call reuses a per-thread slot array, runs each kernel on freshly allocated outputs (buffers
-// come from the caching allocator), and drops every intermediate after its last reader.
+// A call reuses a per-thread slot array, runs each kernel into outputs placed by the buffer plan
+// (intermediates in one arena block per call, results in buffers of their own or in a donated
+// input's), and drops every intermediate after its last reader.
 #include <atomic>
 #include <cstdlib>
 #include <deque>
@@ -29,6 +30,12 @@ struct Executable::Plan {
   std::size_t num_slots = 0;
   std::vector<std::pair<int, Array>> constants;  ///< slot, value (zero outputs included)
   std::vector<int> in_slots, out_slots;
+  detail::BufferPlan buffers;         ///< the intermediates' places in the arena
+  std::vector<std::int64_t> bytes;    ///< per slot
+  /// Per result slot: the inputs whose buffer it may take when donated (same aval, last read no
+  /// later than the step writing the result, and then only by a kernel that reads each element
+  /// before writing it: fused_elementwise).
+  std::vector<std::vector<int>> donatable;
 };
 
 namespace {
@@ -37,6 +44,7 @@ namespace {
 struct SlotPool {
   std::deque<std::vector<Array>> slots;
   std::deque<Arrays> operands;
+  std::deque<std::vector<std::weak_ptr<kernels::Buffer>>> placed;  ///< per slot: its arena view this call
   std::size_t depth = 0;
 };
 thread_local SlotPool pool;
@@ -44,15 +52,19 @@ thread_local SlotPool pool;
 struct SlotLease {
   std::vector<Array>* slots;
   Arrays* operands;
+  std::vector<std::weak_ptr<kernels::Buffer>>* placed;
   explicit SlotLease(std::size_t n) {
     if (pool.slots.size() <= pool.depth) {
       pool.slots.emplace_back();
       pool.operands.emplace_back();
+      pool.placed.emplace_back();
     }
     slots = &pool.slots[pool.depth];
     operands = &pool.operands[pool.depth];
+    placed = &pool.placed[pool.depth];
     ++pool.depth;
     slots->resize(n);
+    placed->assign(n, {});
   }
   ~SlotLease() {
     for (Array& a : *slots) a = Array();
@@ -60,6 +72,18 @@ struct SlotLease {
     --pool.depth;
   }
 };
+
+std::int64_t nbytes(const Aval& a) { return shape_size(a.shape) * static_cast<std::int64_t>(itemsize(a.dtype)); }
+
+/// A concrete array over `buffer` (an arena view or a donated input's block).
+Array on_buffer(const Aval& aval, std::shared_ptr<kernels::Buffer> buffer, const detail::Placement& place) {
+  auto impl = std::make_shared<detail::ArrayImpl>();
+  impl->aval = aval;
+  impl->buffer = std::move(buffer);
+  impl->device = place.device;
+  impl->committed = place.committed;
+  return Array(std::move(impl));
+}
 
 }  // namespace
 
@@ -122,6 +146,46 @@ Executable::Executable(Program program, std::string name, bool fuse) : program_(
   for (int s : plan->in_slots) kept[s] = true;  // the caller's arrays: released with the lease
   for (std::size_t s = 0; s < plan->num_slots; ++s)
     if (!kept[s] && last_reader[s] >= 0) plan->steps[static_cast<std::size_t>(last_reader[s])].release.push_back(static_cast<int>(s));
+
+  // Buffer planning: every intermediate a kernel writes (not a result, not a nested call's) gets
+  // a place in the arena for its life, from the step that writes it to its last reader.
+  std::vector<int> first(plan->num_slots, -1), last(plan->num_slots, -1);
+  std::vector<std::int64_t> place(plan->num_slots, 0);
+  plan->bytes.assign(plan->num_slots, 0);
+  for (std::size_t s = 0; s < plan->in_slots.size(); ++s)
+    plan->bytes[static_cast<std::size_t>(plan->in_slots[s])] = nbytes(p.var_avals[static_cast<std::size_t>(p.in_vars[s])]);
+  for (std::size_t k = 0; k < plan->steps.size(); ++k) {
+    const Plan::Step& st = plan->steps[k];
+    for (std::size_t i = 0; i < st.out_avals.size(); ++i) {
+      const auto s = static_cast<std::size_t>(st.out) + i;
+      plan->bytes[s] = nbytes(st.out_avals[i]);
+      first[s] = static_cast<int>(k);
+      last[s] = std::max(static_cast<int>(k), last_reader[s]);
+      if (!kept[s] && !st.callee) place[s] = plan->bytes[s];
+    }
+  }
+  plan->buffers = detail::plan_buffers(place, first, last);
+
+  // Donation: a result may take an input's buffer once nothing reads the input any more.
+  plan->donatable.assign(plan->num_slots, {});
+  std::vector<bool> is_input(plan->num_slots, false);
+  for (int s : plan->in_slots) is_input[static_cast<std::size_t>(s)] = true;
+  for (int o : plan->out_slots) {
+    const auto s = static_cast<std::size_t>(o);
+    if (first[s] < 0 || !plan->donatable[s].empty()) continue;  // an input, a constant, or seen
+    const Plan::Step& writer = plan->steps[static_cast<std::size_t>(first[s])];
+    if (writer.callee) continue;
+    const Aval& aval = writer.out_avals[s - static_cast<std::size_t>(writer.out)];
+    for (std::size_t i = 0; i < plan->in_slots.size(); ++i) {
+      const auto in = static_cast<std::size_t>(plan->in_slots[i]);
+      if (!(p.var_avals[static_cast<std::size_t>(p.in_vars[i])].shape == aval.shape) ||
+          p.var_avals[static_cast<std::size_t>(p.in_vars[i])].dtype != aval.dtype)
+        continue;
+      const bool read_before = last_reader[in] < first[s];
+      const bool read_by_writer = last_reader[in] == first[s] && writer.prim->name == "fused_elementwise";
+      if (read_before || read_by_writer) plan->donatable[s].push_back(static_cast<int>(i));
+    }
+  }
   plan_ = std::move(plan);
 }
 
@@ -153,11 +217,38 @@ std::shared_ptr<const void> Executable::derived(const std::string& key,
   return derived_.try_emplace(key, std::move(made)).first->second;
 }
 
-Arrays Executable::run(std::span<const Array> inputs) const {
+MemoryAnalysis Executable::memory_analysis(const std::vector<bool>& donated) const {
+  const Plan& plan = *plan_;
+  MemoryAnalysis m;
+  for (int s : plan.in_slots) m.argument_bytes += plan.bytes[static_cast<std::size_t>(s)];
+  for (std::size_t k = 0; k < plan.out_slots.size(); ++k) {
+    const auto s = static_cast<std::size_t>(plan.out_slots[k]);
+    m.output_bytes += plan.bytes[s];
+  }
+  m.temp_bytes = plan.buffers.arena_bytes;
+  m.temp_unplanned_bytes = plan.buffers.unplanned_bytes;
+  std::vector<bool> taken(plan.in_slots.size(), false), counted(plan.num_slots, false);
+  for (int o : plan.out_slots) {
+    const auto s = static_cast<std::size_t>(o);
+    if (counted[s]) continue;
+    counted[s] = true;
+    for (int i : plan.donatable[s]) {
+      const auto u = static_cast<std::size_t>(i);
+      if (u < donated.size() && donated[u] && !taken[u]) {
+        taken[u] = true;
+        m.alias_bytes += plan.bytes[s];
+        break;
+      }
+    }
+  }
+  return m;
+}
+
+Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& donated) const {
   if (fused_ && debug_nans()) {
     // jax_debug_nans names the primitive that made the NaN: run the unfused program, step by step.
     auto unfused = derived("unfused", [&] { return std::make_shared<const Executable>(program_, name_, false); });
-    return static_cast<const Executable*>(unfused.get())->run(inputs);
+    return static_cast<const Executable*>(unfused.get())->run(inputs, donated);
   }
   const Plan& plan = *plan_;
   TraceGuard eager(&EvalTrace::instance());  // kernels never trace, whatever is current
@@ -166,8 +257,39 @@ Arrays Executable::run(std::span<const Array> inputs) const {
   for (std::size_t i = 0; i < plan.in_slots.size(); ++i) slots[plan.in_slots[i]] = inputs[i];
   for (const auto& [s, c] : plan.constants) slots[s] = c;
   Arrays& operands = *lease.operands;
+  std::vector<std::weak_ptr<kernels::Buffer>>& placed = *lease.placed;
   const bool check = debug_nans();
   const detail::Placement place = detail::placement_of(name_, inputs);
+  const std::shared_ptr<kernels::Buffer> arena =
+      plan.buffers.arena_bytes > 0 ? detail::allocate_arena(name_, plan.buffers.arena_bytes) : nullptr;
+  // A donated input's block goes to one result, and only when no other array (an alias of the
+  // input, another input) shares it: the caller deletes the input after the call.
+  std::vector<bool> given(inputs.size(), false);
+  auto take_donated = [&](std::size_t s) -> std::shared_ptr<kernels::Buffer> {
+    for (int i : plan.donatable[s]) {
+      const auto u = static_cast<std::size_t>(i);
+      if (u >= donated.size() || !donated[u] || given[u]) continue;
+      const std::shared_ptr<kernels::Buffer>& b = inputs[u].impl()->buffer;
+      if (!b || !b->from_allocator() || b.use_count() != 1) continue;
+      bool shared = false;
+      for (std::size_t j = 0; j < inputs.size(); ++j)
+        shared = shared || (j != u && inputs[j].impl()->buffer == b);
+      if (shared) continue;
+      given[u] = true;
+      return b;
+    }
+    return nullptr;
+  };
+  // An arena view for slot s, if every slot that held its bytes earlier in this call is gone.
+  auto arena_view = [&](std::size_t s) -> std::shared_ptr<kernels::Buffer> {
+    const std::int64_t off = plan.buffers.offset[s];
+    if (off < 0 || !arena) return nullptr;
+    for (int t : plan.buffers.earlier[s])
+      if (!placed[static_cast<std::size_t>(t)].expired()) return nullptr;
+    auto view = kernels::Buffer::wrap(static_cast<char*>(arena->data()) + off, static_cast<std::size_t>(plan.bytes[s]), arena);
+    placed[s] = view;
+    return view;
+  };
   for (const Plan::Step& s : plan.steps) {
     operands.clear();
     for (int i : s.in) operands.push_back(slots[i]);
@@ -176,8 +298,13 @@ Arrays Executable::run(std::span<const Array> inputs) const {
       Arrays r = s.callee->run(operands);
       for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
     } else {
-      for (std::size_t i = 0; i < out.size(); ++i)
-        out[i] = detail::make_concrete(s.out_avals[i], place.device, s.prim->name, place.committed);
+      for (std::size_t i = 0; i < out.size(); ++i) {
+        const auto slot = static_cast<std::size_t>(s.out) + i;
+        std::shared_ptr<kernels::Buffer> b = plan.donatable[slot].empty() ? nullptr : take_donated(slot);
+        if (!b) b = arena_view(slot);
+        out[i] = b ? on_buffer(s.out_avals[i], std::move(b), place)
+                   : detail::make_concrete(s.out_avals[i], place.device, s.prim->name, place.committed);
+      }
       s.prim->cpu_kernel(operands, out, s.params);
       if (check) detail::check_nans(*s.prim, out, "jit(" + name_ + ")");
     }

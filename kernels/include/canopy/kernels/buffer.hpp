@@ -26,6 +26,9 @@ class Buffer {
 
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
+  /// Whether the block is the allocator's own (not memory wrapped from an owner, such as a view
+  /// into another buffer): only such a block may be handed to a new array whole.
+  bool from_allocator() const { return block_ != 0; }
 
  private:
   void* data_;

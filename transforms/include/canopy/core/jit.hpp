@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,19 @@ namespace canopy {
 struct PrimitiveInfo;
 struct ParamsRef;
 
+/// What a compiled program's buffers take, in bytes (jax's `compiled.memory_analysis()`).
+struct MemoryAnalysis {
+  std::int64_t argument_bytes = 0;  ///< the inputs
+  std::int64_t output_bytes = 0;    ///< the results
+  /// The intermediates' arena after buffer planning: the most of them live at once. Outputs of
+  /// nested jitted calls are not in it (each call plans its own).
+  std::int64_t temp_bytes = 0;
+  /// The same intermediates each in a buffer of its own (what planning saves against).
+  std::int64_t temp_unplanned_bytes = 0;
+  /// Results that take a donated input's buffer (donate_argnums) instead of a new one.
+  std::int64_t alias_bytes = 0;
+};
+
 /// A Program simplified (constant folding, common subexpressions, dead code) and prepared to
 /// run: each equation's kernel, operands and results resolved to slots, intermediates released
 /// after their last use. Immutable once built; run() may be called from several threads at once.
@@ -34,8 +48,14 @@ class Executable {
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
 
-  /// Runs on concrete inputs of the program's input avals; returns its outputs.
-  Arrays run(std::span<const Array> inputs) const;
+  /// Runs on concrete inputs of the program's input avals; returns its outputs. Intermediates live
+  /// in one arena per call (buffer planning). `donated[i]` marks input i as given up by the caller
+  /// (jit's donate_argnums): a result of its shape and dtype written after its last use takes its
+  /// buffer, when no other array shares that buffer; the caller then deletes the input.
+  Arrays run(std::span<const Array> inputs, const std::vector<bool>& donated = {}) const;
+  /// Buffer sizes: inputs, outputs, the intermediates' arena, and the results that take donated
+  /// inputs' buffers under the mask `donated` (as run).
+  MemoryAnalysis memory_analysis(const std::vector<bool>& donated = {}) const;
   /// The simplified program (what transformations of the compiled call start from).
   const Program& program() const { return program_; }
   /// The program that runs: the simplified one with its elementwise chains fused.
@@ -61,6 +81,10 @@ class Executable {
 /// A compiled program for given arguments (jax's Lowered/Compiled): its simplified program.
 struct Lowered {
   std::shared_ptr<const Executable> executable;
+  /// Per input of the program: whether the call donates it (donate_argnums).
+  std::vector<bool> donated;
+  /// Buffer sizes of the compiled program (jax's `compile().memory_analysis()`).
+  MemoryAnalysis memory_analysis() const { return executable->memory_analysis(donated); }
   /// The simplified program as jaxpr text.
   std::string as_text() const { return to_string(executable->program()); }
   /// The program that runs, fused_elementwise equations included (jax's `compile().as_text()`).
@@ -84,7 +108,9 @@ void fold_scalar_constants(Program& p);
 
 /// Applies a compiled function to `args`: runs it when every arg is concrete and no
 /// transformation is active, else binds jit_call so the innermost trace handles it.
-Arrays apply_executable(const std::shared_ptr<const Executable>& exe, std::span<const Array> args);
+/// `donated` as Executable::run's, for the concrete case.
+Arrays apply_executable(const std::shared_ptr<const Executable>& exe, std::span<const Array> args,
+                        const std::vector<bool>& donated = {});
 
 /// The executable a call primitive's params hold.
 const Executable* executable_of(const PrimitiveInfo& p, const ParamsRef& params);

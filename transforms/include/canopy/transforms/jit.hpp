@@ -170,7 +170,7 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
     auto entry = cache_->get(call.key, [&] { return call.template trace<Result>(); }, [&] { return call.names(); });
     Arrays in = call.xs;
     in.insert(in.end(), entry->captured.begin(), entry->captured.end());
-    Arrays outs = apply_executable(entry->executable, in);
+    Arrays outs = apply_executable(entry->executable, in, call.donated_mask);
     if constexpr (sizeof...(D) > 0) donate(call.donated(), outs);
     std::size_t pos = 0;
     return with_arrays(*static_cast<const Result*>(entry->out_skeleton.get()), outs, pos);
@@ -182,7 +182,7 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
     using Result = std::invoke_result_t<F&, const A&...>;
     Call<A...> call(*this, args...);
     auto entry = cache_->get(call.key, [&] { return call.template trace<Result>(); }, [&] { return call.names(); });
-    return Lowered{entry->executable};
+    return Lowered{entry->executable, call.donated_mask};
   }
 
   /// The program f records on these arguments, before simplification (make_jaxpr).
@@ -222,6 +222,7 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
     std::tuple<const A&...> args;
     CacheKey key;
     Arrays xs;
+    std::vector<bool> donated_mask;  ///< per leaf of xs: from a donated argument
 
     Call(const Jitted& s, const A&... a) : self(s), args(a...) {
       key.signature = &typeid(std::tuple<A...>);
@@ -238,6 +239,7 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
         key.statics.push_back(make_static(arg));
       } else {
         add_traced_argument(arg, key, xs);
+        donated_mask.resize(xs.size(), is_donated<K>);
       }
     }
 

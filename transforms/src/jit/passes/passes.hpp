@@ -2,6 +2,8 @@
 // Every primitive is pure, so an equation may be removed, merged or evaluated early freely.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "canopy/core/ir.hpp"
@@ -26,5 +28,21 @@ void eliminate_dead_code(Program& p);
 /// equation that reads every input once and writes only the values read outside the group.
 /// The result is for running, not for transformations (fused_elementwise has no jvp or batch rule).
 void fuse_elementwise(Program& p);
+
+/// Where each intermediate lives in one arena per call: slots whose lifetimes do not meet may
+/// share bytes. `earlier[s]` lists the slots that held some of slot s's bytes before it: a call
+/// places s there only once all of them are gone (an alias a kernel returned may keep one alive).
+struct BufferPlan {
+  std::vector<std::int64_t> offset;       ///< per slot: byte offset in the arena, -1 when not placed
+  std::vector<std::vector<int>> earlier;  ///< per slot: placed slots sharing bytes with it, all dead before it
+  std::int64_t arena_bytes = 0;           ///< the arena: the most the placed slots need at once
+  std::int64_t unplanned_bytes = 0;       ///< the placed slots' sizes added up (each a buffer of its own)
+};
+
+/// Buffer planning by liveness: slot s (bytes[s] > 0 to place it) is live from step first[s],
+/// which writes it, to step last[s], its last reader (inclusive); slots live at once never share
+/// bytes, and each is placed at the lowest offset (64-byte aligned) free throughout its life,
+/// largest slots first.
+BufferPlan plan_buffers(std::span<const std::int64_t> bytes, std::span<const int> first, std::span<const int> last);
 
 }  // namespace canopy::detail

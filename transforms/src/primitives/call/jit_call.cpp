@@ -161,10 +161,11 @@ const Executable* executable_of(const PrimitiveInfo& p, const ParamsRef& params)
   return p.call_program ? params.get<prim::JitCall::Params>().executable.get() : nullptr;
 }
 
-Arrays apply_executable(const std::shared_ptr<const Executable>& exe, std::span<const Array> args) {
+Arrays apply_executable(const std::shared_ptr<const Executable>& exe, std::span<const Array> args,
+                        const std::vector<bool>& donated) {
   bool concrete = current_trace() == &EvalTrace::instance();
   for (const Array& x : args) concrete = concrete && !x.is_tracer();
-  if (concrete) return exe->run(args);
+  if (concrete) return exe->run(args, donated);
   return canopy::bind<prim::JitCall>(args, {exe, 0});
 }
 
