@@ -15,14 +15,17 @@ JOBS ?= $(shell nproc)
 
 all: build
 
-deps:
-	@missing=""; for p in $(PACKAGES); do \
+# The shell command that installs those of the Debian packages $(1) that are missing.
+install_missing = missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "== installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+
+deps:
+	@$(call install_missing,$(PACKAGES))
 
 setup: deps
 	@[ -f $(BUILD)/build.ninja ] || meson setup $(BUILD)
@@ -67,13 +70,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := ops transforms safetensors idx
 CLANG_PACKAGES := clang-14 libclang-rt-14-dev libomp-14-dev
 deps-clang: deps
-	@missing=""; for p in $(CLANG_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "== installing:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	@$(call install_missing,$(CLANG_PACKAGES))
 
 fuzz: deps-clang
 	@[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang-14 CXX=clang++-14 meson setup $(FUZZ_BUILD) -Dfuzz=true \
