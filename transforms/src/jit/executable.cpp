@@ -2,6 +2,7 @@
 // A call reuses a per-thread slot array, runs each kernel into outputs placed by the buffer plan
 // (intermediates in one arena block per call, results in buffers of their own or in a donated
 // input's), and drops every intermediate after its last reader.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <deque>
@@ -36,6 +37,7 @@ struct Executable::Plan {
   /// later than the step writing the result, and then only by a kernel that reads each element
   /// before writing it: fused_elementwise).
   std::vector<std::vector<int>> donatable;
+  std::vector<std::size_t> constant_results;  ///< positions in out_slots holding a constant
 };
 
 namespace {
@@ -135,6 +137,12 @@ Executable::Executable(Program program, std::string name, bool fuse) : program_(
   }
   for (std::size_t i = 0; i < p.outs.size(); ++i) plan->out_slots.push_back(slot_of(p.outs[i], p.out_avals[i]));
   plan->num_slots = static_cast<std::size_t>(next);
+  {
+    std::vector<bool> is_constant(plan->num_slots, false);
+    for (const auto& [s, c] : plan->constants) is_constant[static_cast<std::size_t>(s)] = true;
+    for (std::size_t k = 0; k < plan->out_slots.size(); ++k)
+      if (is_constant[static_cast<std::size_t>(plan->out_slots[k])]) plan->constant_results.push_back(k);
+  }
 
   // Each intermediate is released by the last step that reads it, unless it is an output.
   std::vector<int> last_reader(plan->num_slots, -1);
@@ -168,22 +176,38 @@ Executable::Executable(Program program, std::string name, bool fuse) : program_(
 
   // Donation: a result may take an input's buffer once nothing reads the input any more.
   plan->donatable.assign(plan->num_slots, {});
-  std::vector<bool> is_input(plan->num_slots, false);
-  for (int s : plan->in_slots) is_input[static_cast<std::size_t>(s)] = true;
+  std::vector<bool> is_result(plan->num_slots, false);
+  for (int s : plan->out_slots) is_result[static_cast<std::size_t>(s)] = true;
   for (int o : plan->out_slots) {
     const auto s = static_cast<std::size_t>(o);
     if (first[s] < 0 || !plan->donatable[s].empty()) continue;  // an input, a constant, or seen
     const Plan::Step& writer = plan->steps[static_cast<std::size_t>(first[s])];
-    if (writer.callee) continue;
+    // Control flow (cond, while, scan) hands back its body's arrays instead of writing into the
+    // ones it is given: a donated block given to it would be dropped.
+    if (writer.callee || writer.prim->sub_programs) continue;
     const Aval& aval = writer.out_avals[s - static_cast<std::size_t>(writer.out)];
     for (std::size_t i = 0; i < plan->in_slots.size(); ++i) {
       const auto in = static_cast<std::size_t>(plan->in_slots[i]);
+      if (is_result[in]) continue;  // returned as it is: its bytes must stay the input's
       if (!(p.var_avals[static_cast<std::size_t>(p.in_vars[i])].shape == aval.shape) ||
           p.var_avals[static_cast<std::size_t>(p.in_vars[i])].dtype != aval.dtype)
         continue;
       const bool read_before = last_reader[in] < first[s];
       const bool read_by_writer = last_reader[in] == first[s] && writer.prim->name == "fused_elementwise";
       if (read_before || read_by_writer) plan->donatable[s].push_back(static_cast<int>(i));
+    }
+  }
+  // As jax pairs them: each result in order takes the first donated input of its aval not taken
+  // by an earlier result (p, m, v -> p2, m2, v2), whichever step writes it first; that input goes
+  // first in its list.
+  {
+    std::vector<bool> taken(plan->in_slots.size(), false);
+    for (int o : plan->out_slots) {
+      std::vector<int>& list = plan->donatable[static_cast<std::size_t>(o)];
+      auto it = std::find_if(list.begin(), list.end(), [&](int i) { return !taken[static_cast<std::size_t>(i)]; });
+      if (it == list.end()) continue;
+      taken[static_cast<std::size_t>(*it)] = true;
+      std::rotate(list.begin(), it, it + 1);
     }
   }
   plan_ = std::move(plan);
@@ -271,9 +295,12 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
       if (u >= donated.size() || !donated[u] || given[u]) continue;
       const std::shared_ptr<kernels::Buffer>& b = inputs[u].impl()->buffer;
       if (!b || !b->from_allocator() || b.use_count() != 1) continue;
+      // The same array may sit in other live slots: another input, a constant (captured by f),
+      // or a result a cond/while/scan/nested call forwarded unchanged.
       bool shared = false;
-      for (std::size_t j = 0; j < inputs.size(); ++j)
-        shared = shared || (j != u && inputs[j].impl()->buffer == b);
+      const auto own = static_cast<std::size_t>(plan.in_slots[u]);
+      for (std::size_t t = 0; t < slots.size() && !shared; ++t)
+        shared = t != own && slots[t].valid() && !slots[t].is_tracer() && slots[t].impl()->buffer == b;
       if (shared) continue;
       given[u] = true;
       return b;
@@ -313,6 +340,15 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
   Arrays res;
   res.reserve(plan.out_slots.size());
   for (int s : plan.out_slots) res.push_back(slots[s]);
+  // A result that is one of the program's constants gets a handle of its own over the constant's
+  // bytes: donating or deleting the result later must not reach the cached constant (whose shared
+  // buffer also keeps any later donation from writing into it).
+  for (std::size_t k : plan.constant_results)
+    if (res[k].valid() && !res[k].is_tracer()) {
+      auto impl = std::make_shared<detail::ArrayImpl>(*res[k].impl());
+      impl->deleted = false;
+      res[k] = Array(std::move(impl));
+    }
   return res;
 }
 

@@ -85,11 +85,12 @@ Arrays hoist_traced_consts(Program& p) {
   return captured;
 }
 
-void donate(const Arrays& donated, const Arrays& results) {
+void donate(const Arrays& donated, const Arrays& results, const Arrays& kept) {
   for (const Array& x : donated) {
     if (x.is_tracer()) continue;  // donation means nothing to a transformation that traces the call
     bool returned = false;
     for (const Array& y : results) returned = returned || y.impl() == x.impl();
+    for (const Array& y : kept) returned = returned || (y.valid() && y.impl() == x.impl());
     if (returned) continue;
     x.impl()->deleted = true;
     x.impl()->buffer.reset();

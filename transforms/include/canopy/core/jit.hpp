@@ -60,6 +60,8 @@ class Executable {
   const Program& program() const { return program_; }
   /// The program that runs: the simplified one with its elementwise chains fused.
   const Program& compiled_program() const { return compiled_; }
+  /// The arrays the compiled program holds as constants.
+  const Arrays& constants() const { return compiled_.consts; }
   const std::string& name() const { return name_; }
   /// Number of equations run per call.
   std::size_t num_steps() const;
@@ -122,8 +124,9 @@ bool jit_enabled();
 /// (closure conversion); returns them in order.
 Arrays hoist_traced_consts(Program& p);
 
-/// Deletes the Array leaves of donated arguments that are not also results.
-void donate(const Arrays& donated, const Arrays& results);
+/// Deletes the Array leaves of donated arguments that are not also results, nor `kept` (what the
+/// compiled call holds on to: its constants and captured arrays, which later calls read again).
+void donate(const Arrays& donated, const Arrays& results, const Arrays& kept = {});
 /// TracerError naming `api` and `where` unless x is live (not donated to an earlier call).
 void require_live(std::string_view api, const std::string& where, const Array& x);
 

@@ -171,7 +171,12 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
     Arrays in = call.xs;
     in.insert(in.end(), entry->captured.begin(), entry->captured.end());
     Arrays outs = apply_executable(entry->executable, in, call.donated_mask);
-    if constexpr (sizeof...(D) > 0) donate(call.donated(), outs);
+    if constexpr (sizeof...(D) > 0) {
+      Arrays kept = entry->captured;
+      const Arrays& consts = entry->executable->constants();
+      kept.insert(kept.end(), consts.begin(), consts.end());
+      donate(call.donated(), outs, kept);
+    }
     std::size_t pos = 0;
     return with_arrays(*static_cast<const Result*>(entry->out_skeleton.get()), outs, pos);
   }
