@@ -80,4 +80,12 @@ void matmul_f32_transposed(const float* a, const float* b, float* c, std::int64_
   onednn::matmul_f32(a, b, c, batch, m, k, n, trans_a, trans_b);
 }
 
+void matmul_f32_epilogue(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
+                         std::int64_t k, std::int64_t n, bool trans_a, bool trans_b,
+                         std::span<const EpilogueStep> epilogue, std::span<const float* const> operands) {
+  ensure_runtime();
+  if (batch * m * n == 0) return;
+  onednn::matmul_f32(a, b, c, batch, m, k, n, trans_a, trans_b, epilogue, operands);
+}
+
 }  // namespace canopy::kernels::cpu

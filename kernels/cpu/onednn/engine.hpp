@@ -91,5 +91,6 @@ bool binary_f32(BinaryOp op, const float* a, const Shape& a_shape, const float* 
 /// f32 batched matmul through a cached oneDNN matmul primitive; a transposed operand is stored
 /// as batch x k x m (a) or batch x n x k (b).
 void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
-                std::int64_t n, bool trans_a, bool trans_b);
+                std::int64_t n, bool trans_a, bool trans_b, std::span<const EpilogueStep> epilogue = {},
+                std::span<const float* const> operands = {});
 }  // namespace canopy::kernels::cpu::onednn

@@ -1,12 +1,25 @@
-// dot_general's f32 kernel: a oneDNN matmul primitive created once per (batch, m, k, n) and
-// reused from the LRU cache; memory objects wrap the arrays' buffers (no copies).
+// dot_general's f32 kernel: a oneDNN matmul primitive created once per (batch, m, k, n, layout,
+// epilogue) and reused from the LRU cache; memory objects wrap the arrays' buffers (no copies).
+// jit's epilogue fusion hands the elementwise steps that follow a matmul to oneDNN as post-ops,
+// applied to each result while it is still in registers.
+#include <atomic>
+
 #include "engine.hpp"
 
 namespace canopy::kernels::cpu::onednn {
 namespace {
 
+using Step = EpilogueStep;
+
+std::atomic<bool>& post_ops_flag() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+
 struct MatmulKey {
-  std::int64_t batch, m, k, n, trans_a, trans_b;  // int64 flags: no padding bytes in the hashed key
+  // All int64: no padding bytes in the hashed key.
+  std::int64_t batch, m, k, n, trans_a, trans_b, num_steps, post_ops;
+  std::int64_t steps[kMaxEpilogueSteps];  // op << 8 | operand
 };
 
 using dims = dnnl::memory::dims;
@@ -16,14 +29,80 @@ constexpr auto f32 = dnnl::memory::data_type::f32;
 struct Prepared {
   dnnl::matmul prim;
   dnnl::memory::desc a, b, c;
+  std::vector<dnnl::memory::desc> operands;  ///< per binary step (post-ops only)
+  bool steps_in_loop = false;                ///< oneDNN had no post-op implementation: passes after
 };
+
+dnnl::algorithm binary_alg(Step::Op op) {
+  switch (op) {
+    case Step::Op::add: return dnnl::algorithm::binary_add;
+    case Step::Op::sub: return dnnl::algorithm::binary_sub;
+    case Step::Op::mul: return dnnl::algorithm::binary_mul;
+    default: return dnnl::algorithm::binary_div;
+  }
+}
+
+dnnl::post_ops post_ops_of(std::span<const Step> steps, const dnnl::memory::desc& c, bool b1, std::int64_t n,
+                           std::vector<dnnl::memory::desc>& operands) {
+  dnnl::post_ops po;
+  for (const Step& s : steps) {
+    switch (s.op) {
+      case Step::Op::add: case Step::Op::sub: case Step::Op::mul: case Step::Op::div: {
+        dnnl::memory::desc d = s.operand == Step::Operand::full ? c
+                               : s.operand == Step::Operand::row
+                                   ? dnnl::memory::desc(b1 ? dims{1, n} : dims{1, 1, n}, f32, b1 ? tag::ab : tag::abc)
+                                   : dnnl::memory::desc(b1 ? dims{1, 1} : dims{1, 1, 1}, f32, b1 ? tag::ab : tag::abc);
+        po.append_binary(binary_alg(s.op), d);
+        operands.push_back(d);
+        break;
+      }
+      case Step::Op::neg: po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, -1.f, 0.f); break;
+      case Step::Op::tanh: po.append_eltwise(1.f, dnnl::algorithm::eltwise_tanh, 0.f, 0.f); break;
+      case Step::Op::logistic: po.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
+      case Step::Op::exp: po.append_eltwise(1.f, dnnl::algorithm::eltwise_exp, 0.f, 0.f); break;
+    }
+  }
+  return po;
+}
+
+/// The epilogue as passes over the rows x n results after a plain matmul (where oneDNN built no
+/// post-ops), each step the eager kernel of its primitive, in place.
+void epilogue_passes(float* c, std::int64_t rows, std::int64_t n, std::span<const Step> steps,
+                     std::span<const float* const> operands) {
+  const Shape shape{rows, n}, row{n}, one{};
+  std::size_t next = 0;
+  for (const Step& s : steps) {
+    if (s.operand != Step::Operand::none) {
+      const float* o = operands[next++];
+      const Shape& o_shape = s.operand == Step::Operand::full ? shape : s.operand == Step::Operand::row ? row : one;
+      const BinaryOp op = s.op == Step::Op::add   ? BinaryOp::add
+                          : s.op == Step::Op::sub ? BinaryOp::sub
+                          : s.op == Step::Op::mul ? BinaryOp::mul
+                                                  : BinaryOp::div;
+      binary(op, DType::f32, c, shape, o, o_shape, c, shape);
+      continue;
+    }
+    const UnaryOp op = s.op == Step::Op::neg        ? UnaryOp::neg
+                       : s.op == Step::Op::tanh     ? UnaryOp::tanh
+                       : s.op == Step::Op::logistic ? UnaryOp::logistic
+                                                    : UnaryOp::exp;
+    unary(op, DType::f32, c, c, rows * n);
+  }
+}
 
 }  // namespace
 
 void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
-                std::int64_t n, bool trans_a, bool trans_b) {
+                std::int64_t n, bool trans_a, bool trans_b, std::span<const Step> epilogue,
+                std::span<const float* const> operands) {
+  // Primitives stay on the thread that created them (oneDNN's library scratchpad is shared).
   thread_local LruCache<MatmulKey, Prepared> cache;
-  MatmulKey key{batch, m, k, n, trans_a, trans_b};
+  if (epilogue.size() > kMaxEpilogueSteps)
+    detail::raise<UnimplementedRule>("matmul", "epilogue", "", "has more than kMaxEpilogueSteps steps");
+  const bool post_ops = post_ops_flag().load(std::memory_order_relaxed);
+  MatmulKey key{batch, m, k, n, trans_a, trans_b, static_cast<std::int64_t>(epilogue.size()), post_ops, {}};
+  for (std::size_t i = 0; i < epilogue.size(); ++i)
+    key.steps[i] = static_cast<std::int64_t>(epilogue[i].op) << 8 | static_cast<std::int64_t>(epilogue[i].operand);
   guarded("matmul", [&] {
     auto& p = cache.get_or_emplace(key, [&] {
       // A transposed operand is described by its strides (format tags ba / acb): oneDNN reads it
@@ -34,14 +113,41 @@ void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, st
         return dnnl::memory::desc(b1 ? dims{rows, cols} : dims{batch, rows, cols}, f32, t);
       };
       dnnl::memory::desc ad = desc(m, k, trans_a), bd = desc(k, n, trans_b), cd = desc(m, n, false);
+      if (!epilogue.empty() && post_ops) {
+        try {
+          std::vector<dnnl::memory::desc> ods;
+          dnnl::primitive_attr attr;
+          attr.set_post_ops(post_ops_of(epilogue, cd, b1, n, ods));
+          dnnl::matmul::primitive_desc pd({ad, bd, cd}, attr, engine());
+          return Prepared{dnnl::matmul(pd), ad, bd, cd, std::move(ods), false};
+        } catch (const dnnl::error&) {
+          // unimplemented for this combination: the plain matmul below, then the loop
+        }
+      }
       dnnl::matmul::primitive_desc pd({ad, bd, cd}, engine());
-      return Prepared{dnnl::matmul(pd), ad, bd, cd};
+      return Prepared{dnnl::matmul(pd), ad, bd, cd, {}, !epilogue.empty()};
     });
     auto& eng = engine();
     dnnl::memory am(p.a, eng, const_cast<float*>(a)), bm(p.b, eng, const_cast<float*>(b)), cm(p.c, eng, c);
-    p.prim.execute(stream(), {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+    if (!p.steps_in_loop) {
+      std::size_t next = 0;
+      for (std::size_t i = 0; i < epilogue.size(); ++i) {
+        if (epilogue[i].operand == Step::Operand::none) continue;
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                     dnnl::memory(p.operands[next], eng, const_cast<float*>(operands[next])));
+        ++next;
+      }
+    }
+    p.prim.execute(stream(), args);
     stream().wait();
+    if (p.steps_in_loop) epilogue_passes(c, batch * m, n, epilogue, operands);
   });
 }
 
 }  // namespace canopy::kernels::cpu::onednn
+
+namespace canopy::kernels::cpu {
+void set_epilogue_post_ops(bool on) { onednn::post_ops_flag() = on; }
+bool epilogue_post_ops() { return onednn::post_ops_flag(); }
+}  // namespace canopy::kernels::cpu

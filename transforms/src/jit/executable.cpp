@@ -99,7 +99,10 @@ Executable::Executable(Program program, std::string name, bool fuse) : program_(
   // Transformations of a compiled call (its jvp, transpose, batching) start from program_; what
   // runs is its lowered form, with elementwise chains fused.
   compiled_ = program_;
-  if (fuse) detail::fuse_elementwise(compiled_);
+  if (fuse) {
+    if (epilogue_fusion()) detail::fuse_epilogues(compiled_);
+    detail::fuse_elementwise(compiled_);
+  }
   fused_ = compiled_.eqns.size() != program_.eqns.size();
   const Program& p = compiled_;
   auto plan = std::make_unique<Plan>();
@@ -223,10 +226,19 @@ std::atomic<bool>& fusion_flag() {
   }()};
   return on;
 }
+std::atomic<bool>& epilogue_flag() {
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("CANOPY_JIT_EPILOGUES");
+    return !(v && std::string_view(v) == "0");
+  }()};
+  return on;
+}
 }  // namespace
 
 void set_elementwise_fusion(bool on) { fusion_flag() = on; }
 bool elementwise_fusion() { return fusion_flag(); }
+void set_epilogue_fusion(bool on) { epilogue_flag() = on; }
+bool epilogue_fusion() { return epilogue_flag(); }
 
 std::size_t Executable::num_steps() const { return plan_->steps.size(); }
 

@@ -45,6 +45,29 @@ void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t bat
 void matmul_f32_transposed(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
                            std::int64_t k, std::int64_t n, bool trans_a, bool trans_b);
 
+/// One step of a matmul's epilogue, applied in order to each f32 result while the matmul still
+/// holds it (oneDNN post-ops): `v = op(v, operand)` for the binary ops, `v = op(v)` for the rest.
+struct EpilogueStep {
+  enum class Op : std::uint8_t { add, sub, mul, div, neg, tanh, logistic, exp };
+  /// How a binary step's operand is read: one value; a row of the n result columns, repeated
+  /// over the rows and the batch; or a value per result element (batch x m x n).
+  enum class Operand : std::uint8_t { none, scalar, row, full };
+  Op op = Op::add;
+  Operand operand = Operand::none;
+};
+/// At most this many steps per epilogue.
+inline constexpr std::size_t kMaxEpilogueSteps = 8;
+/// matmul_f32_transposed (k >= 1) with `epilogue` applied to every result; operands[i] is the
+/// i-th binary step's operand. One oneDNN primitive with post-ops per shape and epilogue; where
+/// oneDNN cannot build one, each step runs as its eager kernel over the result afterwards.
+void matmul_f32_epilogue(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m,
+                         std::int64_t k, std::int64_t n, bool trans_a, bool trans_b,
+                         std::span<const EpilogueStep> epilogue, std::span<const float* const> operands);
+/// Whether epilogues run as oneDNN post-ops (the default) or as passes over the result after a
+/// plain matmul (the path taken where oneDNN builds no post-ops), for tests and comparisons.
+void set_epilogue_post_ops(bool on);
+bool epilogue_post_ops();
+
 /// Reductions.
 enum class ReduceOp : std::uint8_t { sum, max, min };
 /// Reduces `in` (shape) over sorted unique `axes` into out (the kept dims, row-major).

@@ -159,6 +159,11 @@ bool debug_nans();
 /// the environment sets CANOPY_JIT_FUSION=0). Applies to programs compiled afterwards.
 void set_elementwise_fusion(bool on);
 bool elementwise_fusion();
+/// Whether jit folds the elementwise steps after a matmul (bias, scale, addend, tanh...) into it
+/// as oneDNN post-ops (on by default, and only while elementwise fusion is on; off when the
+/// environment sets CANOPY_JIT_EPILOGUES=0). Applies to programs compiled afterwards.
+void set_epilogue_fusion(bool on);
+bool epilogue_fusion();
 /// Empties the cache of every jitted function (compiled programs are traced again on next call).
 void clear_jit_caches();
 

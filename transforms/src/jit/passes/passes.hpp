@@ -22,6 +22,12 @@ void eliminate_common_subexpressions(Program& p);
 /// Removes equations none of whose results reach an output, and constants nothing reads.
 void eliminate_dead_code(Program& p);
 
+/// Replaces each f32 `dot_general` whose operands are read in place, together with the chain of
+/// elementwise equations only it feeds (bias rows, scales, full-size addends, neg, tanh, logistic,
+/// exp; not max, whose oneDNN forms drop NaN), by one `dot_general_epilogue` equation: a oneDNN matmul with
+/// post-ops. Runs before fuse_elementwise; like it, for running, not for transformations.
+void fuse_epilogues(Program& p);
+
 /// Replaces each maximal group of two or more elementwise equations of one output shape (f32
 /// and bool values; operands of that shape, scalars or trailing rows; random_uniform01 streams of
 /// one key as sources) by one `fused_elementwise`

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "../rules.hpp"
+#include "matmul_shape.hpp"
 
 namespace canopy::prim {
 namespace {
@@ -32,6 +33,22 @@ std::vector<int> layout(std::size_t rank, const std::vector<int>& batch, const s
   p.insert(p.end(), first.begin(), first.end());
   p.insert(p.end(), second.begin(), second.end());
   return p;
+}
+
+bool is_identity(const std::vector<int>& p) { return std::is_sorted(p.begin(), p.end()); }
+
+/// batch, m, k, n of dot_general(lhs, rhs, dims) (the layouts left as they are).
+detail::MatmulShape matmul_dims(const Shape& l, const Shape& r, const DotDimensionNumbers& dn) {
+  auto lp = layout(l.size(), dn.lhs_batch, dn.lhs_contracting, true);
+  auto rp = layout(r.size(), dn.rhs_batch, dn.rhs_contracting, false);
+  detail::MatmulShape s;
+  for (int d : dn.lhs_batch) s.batch *= l[static_cast<std::size_t>(d)];
+  for (int d : dn.lhs_contracting) s.k *= l[static_cast<std::size_t>(d)];
+  for (std::size_t i = dn.lhs_batch.size(); i < lp.size() - dn.lhs_contracting.size(); ++i)
+    s.m *= l[static_cast<std::size_t>(lp[i])];
+  for (std::size_t i = dn.rhs_batch.size() + dn.rhs_contracting.size(); i < rp.size(); ++i)
+    s.n *= r[static_cast<std::size_t>(rp[i])];
+  return s;
 }
 
 void check_dims(const Aval& a, const std::vector<int>& d, const char* what) {
@@ -136,34 +153,27 @@ struct DotGeneral {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     const Array &l = in[0], &r = in[1];
-    auto lp = layout(l.ndim(), params.lhs_batch, params.lhs_contracting, true);
-    auto rp = layout(r.ndim(), params.rhs_batch, params.rhs_contracting, false);
-    std::int64_t batch = 1, k = 1, m = 1, n = 1;
-    for (int d : params.lhs_batch) batch *= l.shape()[static_cast<std::size_t>(d)];
-    for (int d : params.lhs_contracting) k *= l.shape()[static_cast<std::size_t>(d)];
-    for (std::size_t i = params.lhs_batch.size(); i < lp.size() - params.lhs_contracting.size(); ++i)
-      m *= l.shape()[static_cast<std::size_t>(lp[i])];
-    for (std::size_t i = params.rhs_batch.size() + params.rhs_contracting.size(); i < rp.size(); ++i)
-      n *= r.shape()[static_cast<std::size_t>(rp[i])];
-    if (k == 0) {  // empty contraction: zeros (all-zero bytes in every dtype)
+    const detail::MatmulShape s = matmul_dims(l.shape(), r.shape(), params);
+    if (s.k == 0) {  // empty contraction: zeros (all-zero bytes in every dtype)
       std::memset(detail::mutable_data(out[0]), 0, static_cast<std::size_t>(out[0].size()) * itemsize(out[0].dtype()));
       return;
     }
-    auto identity = [](const std::vector<int>& p) { return std::is_sorted(p.begin(), p.end()); };
-    if (l.dtype() == DType::f32 && !(identity(lp) && identity(rp))) {
+    if (l.dtype() == DType::f32) {
       // An operand stored as the transposed matmul layout (x^T g, g w^T) is read in place.
-      const bool ta = !identity(lp) && identity(layout(l.ndim(), params.lhs_batch, params.lhs_contracting, false));
-      const bool tb = !identity(rp) && identity(layout(r.ndim(), params.rhs_batch, params.rhs_contracting, true));
-      if ((ta || identity(lp)) && (tb || identity(rp))) {
+      const std::optional<detail::MatmulShape> d = detail::matmul_in_place(l.shape(), r.shape(), params);
+      if (d && (d->trans_a || d->trans_b)) {
         kernels::cpu::matmul_f32_transposed(static_cast<const float*>(detail::cdata(l)),
                                             static_cast<const float*>(detail::cdata(r)),
-                                            static_cast<float*>(detail::mutable_data(out[0])), batch, m, k, n, ta, tb);
+                                            static_cast<float*>(detail::mutable_data(out[0])), d->batch, d->m, d->k,
+                                            d->n, d->trans_a, d->trans_b);
         return;
       }
     }
     // Permuting is a no-op for the plain (batched) matmul layout, so the common case copies nothing.
-    Array lt = detail::permuted_copy(l, lp), rt = detail::permuted_copy(r, rp);
-    kernels::cpu::matmul(l.dtype(), detail::cdata(lt), detail::cdata(rt), detail::mutable_data(out[0]), batch, m, k, n);
+    Array lt = detail::permuted_copy(l, layout(l.ndim(), params.lhs_batch, params.lhs_contracting, true));
+    Array rt = detail::permuted_copy(r, layout(r.ndim(), params.rhs_batch, params.rhs_contracting, false));
+    kernels::cpu::matmul(l.dtype(), detail::cdata(lt), detail::cdata(rt), detail::mutable_data(out[0]), s.batch, s.m,
+                         s.k, s.n);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     Array y = dot_general(x[0], x[1], params);
@@ -228,3 +238,18 @@ Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers&
   return bind1<prim::DotGeneral>({p[0], p[1]}, dims);
 }
 }  // namespace canopy
+
+namespace canopy::detail {
+
+std::optional<MatmulShape> matmul_in_place(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& dn) {
+  auto lp = prim::layout(lhs.size(), dn.lhs_batch, dn.lhs_contracting, true);
+  auto rp = prim::layout(rhs.size(), dn.rhs_batch, dn.rhs_contracting, false);
+  MatmulShape s = prim::matmul_dims(lhs, rhs, dn);
+  if (prim::is_identity(lp) && prim::is_identity(rp)) return s;
+  s.trans_a = !prim::is_identity(lp) && prim::is_identity(prim::layout(lhs.size(), dn.lhs_batch, dn.lhs_contracting, false));
+  s.trans_b = !prim::is_identity(rp) && prim::is_identity(prim::layout(rhs.size(), dn.rhs_batch, dn.rhs_contracting, true));
+  if ((s.trans_a || prim::is_identity(lp)) && (s.trans_b || prim::is_identity(rp))) return s;
+  return std::nullopt;
+}
+
+}  // namespace canopy::detail

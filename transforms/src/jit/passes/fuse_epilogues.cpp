@@ -1,0 +1,187 @@
+// Matmul epilogue fusion: a `dot_general` (f32, operands read in place) followed by a chain of
+// elementwise steps that only it feeds (a bias row, a scale, a full-size addend, negation, tanh,
+// logistic, exp) becomes one `dot_general_epilogue` equation, whose kernel is one oneDNN
+// matmul with those steps as post-ops: each result is finished while the matmul holds it instead
+// of being written, read back and written again by an elementwise kernel.
+#include <algorithm>
+#include <sstream>
+
+#include "../../core/array_impl.hpp"
+#include "../../primitives/linalg/matmul_shape.hpp"
+#include "canopy/core/primitive.hpp"
+#include "canopy/kernels/cpu.hpp"
+#include "passes.hpp"
+
+namespace canopy::detail {
+namespace {
+
+using kernels::cpu::BinaryOp;
+using kernels::cpu::EpilogueStep;
+using kernels::cpu::UnaryOp;
+using Kind = Lowering::Kind;
+using Op = EpilogueStep::Op;
+using Operand = EpilogueStep::Operand;
+
+struct EpilogueParams {
+  MatmulShape matmul;
+  std::vector<EpilogueStep> steps;
+  std::string ops;  ///< the fused primitives' names, in order, for printing
+};
+
+const char* operand_name(Operand o) {
+  switch (o) {
+    case Operand::scalar: return "(scalar)";
+    case Operand::row: return "(row)";
+    case Operand::full: return "(full)";
+    case Operand::none: break;
+  }
+  return "";
+}
+
+void run_epilogue(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
+  const EpilogueParams& ep = params.get<EpilogueParams>();
+  std::vector<const float*> operands;
+  for (std::size_t i = 2; i < in.size(); ++i) operands.push_back(static_cast<const float*>(cdata(in[i])));
+  const MatmulShape& s = ep.matmul;
+  kernels::cpu::matmul_f32_epilogue(static_cast<const float*>(cdata(in[0])), static_cast<const float*>(cdata(in[1])),
+                                    static_cast<float*>(mutable_data(out[0])), s.batch, s.m, s.k, s.n, s.trans_a,
+                                    s.trans_b, ep.steps, operands);
+}
+
+const PrimitiveInfo& epilogue_primitive() {
+  static const PrimitiveInfo info = [] {
+    PrimitiveInfo i;
+    i.name = "dot_general_epilogue";
+    i.params_type = &typeid(EpilogueParams);
+    i.cpu_kernel = run_epilogue;
+    i.params_to_string = [](const ParamsRef& params) { return "ops=" + params.get<EpilogueParams>().ops; };
+    i.params_equal = [](const ParamsRef& a, const ParamsRef& b) { return &a.get<EpilogueParams>() == &b.get<EpilogueParams>(); };
+    i.params_hash = [](const ParamsRef& params) { return std::uint64_t(std::hash<const void*>{}(&params.get<EpilogueParams>())); };
+    i.clone_params = [](const ParamsRef& params) -> std::shared_ptr<const void> {
+      return std::make_shared<EpilogueParams>(params.get<EpilogueParams>());
+    };
+    return i;
+  }();
+  return info;
+}
+
+/// How `x` is read against a matmul result of shape `out` with n columns, or nullopt.
+std::optional<Operand> operand_mode(const Aval& x, const Shape& out, std::int64_t n) {
+  if (x.dtype != DType::f32) return std::nullopt;
+  if (x.shape == out) return Operand::full;
+  if (x.size() == 1) return Operand::scalar;
+  if (x.size() != n) return std::nullopt;
+  // A row: x's dims (leading 1s dropped) are the result's trailing dims, which hold its n columns.
+  std::size_t lead = 0;
+  while (lead < x.shape.size() && x.shape[lead] == 1) ++lead;
+  const std::size_t rank = x.shape.size() - lead;
+  if (rank > out.size()) return std::nullopt;
+  for (std::size_t i = 0; i < rank; ++i)
+    if (x.shape[lead + i] != out[out.size() - rank + i]) return std::nullopt;
+  return Operand::row;
+}
+
+/// The epilogue steps equation `e` adds to a chain whose current value is `v` (shape `out`, n
+/// columns), and the operand it reads (a zero atom when none); empty when e cannot extend it.
+struct Extension {
+  std::vector<EpilogueStep> steps;
+  Atom operand = Atom::zeros();
+};
+Extension extension(const Program& p, const Eqn& e, int v, const Shape& out, std::int64_t n) {
+  if (e.out.size() != 1) return {};
+  const Aval& result = p.var_avals[static_cast<std::size_t>(e.out[0])];
+  if (result.dtype != DType::f32 || result.shape != out) return {};
+  if (e.prim->lowering_applies && !e.prim->lowering_applies(e.params_ref())) return {};
+  const Lowering& l = e.prim->lowering;
+  if (l.kind == Kind::unary && e.in.size() == 1) {
+    switch (static_cast<UnaryOp>(l.op)) {
+      case UnaryOp::neg: return {{{Op::neg}}};
+      case UnaryOp::tanh: return {{{Op::tanh}}};
+      case UnaryOp::logistic: return {{{Op::logistic}}};
+      case UnaryOp::exp: return {{{Op::exp}}};
+      default: return {};
+    }
+  }
+  if (l.kind != Kind::binary || e.in.size() != 2) return {};
+  const bool first = e.in[0] == Atom::variable(v);
+  const Atom& other = e.in[first ? 1 : 0];
+  if (other.is_zero()) return {};
+  const auto mode = operand_mode(p.aval_of(other), out, n);
+  if (!mode) return {};
+  switch (static_cast<BinaryOp>(l.op)) {
+    case BinaryOp::add: return {{{Op::add, *mode}}, other};
+    case BinaryOp::mul: return {{{Op::mul, *mode}}, other};
+    case BinaryOp::sub:
+      if (first) return {{{Op::sub, *mode}}, other};
+      return {{{Op::neg}, {Op::add, *mode}}, other};  // x - v = -v + x, exactly
+    case BinaryOp::div:
+      if (first) return {{{Op::div, *mode}}, other};
+      return {};
+    default: return {};
+  }
+}
+
+}  // namespace
+
+void fuse_epilogues(Program& p) {
+  const std::size_t n_eqns = p.eqns.size();
+  // Readers of each variable (one per use), the program's outputs counted as readers too.
+  std::vector<int> uses(p.var_avals.size(), 0), reader(p.var_avals.size(), -1);
+  for (std::size_t k = 0; k < n_eqns; ++k)
+    for (const Atom& a : p.eqns[k].in)
+      if (a.is_var()) ++uses[static_cast<std::size_t>(a.index)], reader[static_cast<std::size_t>(a.index)] = static_cast<int>(k);
+  for (const Atom& a : p.outs)
+    if (a.is_var()) uses[static_cast<std::size_t>(a.index)] += 2;
+
+  std::vector<bool> absorbed(n_eqns, false);
+  std::vector<std::pair<std::size_t, Eqn>> fused;  // (runs where this equation was, equation)
+  for (std::size_t k = 0; k < n_eqns; ++k) {
+    const Eqn& e = p.eqns[k];
+    if (absorbed[k] || e.prim->name != "dot_general" || e.in.size() != 2 || e.in[0].is_zero() || e.in[1].is_zero()) continue;
+    const Aval &l = p.aval_of(e.in[0]), &r = p.aval_of(e.in[1]);
+    const Aval& result = p.var_avals[static_cast<std::size_t>(e.out[0])];
+    if (l.dtype != DType::f32 || r.dtype != DType::f32 || result.size() == 0) continue;
+    const auto shape = matmul_in_place(l.shape, r.shape, e.params_ref().get<DotDimensionNumbers>());
+    if (!shape || shape->k == 0) continue;
+
+    EpilogueParams params{*shape, {}, "dot_general"};
+    Eqn out;
+    out.prim = &epilogue_primitive();
+    out.in = e.in;
+    int v = e.out[0];
+    std::size_t last = k;
+    while (uses[static_cast<std::size_t>(v)] == 1) {
+      const std::size_t next = static_cast<std::size_t>(reader[static_cast<std::size_t>(v)]);
+      if (absorbed[next]) break;  // already the end of another matmul's chain (dot + dot)
+      Extension x = extension(p, p.eqns[next], v, result.shape, shape->n);
+      if (x.steps.empty() || params.steps.size() + x.steps.size() > kernels::cpu::kMaxEpilogueSteps) break;
+      params.ops += ",";
+      params.ops += p.eqns[next].prim->name;
+      params.ops += operand_name(x.steps.back().operand);
+      params.steps.insert(params.steps.end(), x.steps.begin(), x.steps.end());
+      if (!x.operand.is_zero()) out.in.push_back(x.operand);
+      absorbed[next] = true;
+      v = p.eqns[next].out[0];
+      last = next;
+    }
+    if (params.steps.empty()) continue;
+    absorbed[k] = true;
+    out.out = {v};
+    out.params = std::make_shared<EpilogueParams>(std::move(params));
+    fused.emplace_back(last, std::move(out));
+  }
+  if (fused.empty()) return;
+
+  // Each fused equation runs where its chain's last step was: every operand is defined by then.
+  std::vector<Eqn> eqns;
+  eqns.reserve(n_eqns);
+  std::size_t next_fused = 0;
+  std::sort(fused.begin(), fused.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t k = 0; k < n_eqns; ++k) {
+    if (!absorbed[k]) eqns.push_back(std::move(p.eqns[k]));
+    while (next_fused < fused.size() && fused[next_fused].first == k) eqns.push_back(std::move(fused[next_fused++].second));
+  }
+  p.eqns = std::move(eqns);
+}
+
+}  // namespace canopy::detail

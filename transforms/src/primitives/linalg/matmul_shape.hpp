@@ -1,0 +1,25 @@
+// dot_general seen as one batched matmul over its operands' own bytes: what its kernel runs and
+// what jit's epilogue fusion builds on.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "canopy/ops.hpp"
+#include "canopy/shape.hpp"
+
+namespace canopy::detail {
+
+/// C[b] = A[b] @ B[b] for b < batch, C m x n; A stored m x k (k x m when trans_a), B k x n (n x k
+/// when trans_b), all row-major.
+struct MatmulShape {
+  std::int64_t batch = 1, m = 1, k = 1, n = 1;
+  bool trans_a = false, trans_b = false;
+};
+
+/// The matmul dot_general(lhs, rhs, dims) is when both operands can be read where they are (their
+/// axes in (batch, free, contracting) order for lhs and (batch, contracting, free) for rhs, or with
+/// free and contracting swapped), else nullopt: the kernel then permutes a copy first.
+std::optional<MatmulShape> matmul_in_place(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& dims);
+
+}  // namespace canopy::detail
