@@ -1,6 +1,7 @@
 // jit's elementwise fusion, checked on the programs it prints (compiled_text) and on values
 // against eager evaluation: chains, scalar and row broadcasts, bools and selects, several
-// outputs, groups kept apart by a reduction, shapes it must not fuse, gradients of fused calls.
+// outputs, sums taken by the kernel (rows, columns, everything), groups kept apart by a
+// reduction, shapes it must not fuse, gradients of fused calls.
 // Arithmetic matches eager bit for bit; exp, sin... use glibc's vector math in the fused kernel
 // (within 4 ulp) and tanh a rational function (within 3 eps), so those chains are compared to 8
 // ulp. Random streams fuse as sources.
@@ -138,7 +139,8 @@ TEST_CASE("fusion: a reduction between two elementwise steps keeps them apart") 
   Array x = ramp(500, -1, 1);
   std::string text = jf.lower(x).compiled_text();
   CAPTURE(text);
-  CHECK(count(text, "fused_elementwise") == 0);
+  CHECK(count(text, "fused_elementwise[ops=exp,reduce_sum]") == 1);  // the sum is taken as y is made
+  CHECK(count(text, "= mul") == 1);
   check_same(jf(x), f(x), 8);
 
   // Two chains that only share an input stay two kernels (no sibling fusion yet), each fused.
@@ -242,4 +244,83 @@ TEST_CASE("fusion: erf_inv's value does not depend on the element's position or 
   for (std::size_t i = 0; i < v.size(); ++i) CHECK(y[i] == (v[i] == 0.3f ? central : tail));
   auto jf = jit([](const Array& x) { return erf_inv(x * 1.0f); });
   CHECK(jf(array(v, Shape{37})).to_vector<float>() == y);
+}
+
+TEST_CASE("fusion: sums of a fused value over trailing dims, leading dims or everything are taken by its kernel") {
+  // Sums are added in a different order than the eager reduction: compared to a relative 1e-5.
+  auto close = [](const Array& got, const Array& want) {
+    REQUIRE(got.shape() == want.shape());
+    std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
+    int bad = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) bad += !(std::abs(g[i] - w[i]) <= 1e-5f * std::max(1.0f, std::abs(w[i])));
+    CHECK(bad == 0);
+  };
+  struct Case {
+    Shape shape;
+    std::vector<int> axes;
+  };
+  // Rows shorter and longer than a tile, columns that wrap inside a tile, a sum of everything big
+  // enough for both threads, a single row, negative axes.
+  const std::vector<Case> cases = {{{128, 10}, {1}},         {{3, 5000}, {-1}},       {{4, 7, 3}, {1, 2}},
+                                   {{128, 512}, {0}},        {{1000, 3}, {0}},        {{6, 4, 5}, {0, 1}},
+                                   {{1 << 18}, {0}},         {{64, 4096}, {0, 1}},    {{1, 3000}, {1}},
+                                   {{300, 70}, {0}}};
+  for (const Case& c : cases) {
+    CAPTURE(to_string(c.shape));
+    const Array x = reshape(ramp(shape_size(c.shape), -2, 2), c.shape);
+    auto f = [&](const Array& x) { return reduce_sum(tanh(x) * 3.0f + 1.0f, c.axes); };
+    auto jf = jit(f);
+    const std::string text = jf.lower(x).compiled_text();
+    CAPTURE(text);
+    CHECK(count(text, "fused_elementwise[ops=tanh,mul,add,reduce_sum]") == 1);
+    CHECK(count(text, " = ") == 1);  // the elementwise values are never written
+    close(jf(x), f(x));
+  }
+  // A value both returned and summed (rows and columns of it at once), and a scalar register
+  // (a broadcast constant) summed.
+  const Array m = reshape(ramp(60 * 33, -1, 1), {60, 33});
+  auto both = [](const Array& m) {
+    Array y = exp(m) + 1.0f;
+    return std::tuple{y, reduce_sum(y, {1}), reduce_sum(y, {0})};
+  };
+  auto jb = jit(both);
+  std::string text = jb.lower(m).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise[ops=exp,add,reduce_sum,reduce_sum]") == 1);
+  auto [y1, r1, c1] = jb(m);
+  auto [y2, r2, c2] = both(m);
+  check_same(y1, y2, 8);
+  close(r1, r2);
+  close(c1, c2);
+  auto constant = [](const Array& m) { return reduce_sum(broadcast_to(scalar(0.5f), m.shape()) + m * 0.0f, {0}); };
+  close(jit(constant)(m), constant(m));
+}
+
+TEST_CASE("fusion: sums it does not take: middle axes, integers, a group closed by an earlier reader") {
+  const Array x = reshape(ramp(4 * 5 * 6, -1, 1), {4, 5, 6});
+  auto middle = [](const Array& x) { return reduce_sum(exp(x) * 2.0f, {1}); };
+  std::string text = jit(middle).lower(x).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "reduce_sum") == 1);
+  CHECK(count(text, "ops=exp,mul]") == 1);
+  CHECK(count(text, "fused_elementwise[ops=exp,mul,reduce_sum]") == 0);
+  auto ints = [](const Array& i) { return sum(i * 2); };
+  CHECK(count(jit(ints).lower(arange(10)).compiled_text(), "fused_elementwise") == 0);
+  // Two sums of rows of different lengths: only one joins the kernel.
+  auto two = [](const Array& x) {
+    Array y = exp(x) * 2.0f;
+    return std::pair{reduce_sum(y, {2}), reduce_sum(y, {1, 2})};
+  };
+  text = jit(two).lower(x).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise[ops=exp,mul,reduce_sum]") == 1);
+  auto [a1, b1] = jit(two)(x);
+  auto [a2, b2] = two(x);
+  check_same(a1, a2, 8);
+  check_same(b1, b2, 8);
+  // grad of a loss whose sum the kernel takes.
+  auto loss = [](const Array& w) { return sum(tanh(w) * w); };
+  const Array w = ramp(3000, -2, 2);
+  check_same(jit(grad(loss))(w), grad(loss)(w), 8);
+  CHECK(jit(loss)(w).item<float>() == doctest::Approx(loss(w).item<float>()).epsilon(1e-5));
 }

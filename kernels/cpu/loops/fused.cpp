@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <omp.h>
+
 #include "canopy/kernels/cpu.hpp"
 #include "canopy/kernels/random.hpp"
 #include "canopy/kernels/runtime.hpp"
@@ -228,14 +230,51 @@ Operand load(const FusedInput& in, const void* data, std::int64_t b, std::int64_
   return {tmp, false};
 }
 
+/// The sum of r's elements [i, j) of a tile (r one value: that value times j - i).
+float tile_sum(Operand r, std::int64_t i, std::int64_t j) {
+  if (r.scalar) return r.p[0] * static_cast<float>(j - i);
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t e = i; e < j; ++e) s += r.p[e];
+  return s;
+}
+
+/// Adds the tile's elements (positions b..b+len of the whole) into their rows of `inner`.
+void sum_rows(Operand r, std::int64_t b, std::int64_t len, std::int64_t inner, float* rows) {
+  for (std::int64_t i = 0; i < len;) {
+    const std::int64_t row = (b + i) / inner, end = std::min(len, (row + 1) * inner - b);
+    rows[row] += tile_sum(r, i, end);
+    i = end;
+  }
+}
+
+/// Adds the tile's elements into the column sums acc[(b + i) % inner].
+void sum_columns(Operand r, std::int64_t b, std::int64_t len, std::int64_t inner, float* acc) {
+  if (inner == 1) {
+    acc[0] += tile_sum(r, 0, len);
+    return;
+  }
+  for (std::int64_t i = 0, j = b % inner; i < len;) {
+    const std::int64_t seg = std::min(len - i, inner - j);
+    if (r.scalar) {
+      for (std::int64_t e = 0; e < seg; ++e) acc[j + e] += r.p[0];
+    } else {
+#pragma omp simd
+      for (std::int64_t e = 0; e < seg; ++e) acc[j + e] += r.p[i + e];
+    }
+    i += seg;
+    j = 0;
+  }
+}
+
 }  // namespace
 
 void plan_direct_outputs(FusedProgram& program) {
   program.direct_output.assign(program.steps.size(), -1);
   for (std::size_t k = 0; k < program.outputs.size(); ++k) {
     const auto r = static_cast<std::size_t>(program.outputs[k].reg);
-    if (program.outputs[k].dtype == DType::f32 && program.steps[r].kind != FusedStep::Kind::load &&
-        program.direct_output[r] < 0)
+    if (program.outputs[k].dtype == DType::f32 && program.outputs[k].reduce == FusedProgram::Output::Reduce::none &&
+        program.steps[r].kind != FusedStep::Kind::load && program.direct_output[r] < 0)
       program.direct_output[r] = static_cast<int>(k);
   }
 }
@@ -268,7 +307,27 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
         for (int& d : unaliased) d = d == static_cast<int>(k) ? -1 : d;
       }
   const std::vector<int>& writes_output = unaliased.empty() ? program.direct_output : unaliased;
-  loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
+  // Sums: each thread owns whole rows (the split below keeps rows together) and adds into them;
+  // column sums go to per-thread partials, added up in thread order at the end (deterministic for
+  // a thread count).
+  using Reduce = FusedProgram::Output::Reduce;
+  std::int64_t unit = 1, column_floats = 0;
+  std::vector<std::int64_t> column_offset(program.outputs.size(), -1);
+  for (std::size_t k = 0; k < program.outputs.size(); ++k) {
+    const auto& o = program.outputs[k];
+    if (o.reduce == Reduce::rows) {
+      unit = o.inner;
+      std::fill_n(static_cast<float*>(out[k]), n / o.inner, 0.0f);
+    } else if (o.reduce == Reduce::columns) {
+      column_offset[k] = column_floats;
+      column_floats += o.inner;
+    }
+  }
+  const int max_threads = column_floats > 0 ? omp_get_max_threads() : 0;
+  std::vector<float> partials(static_cast<std::size_t>(column_floats * max_threads), 0.0f);
+  loops::parallel_for(n / unit, [&](std::int64_t u0, std::int64_t u1) {
+    const std::int64_t lo = u0 * unit, hi = u1 * unit;
+    float* my_partials = column_floats > 0 ? partials.data() + omp_get_thread_num() * column_floats : nullptr;
     // Per-thread registers, kept between calls (no allocation or clearing on the step path).
     thread_local std::vector<float> scratch;
     thread_local std::vector<Operand> reg;
@@ -314,7 +373,11 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
       for (std::size_t k = 0; k < program.outputs.size(); ++k) {
         const auto& o = program.outputs[k];
         const Operand r = reg[static_cast<std::size_t>(o.reg)];
-        if (o.dtype == DType::bool_) {
+        if (o.reduce == Reduce::rows) {
+          sum_rows(r, b, len, o.inner, static_cast<float*>(out[k]));
+        } else if (o.reduce == Reduce::columns) {
+          sum_columns(r, b, len, o.inner, my_partials + column_offset[k]);
+        } else if (o.dtype == DType::bool_) {
           bool* y = static_cast<bool*>(out[k]) + b;
           if (r.scalar) {
             std::fill_n(y, len, r.p[0] != 0);
@@ -329,7 +392,18 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
         }
       }
     }
-  });
+  }, std::max<std::int64_t>(1, loops::kParallelMin / unit));
+  for (std::size_t k = 0; k < program.outputs.size(); ++k) {
+    if (column_offset[k] < 0) continue;
+    float* y = static_cast<float*>(out[k]);
+    const std::int64_t inner = program.outputs[k].inner;
+    std::copy_n(partials.data() + column_offset[k], inner, y);
+    for (int t = 1; t < max_threads; ++t) {
+      const float* p = partials.data() + t * column_floats + column_offset[k];
+#pragma omp simd
+      for (std::int64_t j = 0; j < inner; ++j) y[j] += p[j];
+    }
+  }
 }
 
 }  // namespace canopy::kernels::cpu

@@ -1,6 +1,7 @@
 // A fused elementwise kernel: a straight-line program of unary, binary, select, conversion and
 // random-stream steps over f32 registers, run tile by tile so every input is read once and every
-// output written once (jit's fuse_elementwise pass builds the program; bools travel as 0/1 floats).
+// output written once, or summed by rows or columns without being written (jit's fuse_elementwise
+// pass builds the program; bools travel as 0/1 floats).
 #pragma once
 
 #include <cstdint>
@@ -45,10 +46,18 @@ struct FusedProgram {
   std::vector<FusedInput> inputs;
   std::vector<FusedStep> steps;
   struct Output {
+    /// Written element by element, or summed: over the `inner` trailing elements of each row
+    /// (out[i / inner] = sum; inner = the elements for a sum of everything), or over the leading
+    /// dims (out[i % inner] = sum).
+    enum class Reduce : std::uint8_t { none, rows, columns };
     int reg = 0;
-    DType dtype = DType::f32;  ///< f32, or bool_ (stored as reg != 0)
+    DType dtype = DType::f32;  ///< f32, or bool_ (stored as reg != 0); sums are f32
+    Reduce reduce = Reduce::none;
+    std::int64_t inner = 1;
   };
   std::vector<Output> outputs;
+  /// Elements the program runs over (the shape of its elementwise values).
+  std::int64_t elements = 0;
   /// Per step: the f32 output it writes straight into, or -1 (filled by plan_direct_outputs).
   std::vector<int> direct_output;
 };
@@ -64,7 +73,7 @@ bool fused_unary_supported(std::uint8_t op);
 /// (the unary kernel's path for ops oneDNN has no algorithm for, such as erf_inv).
 void unary_f32_vector_math(UnaryOp op, const float* in, float* out, std::int64_t n);
 
-/// Runs `program` over n output elements: `in[k]` holds input k's data, `out[k]` receives output k.
+/// Runs `program` over n elements: `in[k]` holds input k's data, `out[k]` receives output k.
 void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
                        std::int64_t n);
 

@@ -85,6 +85,7 @@ struct Lowering {
     convert,    ///< convert_element_type
     broadcast,  ///< broadcast_in_dim: a view of its operand
     uniform01,  ///< out[i] = the unit float of element i under a u32[2] key: a source of a fused loop
+    reduction,  ///< a reduction over `reduction_axes`; `op` is a kernels::cpu::ReduceOp: it may consume a fused loop
   };
   Kind kind = Kind::opaque;
   std::uint8_t op = 0;
@@ -96,6 +97,10 @@ struct Lowering {
   template <class BinaryOp>
   static constexpr Lowering binary(BinaryOp o) {
     return {Kind::binary, static_cast<std::uint8_t>(o)};
+  }
+  template <class ReduceOp>
+  static constexpr Lowering reduction(ReduceOp o) {
+    return {Kind::reduction, static_cast<std::uint8_t>(o)};
   }
   static constexpr Lowering of(Kind k) { return {k, 0}; }
 };
@@ -129,6 +134,9 @@ struct PrimitiveInfo {
   /// Whether `lowering` holds for these params (null: always); else the primitive runs its own
   /// kernel (random_uniform01 fuses in the partitionable layout only). From `P::lowers(params)`.
   bool (*lowering_applies)(const ParamsRef& params) = nullptr;
+  /// For reductions (lowering kind `reduction`): the reduced axes the params hold, as given
+  /// (negative ones count from the end). From `P::reduction_axes(params)`.
+  std::vector<int> (*reduction_axes)(const ParamsRef& params) = nullptr;
   /// Set for collectives (their Params have `axis_name`): what vmap does on the axis they name.
   CollectiveFn collective = nullptr;
   /// Set for collectives: the axis name their params hold.
@@ -210,6 +218,8 @@ PrimitiveInfo make_info() {
   if constexpr (requires { Lowering{P::lowering}; }) i.lowering = P::lowering;
   if constexpr (requires(const Params& p) { bool{P::lowers(p)}; })
     i.lowering_applies = [](const ParamsRef& params) { return P::lowers(params.get<Params>()); };
+  if constexpr (requires(const Params& p) { std::vector<int>{P::reduction_axes(p)}; })
+    i.reduction_axes = [](const ParamsRef& params) { return P::reduction_axes(params.get<Params>()); };
   i.samples = []() {
     std::vector<ErasedSample> out;
     for (auto& s : P::samples())

@@ -2,7 +2,8 @@
 // values, operands of that shape, scalars or trailing-dimension rows, and random unit floats of
 // one key, which each tile hashes itself) become one
 // `fused_elementwise` equation whose kernel reads each input once and writes each escaping
-// result once (kernels/cpu/loops/fused.cpp).
+// result once (kernels/cpu/loops/fused.cpp); sums of a group's values over trailing dims, leading
+// dims or everything are outputs of its kernel too, taken as the tiles go by.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -93,9 +94,43 @@ bool fusible(const Program& p, const Eqn& e) {
     case Kind::convert: return e.in.size() == 1;
     case Kind::broadcast: return e.in.size() == 1 && p.aval_of(e.in[0]).size() == 1;
     case Kind::uniform01:
+    case Kind::reduction:
     case Kind::opaque: break;
   }
   return false;
+}
+
+using Reduce = kernels::cpu::FusedProgram::Output::Reduce;
+struct Summation {
+  Reduce reduce = Reduce::none;
+  std::int64_t inner = 1;
+};
+
+/// How a fused kernel can compute reduction `e` of a value of shape `shape` itself: a sum of f32
+/// over trailing dims (rows), leading dims (columns) or all of them (one column), adding up more
+/// than one element each; nullopt otherwise.
+std::optional<Summation> summation(const Program& p, const Eqn& e, const Shape& shape) {
+  const Lowering& l = e.prim->lowering;
+  if (l.kind != Kind::reduction || static_cast<kernels::cpu::ReduceOp>(l.op) != kernels::cpu::ReduceOp::sum ||
+      !e.prim->reduction_axes || e.in.size() != 1 || e.out.size() != 1 || !e.in[0].is_var())
+    return std::nullopt;
+  if (p.aval_of(e.in[0]).dtype != DType::f32 || p.var_avals[static_cast<std::size_t>(e.out[0])].dtype != DType::f32)
+    return std::nullopt;
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int> axes = e.prim->reduction_axes(e.params_ref());
+  for (int& a : axes) a = a < 0 ? a + rank : a;
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  if (axes.empty() || axes.front() < 0 || axes.back() >= rank) return std::nullopt;
+  const auto m = static_cast<int>(axes.size());
+  const bool prefix = axes.front() == 0 && axes.back() == m - 1;
+  const bool suffix = axes.front() == rank - m && axes.back() == rank - 1;
+  std::int64_t reduced = 1, kept = 1;
+  for (int d = 0; d < rank; ++d) (std::binary_search(axes.begin(), axes.end(), d) ? reduced : kept) *= shape[static_cast<std::size_t>(d)];
+  if (reduced <= 1) return std::nullopt;  // a sum of one element each: the value itself
+  if (prefix) return Summation{Reduce::columns, kept};  // everything: one column
+  if (suffix) return Summation{Reduce::rows, reduced};
+  return std::nullopt;
 }
 
 /// The group of equations fused into one kernel, in program order.
@@ -103,6 +138,8 @@ struct Group {
   std::vector<std::size_t> eqns;
   bool open = true;  ///< no equation outside the group has read its values yet
   int merged_into = -1;
+  std::int64_t row_inner = 0;  ///< the rows its row sums run over (one row length per kernel)
+  bool summing = false;  ///< closed to members by a sum it took, open to more sums of its values
 };
 
 int find(std::vector<Group>& groups, int g) {
@@ -113,7 +150,8 @@ int find(std::vector<Group>& groups, int g) {
 const PrimitiveInfo& fused_primitive();
 
 /// The fused equation of `members` (in order): the kernel program, its inputs and escaping outputs.
-Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const std::vector<bool>& escapes) {
+Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const std::vector<bool>& escapes,
+                const std::map<std::size_t, Summation>& sums) {
   auto prog = std::make_shared<FusedProgram>();
   Eqn fused;
   fused.prim = &fused_primitive();
@@ -137,10 +175,16 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
     reg_of_input.emplace(key, r);
     return r;
   };
+  prog->elements = shape_size(shape);
   for (std::size_t k : members) {
     const Eqn& e = p.eqns[k];
     const Lowering& l = e.prim->lowering;
     ops << (ops.tellp() > 0 ? "," : "") << e.prim->name;
+    if (auto sum = sums.find(k); sum != sums.end()) {  // a sum of a member, computed, not stored
+      prog->outputs.push_back({reg_of_var.at(e.in[0].index), DType::f32, sum->second.reduce, sum->second.inner});
+      fused.out.push_back(e.out[0]);
+      continue;
+    }
     int r = -1;
     switch (l.kind) {
       case Kind::unary: r = add_step({FusedStep::Kind::unary, l.op, reg_for(e.in[0])}); break;
@@ -162,6 +206,7 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
       }
       case Kind::broadcast: r = reg_for(e.in[0]); break;
       case Kind::uniform01: r = add_step({FusedStep::Kind::uniform01, 0, reg_for(e.in[0], true)}); break;
+      case Kind::reduction:
       case Kind::opaque: break;
     }
     reg_of_var[e.out[0]] = r;
@@ -181,7 +226,7 @@ void run_fused(std::span<const Array> in, std::span<Array> out, const ParamsRef&
   std::vector<void*> dst;
   for (const Array& a : in) src.push_back(cdata(a));
   for (const Array& a : out) dst.push_back(mutable_data(a));
-  kernels::cpu::fused_elementwise(prog, src, dst, out.empty() ? 0 : out[0].size());
+  kernels::cpu::fused_elementwise(prog, src, dst, prog.elements);
 }
 
 const PrimitiveInfo& fused_primitive() {
@@ -212,6 +257,7 @@ void fuse_elementwise(Program& p) {
   std::vector<Group> groups;
   std::vector<int> group_of_eqn(n, -1);
   std::vector<int> group_of_var(p.var_avals.size(), -1);
+  std::map<std::size_t, Summation> sums;  // reduction equations computed by their group's kernel
   for (std::size_t k = 0; k < n; ++k) {
     const Eqn& e = p.eqns[k];
     int mine = -1;
@@ -239,11 +285,30 @@ void fuse_elementwise(Program& p) {
       group_of_eqn[k] = mine;
       group_of_var[e.out[0]] = mine;
     }
+    // A sum of an open group's value becomes one of its outputs, computed as the kernel goes.
+    // The group then runs where the sum stood, so no member may join after it; more sums may,
+    // until something outside reads one of its values or sums.
+    if (mine < 0 && e.in.size() == 1 && e.in[0].is_var() && group_of_var[e.in[0].index] >= 0) {
+      const int g = find(groups, group_of_var[e.in[0].index]);
+      Group& G = groups[static_cast<std::size_t>(g)];
+      const Shape& shape = p.var_avals[p.eqns[G.eqns[0]].out[0]].shape;
+      const auto sum = G.open || G.summing ? summation(p, e, shape) : std::nullopt;
+      if (sum && (sum->reduce != Reduce::rows || G.row_inner == 0 || G.row_inner == sum->inner)) {
+        if (sum->reduce == Reduce::rows) G.row_inner = sum->inner;
+        G.eqns.push_back(k);
+        G.open = false;
+        G.summing = true;
+        group_of_eqn[k] = g;
+        group_of_var[e.out[0]] = g;  // a reader of the sum closes the group to further sums
+        sums.emplace(k, *sum);
+        continue;
+      }
+    }
     // A group whose value an outsider reads is closed: a later member could depend on that outsider.
     for (const Atom& a : e.in) {
       if (!a.is_var() || group_of_var[a.index] < 0) continue;
       int g = find(groups, group_of_var[a.index]);
-      if (g != mine) groups[static_cast<std::size_t>(g)].open = false;
+      if (g != mine) groups[static_cast<std::size_t>(g)].open = groups[static_cast<std::size_t>(g)].summing = false;
     }
   }
 
@@ -268,7 +333,7 @@ void fuse_elementwise(Program& p) {
     }
     std::vector<std::size_t>& members = groups[static_cast<std::size_t>(g)].eqns;
     std::sort(members.begin(), members.end());
-    if (k == members.back()) out.push_back(build_fused(p, members, escapes));
+    if (k == members.back()) out.push_back(build_fused(p, members, escapes, sums));
   }
   p.eqns = std::move(out);
 }

@@ -31,7 +31,9 @@ void fuse_epilogues(Program& p);
 /// Replaces each maximal group of two or more elementwise equations of one output shape (f32
 /// and bool values; operands of that shape, scalars or trailing rows; random_uniform01 streams of
 /// one key as sources) by one `fused_elementwise`
-/// equation that reads every input once and writes only the values read outside the group.
+/// equation that reads every input once and writes only the values read outside the group; a
+/// reduce_sum of a member's value over trailing dims, leading dims or all of them becomes an
+/// output of that kernel (the group takes no members after it).
 /// The result is for running, not for transformations (fused_elementwise has no jvp or batch rule).
 void fuse_elementwise(Program& p);
 
