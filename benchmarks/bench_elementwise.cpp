@@ -1,5 +1,7 @@
 // W5 (shared/BENCHMARKS.md): the chain tanh(x*1.5 - 0.25)*0.75 on 2^20 and 2^24 f32, eager
-// and jitted (one fused kernel), GB/s = 8n/t, next to memcpy of the same bytes in the same run.
+// and jitted (one fused kernel), GB/s = 8n/t, next to memcpy of the same bytes in the same run;
+// and the chain's sum, eager and jitted (the fused kernel sums as it goes, writing nothing),
+// GB/s = 4n/t, the bytes it reads.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -57,6 +59,27 @@ void BM_canopy_jit_chain(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * 8 * n);
 }
 
+/// sum(chain): eager (three passes and a reduction) or jitted (one kernel that writes nothing).
+void BM_canopy_chain_sum(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const bool jitted = state.range(1) != 0;
+  canopy::Array x = input(n);
+  auto f = [](const canopy::Array& v) { return canopy::sum(canopy::tanh(v * 1.5f - 0.25f) * 0.75f); };
+  auto jf = canopy::jit(f);
+  const double want = [&] {
+    double s = 0;
+    for (float v : x.to_vector<float>()) s += std::tanh(double(v) * 1.5 - 0.25) * 0.75;
+    return s;
+  }();
+  state.counters["rel_err"] = std::fabs((jitted ? jf(x) : f(x)).item<float>() - want) / std::fabs(want);
+  for (auto _ : state) {
+    canopy::Array y = jitted ? jf(x) : f(x);
+    benchmark::DoNotOptimize(y.data<float>());
+  }
+  state.SetLabel(jitted ? "jit" : "eager");
+  state.SetBytesProcessed(state.iterations() * 4 * n);
+}
+
 void BM_memcpy(benchmark::State& state) {
   std::int64_t n = state.range(0);
   std::vector<float> a(static_cast<std::size_t>(n), 1.f), b(static_cast<std::size_t>(n));
@@ -76,4 +99,5 @@ void BM_memcpy(benchmark::State& state) {
 BENCHMARK(BM_memcpy)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
 BENCHMARK(BM_canopy_eager_chain)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
 BENCHMARK(BM_canopy_jit_chain)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
+BENCHMARK(BM_canopy_chain_sum)->ArgsProduct({{1 << 24}, {0, 1}})->UseRealTime();
 BENCHMARK_MAIN();
