@@ -240,7 +240,7 @@ float tile_sum(Operand r, std::int64_t i, std::int64_t j) {
 }
 
 /// Adds the tile's elements (positions b..b+len of the whole) into their rows of `inner`.
-void sum_rows(Operand r, std::int64_t b, std::int64_t len, std::int64_t inner, float* rows) {
+void sum_rows(Operand r, std::int64_t b, std::int64_t len, std::int64_t inner, double* rows) {
   for (std::int64_t i = 0; i < len;) {
     const std::int64_t row = (b + i) / inner, end = std::min(len, (row + 1) * inner - b);
     rows[row] += tile_sum(r, i, end);
@@ -249,7 +249,7 @@ void sum_rows(Operand r, std::int64_t b, std::int64_t len, std::int64_t inner, f
 }
 
 /// Adds the tile's elements into the column sums acc[(b + i) % inner].
-void sum_columns(Operand r, std::int64_t b, std::int64_t len, std::int64_t inner, float* acc) {
+void sum_columns(Operand r, std::int64_t b, std::int64_t len, std::int64_t inner, double* acc) {
   if (inner == 1) {
     acc[0] += tile_sum(r, 0, len);
     return;
@@ -260,7 +260,7 @@ void sum_columns(Operand r, std::int64_t b, std::int64_t len, std::int64_t inner
       for (std::int64_t e = 0; e < seg; ++e) acc[j + e] += r.p[0];
     } else {
 #pragma omp simd
-      for (std::int64_t e = 0; e < seg; ++e) acc[j + e] += r.p[i + e];
+      for (std::int64_t e = 0; e < seg; ++e) acc[j + e] += static_cast<double>(r.p[i + e]);
     }
     i += seg;
     j = 0;
@@ -307,27 +307,29 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
         for (int& d : unaliased) d = d == static_cast<int>(k) ? -1 : d;
       }
   const std::vector<int>& writes_output = unaliased.empty() ? program.direct_output : unaliased;
-  // Sums: each thread owns whole rows (the split below keeps rows together) and adds into them;
-  // column sums go to per-thread partials, added up in thread order at the end (deterministic for
-  // a thread count).
+  // Sums, in double (tile sums are f32 vector sums of at most kTile elements): each thread owns
+  // whole rows (the split below keeps rows together) and adds into them; column sums go to
+  // per-thread partials, added up in thread order at the end (deterministic for a thread count).
   using Reduce = FusedProgram::Output::Reduce;
-  std::int64_t unit = 1, column_floats = 0;
-  std::vector<std::int64_t> column_offset(program.outputs.size(), -1);
+  std::int64_t unit = 1, column_floats = 0, row_floats = 0;
+  std::vector<std::int64_t> column_offset(program.outputs.size(), -1), row_offset(program.outputs.size(), -1);
   for (std::size_t k = 0; k < program.outputs.size(); ++k) {
     const auto& o = program.outputs[k];
     if (o.reduce == Reduce::rows) {
       unit = o.inner;
-      std::fill_n(static_cast<float*>(out[k]), n / o.inner, 0.0f);
+      row_offset[k] = row_floats;
+      row_floats += n / o.inner;
     } else if (o.reduce == Reduce::columns) {
       column_offset[k] = column_floats;
       column_floats += o.inner;
     }
   }
   const int max_threads = column_floats > 0 ? omp_get_max_threads() : 0;
-  std::vector<float> partials(static_cast<std::size_t>(column_floats * max_threads), 0.0f);
+  std::vector<double> partials(static_cast<std::size_t>(column_floats * max_threads), 0.0);
+  std::vector<double> row_sums(static_cast<std::size_t>(row_floats), 0.0);
   loops::parallel_for(n / unit, [&](std::int64_t u0, std::int64_t u1) {
     const std::int64_t lo = u0 * unit, hi = u1 * unit;
-    float* my_partials = column_floats > 0 ? partials.data() + omp_get_thread_num() * column_floats : nullptr;
+    double* my_partials = column_floats > 0 ? partials.data() + omp_get_thread_num() * column_floats : nullptr;
     // Per-thread registers, kept between calls (no allocation or clearing on the step path).
     thread_local std::vector<float> scratch;
     thread_local std::vector<Operand> reg;
@@ -374,7 +376,7 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
         const auto& o = program.outputs[k];
         const Operand r = reg[static_cast<std::size_t>(o.reg)];
         if (o.reduce == Reduce::rows) {
-          sum_rows(r, b, len, o.inner, static_cast<float*>(out[k]));
+          sum_rows(r, b, len, o.inner, row_sums.data() + row_offset[k]);
         } else if (o.reduce == Reduce::columns) {
           sum_columns(r, b, len, o.inner, my_partials + column_offset[k]);
         } else if (o.dtype == DType::bool_) {
@@ -394,14 +396,15 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
     }
   }, std::max<std::int64_t>(1, loops::kParallelMin / unit));
   for (std::size_t k = 0; k < program.outputs.size(); ++k) {
-    if (column_offset[k] < 0) continue;
     float* y = static_cast<float*>(out[k]);
+    if (row_offset[k] >= 0)
+      for (std::int64_t i = 0; i < n / program.outputs[k].inner; ++i) y[i] = static_cast<float>(row_sums[row_offset[k] + i]);
+    if (column_offset[k] < 0) continue;
     const std::int64_t inner = program.outputs[k].inner;
-    std::copy_n(partials.data() + column_offset[k], inner, y);
-    for (int t = 1; t < max_threads; ++t) {
-      const float* p = partials.data() + t * column_floats + column_offset[k];
-#pragma omp simd
-      for (std::int64_t j = 0; j < inner; ++j) y[j] += p[j];
+    for (std::int64_t j = 0; j < inner; ++j) {
+      double s = 0;
+      for (int t = 0; t < max_threads; ++t) s += partials[t * column_floats + column_offset[k] + j];
+      y[j] = static_cast<float>(s);
     }
   }
 }

@@ -48,6 +48,11 @@ dnnl::post_ops post_ops_of(std::span<const Step> steps, const dnnl::memory::desc
   for (const Step& s : steps) {
     switch (s.op) {
       case Step::Op::add: case Step::Op::sub: case Step::Op::mul: case Step::Op::div: {
+        if (s.operand == Step::Operand::destination) {  // v + dst or v - dst, dst read in place
+          po.append_sum(s.op == Step::Op::sub ? -1.f : 1.f);
+          operands.emplace_back();
+          break;
+        }
         dnnl::memory::desc d = s.operand == Step::Operand::full ? c
                                : s.operand == Step::Operand::row
                                    ? dnnl::memory::desc(b1 ? dims{1, n} : dims{1, 1, n}, f32, b1 ? tag::ab : tag::abc)
@@ -56,10 +61,9 @@ dnnl::post_ops post_ops_of(std::span<const Step> steps, const dnnl::memory::desc
         operands.push_back(d);
         break;
       }
-      case Step::Op::neg: po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, -1.f, 0.f); break;
+      // -1 * v + (-0): -0 for v = +0, as negation gives (a +0 offset would make it +0).
+      case Step::Op::neg: po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, -1.f, -0.f); break;
       case Step::Op::tanh: po.append_eltwise(1.f, dnnl::algorithm::eltwise_tanh, 0.f, 0.f); break;
-      case Step::Op::logistic: po.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
-      case Step::Op::exp: po.append_eltwise(1.f, dnnl::algorithm::eltwise_exp, 0.f, 0.f); break;
     }
   }
   return po;
@@ -74,7 +78,7 @@ void epilogue_passes(float* c, std::int64_t rows, std::int64_t n, std::span<cons
   for (const Step& s : steps) {
     if (s.operand != Step::Operand::none) {
       const float* o = operands[next++];
-      const Shape& o_shape = s.operand == Step::Operand::full ? shape : s.operand == Step::Operand::row ? row : one;
+      const Shape& o_shape = s.operand == Step::Operand::row ? row : s.operand == Step::Operand::scalar ? one : shape;
       const BinaryOp op = s.op == Step::Op::add   ? BinaryOp::add
                           : s.op == Step::Op::sub ? BinaryOp::sub
                           : s.op == Step::Op::mul ? BinaryOp::mul
@@ -82,10 +86,7 @@ void epilogue_passes(float* c, std::int64_t rows, std::int64_t n, std::span<cons
       binary(op, DType::f32, c, shape, o, o_shape, c, shape);
       continue;
     }
-    const UnaryOp op = s.op == Step::Op::neg        ? UnaryOp::neg
-                       : s.op == Step::Op::tanh     ? UnaryOp::tanh
-                       : s.op == Step::Op::logistic ? UnaryOp::logistic
-                                                    : UnaryOp::exp;
+    const UnaryOp op = s.op == Step::Op::neg ? UnaryOp::neg : UnaryOp::tanh;
     unary(op, DType::f32, c, c, rows * n);
   }
 }
@@ -134,14 +135,34 @@ void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, st
       std::size_t next = 0;
       for (std::size_t i = 0; i < epilogue.size(); ++i) {
         if (epilogue[i].operand == Step::Operand::none) continue;
+        if (epilogue[i].operand == Step::Operand::destination) {  // the sum post-op reads DST
+          ++next;
+          continue;
+        }
         args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
                      dnnl::memory(p.operands[next], eng, const_cast<float*>(operands[next])));
         ++next;
       }
     }
+    // Run as passes, a destination operand is read after the matmul has overwritten it: its
+    // values are copied first.
+    std::vector<float> kept;
+    std::vector<const float*> loop_operands;
+    if (p.steps_in_loop) {
+      loop_operands.assign(operands.begin(), operands.end());
+      std::size_t next = 0;
+      for (const Step& s : epilogue) {
+        if (s.operand == Step::Operand::none) continue;
+        if (s.operand == Step::Operand::destination) {
+          kept.assign(c, c + batch * m * n);
+          loop_operands[next] = kept.data();
+        }
+        ++next;
+      }
+    }
     p.prim.execute(stream(), args);
     stream().wait();
-    if (p.steps_in_loop) epilogue_passes(c, batch * m, n, epilogue, operands);
+    if (p.steps_in_loop) epilogue_passes(c, batch * m, n, epilogue, loop_operands);
   });
 }
 

@@ -196,7 +196,14 @@ Executable::Executable(Program program, std::string name, bool fuse) : program_(
           p.var_avals[static_cast<std::size_t>(p.in_vars[i])].dtype != aval.dtype)
         continue;
       const bool read_before = last_reader[in] < first[s];
-      const bool read_by_writer = last_reader[in] == first[s] && writer.prim->name == "fused_elementwise";
+      // Read by the writer itself: by a fused elementwise kernel (each element before it is
+      // written), or by a matmul epilogue as the one addend it adds in place.
+      const auto uses = std::count(writer.in.begin(), writer.in.end(), static_cast<int>(in));
+      const auto at = static_cast<std::size_t>(std::find(writer.in.begin(), writer.in.end(), static_cast<int>(in)) - writer.in.begin());
+      const bool read_by_writer =
+          last_reader[in] == first[s] &&
+          (writer.prim->name == "fused_elementwise" ||
+           (detail::is_epilogue(*writer.prim) && uses == 1 && detail::epilogue_reads_in_place(writer.params, at)));
       if (read_before || read_by_writer) plan->donatable[s].push_back(static_cast<int>(i));
     }
   }

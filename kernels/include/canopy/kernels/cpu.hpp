@@ -48,10 +48,12 @@ void matmul_f32_transposed(const float* a, const float* b, float* c, std::int64_
 /// One step of a matmul's epilogue, applied in order to each f32 result while the matmul still
 /// holds it (oneDNN post-ops): `v = op(v, operand)` for the binary ops, `v = op(v)` for the rest.
 struct EpilogueStep {
-  enum class Op : std::uint8_t { add, sub, mul, div, neg, tanh, logistic, exp };
+  enum class Op : std::uint8_t { add, sub, mul, div, neg, tanh };
   /// How a binary step's operand is read: one value; a row of the n result columns, repeated
   /// over the rows and the batch; or a value per result element (batch x m x n).
-  enum class Operand : std::uint8_t { none, scalar, row, full };
+  /// `destination`: a full operand that is the result's own buffer (a donated input jit writes
+  /// the result into), added or subtracted as oneDNN's sum post-op, which reads it in place.
+  enum class Operand : std::uint8_t { none, scalar, row, full, destination };
   Op op = Op::add;
   Operand operand = Operand::none;
 };

@@ -1,9 +1,9 @@
 // Matmul epilogue fusion: a `dot_general` (f32, operands read in place) followed by a chain of
-// elementwise steps that only it feeds (a bias row, a scale, a full-size addend, negation, tanh,
-// logistic, exp) becomes one `dot_general_epilogue` equation, whose kernel is one oneDNN
+// elementwise steps that only it feeds (a bias row, a scale, a full-size addend, negation, tanh) becomes one `dot_general_epilogue` equation, whose kernel is one oneDNN
 // matmul with those steps as post-ops: each result is finished while the matmul holds it instead
 // of being written, read back and written again by an elementwise kernel.
 #include <algorithm>
+#include <array>
 #include <sstream>
 
 #include "../../core/array_impl.hpp"
@@ -33,6 +33,7 @@ const char* operand_name(Operand o) {
     case Operand::scalar: return "(scalar)";
     case Operand::row: return "(row)";
     case Operand::full: return "(full)";
+    case Operand::destination:
     case Operand::none: break;
   }
   return "";
@@ -40,12 +41,22 @@ const char* operand_name(Operand o) {
 
 void run_epilogue(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
   const EpilogueParams& ep = params.get<EpilogueParams>();
-  std::vector<const float*> operands;
-  for (std::size_t i = 2; i < in.size(); ++i) operands.push_back(static_cast<const float*>(cdata(in[i])));
+  std::array<const float*, kernels::cpu::kMaxEpilogueSteps> operands{};
+  std::array<EpilogueStep, kernels::cpu::kMaxEpilogueSteps> steps{};
+  auto* result = static_cast<float*>(mutable_data(out[0]));
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < ep.steps.size(); ++i) {
+    steps[i] = ep.steps[i];
+    if (steps[i].operand == Operand::none) continue;
+    operands[next] = static_cast<const float*>(cdata(in[2 + next]));
+    // jit gave the result a donated input's buffer that this step adds: read where it is.
+    if (operands[next] == result) steps[i].operand = Operand::destination;
+    ++next;
+  }
   const MatmulShape& s = ep.matmul;
   kernels::cpu::matmul_f32_epilogue(static_cast<const float*>(cdata(in[0])), static_cast<const float*>(cdata(in[1])),
-                                    static_cast<float*>(mutable_data(out[0])), s.batch, s.m, s.k, s.n, s.trans_a,
-                                    s.trans_b, ep.steps, operands);
+                                    result, s.batch, s.m, s.k, s.n, s.trans_a, s.trans_b,
+                                    std::span(steps.data(), ep.steps.size()), std::span(operands.data(), next));
 }
 
 const PrimitiveInfo& epilogue_primitive() {
@@ -97,8 +108,8 @@ Extension extension(const Program& p, const Eqn& e, int v, const Shape& out, std
     switch (static_cast<UnaryOp>(l.op)) {
       case UnaryOp::neg: return {{{Op::neg}}};
       case UnaryOp::tanh: return {{{Op::tanh}}};
-      case UnaryOp::logistic: return {{{Op::logistic}}};
-      case UnaryOp::exp: return {{{Op::exp}}};
+      // Not exp or logistic: oneDNN's forms clamp their input (NaN becomes inf) and flush
+      // results below ~1.7e-38 to 0 where the eager kernels still give normal floats.
       default: return {};
     }
   }
@@ -122,6 +133,18 @@ Extension extension(const Program& p, const Eqn& e, int v, const Shape& out, std
 }
 
 }  // namespace
+
+bool epilogue_reads_in_place(const ParamsRef& params, std::size_t operand) {
+  if (operand < 2) return false;  // the matmul's own operands are read throughout
+  std::size_t next = 2;
+  for (const EpilogueStep& s : params.get<EpilogueParams>().steps) {
+    if (s.operand == Operand::none) continue;
+    if (next++ == operand) return s.operand == Operand::full && (s.op == Op::add || s.op == Op::sub);
+  }
+  return false;
+}
+
+bool is_epilogue(const PrimitiveInfo& prim) { return &prim == &epilogue_primitive(); }
 
 void fuse_epilogues(Program& p) {
   const std::size_t n_eqns = p.eqns.size();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "canopy/core/ir.hpp"
+#include "canopy/core/primitive.hpp"
 
 namespace canopy::detail {
 
@@ -23,10 +24,15 @@ void eliminate_common_subexpressions(Program& p);
 void eliminate_dead_code(Program& p);
 
 /// Replaces each f32 `dot_general` whose operands are read in place, together with the chain of
-/// elementwise equations only it feeds (bias rows, scales, full-size addends, neg, tanh, logistic,
-/// exp; not max, whose oneDNN forms drop NaN), by one `dot_general_epilogue` equation: a oneDNN matmul with
+/// elementwise equations only it feeds (bias rows, scales, full-size addends, neg, tanh; not max,
+/// exp or logistic, whose oneDNN forms drop NaN or flush tiny results), by one `dot_general_epilogue` equation: a oneDNN matmul with
 /// post-ops. Runs before fuse_elementwise; like it, for running, not for transformations.
 void fuse_epilogues(Program& p);
+/// Whether `prim` is the equation fuse_epilogues makes.
+bool is_epilogue(const PrimitiveInfo& prim);
+/// Whether a dot_general_epilogue equation (params) may write its result over its input number
+/// `operand` (a full-size addend or subtrahend, read in place by oneDNN's sum post-op).
+bool epilogue_reads_in_place(const ParamsRef& params, std::size_t operand);
 
 /// Replaces each maximal group of two or more elementwise equations of one output shape (f32
 /// and bool values; operands of that shape, scalars or trailing rows; random_uniform01 streams of
