@@ -14,14 +14,10 @@
 #include <canopy/kernels/cpu.hpp>
 #include <canopy/random.hpp>
 
+#include "helpers/text_count.hpp"
+
 namespace {
 using namespace canopy;
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 Array uniform_array(std::uint32_t seed, const Shape& s) { return random::uniform(random::key(seed), s, DType::f32, -1, 1); }
 

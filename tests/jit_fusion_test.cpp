@@ -15,14 +15,10 @@
 #include <canopy/canopy.hpp>
 #include <canopy/random.hpp>
 
+#include "helpers/text_count.hpp"
+
 namespace {
 using namespace canopy;
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 Array ramp(std::int64_t n, float lo, float hi) { return linspace(lo, hi, n).astype(DType::f32); }
 

@@ -29,6 +29,7 @@ using Kind = Lowering::Kind;
 struct FusedParams {
   std::shared_ptr<const FusedProgram> program;
   std::string ops;  ///< the fused primitives' names, in order, for printing
+  const void* identity() const { return program.get(); }
 };
 
 bool is_value_dtype(DType d) { return d == DType::f32 || d == DType::bool_; }
@@ -230,23 +231,7 @@ void run_fused(std::span<const Array> in, std::span<Array> out, const ParamsRef&
 }
 
 const PrimitiveInfo& fused_primitive() {
-  static const PrimitiveInfo info = [] {
-    PrimitiveInfo i;
-    i.name = "fused_elementwise";
-    i.params_type = &typeid(FusedParams);
-    i.cpu_kernel = run_fused;
-    i.params_to_string = [](const ParamsRef& params) { return "ops=" + params.get<FusedParams>().ops; };
-    i.params_equal = [](const ParamsRef& a, const ParamsRef& b) {
-      return a.get<FusedParams>().program == b.get<FusedParams>().program;
-    };
-    i.params_hash = [](const ParamsRef& params) {
-      return std::uint64_t(std::hash<const void*>{}(params.get<FusedParams>().program.get()));
-    };
-    i.clone_params = [](const ParamsRef& params) -> std::shared_ptr<const void> {
-      return std::make_shared<FusedParams>(params.get<FusedParams>());
-    };
-    return i;
-  }();
+  static const PrimitiveInfo info = pass_primitive<FusedParams>("fused_elementwise", run_fused);
   return info;
 }
 

@@ -22,10 +22,14 @@ using Kind = Lowering::Kind;
 using Op = EpilogueStep::Op;
 using Operand = EpilogueStep::Operand;
 
-struct EpilogueParams {
+struct Epilogue {
   MatmulShape matmul;
   std::vector<EpilogueStep> steps;
+};
+struct EpilogueParams {
+  std::shared_ptr<const Epilogue> epilogue;
   std::string ops;  ///< the fused primitives' names, in order, for printing
+  const void* identity() const { return epilogue.get(); }
 };
 
 const char* operand_name(Operand o) {
@@ -40,7 +44,7 @@ const char* operand_name(Operand o) {
 }
 
 void run_epilogue(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
-  const EpilogueParams& ep = params.get<EpilogueParams>();
+  const Epilogue& ep = *params.get<EpilogueParams>().epilogue;
   std::array<const float*, kernels::cpu::kMaxEpilogueSteps> operands{};
   std::array<EpilogueStep, kernels::cpu::kMaxEpilogueSteps> steps{};
   auto* result = static_cast<float*>(mutable_data(out[0]));
@@ -60,19 +64,7 @@ void run_epilogue(std::span<const Array> in, std::span<Array> out, const ParamsR
 }
 
 const PrimitiveInfo& epilogue_primitive() {
-  static const PrimitiveInfo info = [] {
-    PrimitiveInfo i;
-    i.name = "dot_general_epilogue";
-    i.params_type = &typeid(EpilogueParams);
-    i.cpu_kernel = run_epilogue;
-    i.params_to_string = [](const ParamsRef& params) { return "ops=" + params.get<EpilogueParams>().ops; };
-    i.params_equal = [](const ParamsRef& a, const ParamsRef& b) { return &a.get<EpilogueParams>() == &b.get<EpilogueParams>(); };
-    i.params_hash = [](const ParamsRef& params) { return std::uint64_t(std::hash<const void*>{}(&params.get<EpilogueParams>())); };
-    i.clone_params = [](const ParamsRef& params) -> std::shared_ptr<const void> {
-      return std::make_shared<EpilogueParams>(params.get<EpilogueParams>());
-    };
-    return i;
-  }();
+  static const PrimitiveInfo info = pass_primitive<EpilogueParams>("dot_general_epilogue", run_epilogue);
   return info;
 }
 
@@ -137,7 +129,7 @@ Extension extension(const Program& p, const Eqn& e, int v, const Shape& out, std
 bool epilogue_reads_in_place(const ParamsRef& params, std::size_t operand) {
   if (operand < 2) return false;  // the matmul's own operands are read throughout
   std::size_t next = 2;
-  for (const EpilogueStep& s : params.get<EpilogueParams>().steps) {
+  for (const EpilogueStep& s : params.get<EpilogueParams>().epilogue->steps) {
     if (s.operand == Operand::none) continue;
     if (next++ == operand) return s.operand == Operand::full && (s.op == Op::add || s.op == Op::sub);
   }
@@ -167,7 +159,8 @@ void fuse_epilogues(Program& p) {
     const auto shape = matmul_in_place(l.shape, r.shape, e.params_ref().get<DotDimensionNumbers>());
     if (!shape || shape->k == 0) continue;
 
-    EpilogueParams params{*shape, {}, "dot_general"};
+    Epilogue epilogue{*shape, {}};
+    std::string ops = "dot_general";
     Eqn out;
     out.prim = &epilogue_primitive();
     out.in = e.in;
@@ -177,20 +170,21 @@ void fuse_epilogues(Program& p) {
       const std::size_t next = static_cast<std::size_t>(reader[static_cast<std::size_t>(v)]);
       if (absorbed[next]) break;  // already the end of another matmul's chain (dot + dot)
       Extension x = extension(p, p.eqns[next], v, result.shape, shape->n);
-      if (x.steps.empty() || params.steps.size() + x.steps.size() > kernels::cpu::kMaxEpilogueSteps) break;
-      params.ops += ",";
-      params.ops += p.eqns[next].prim->name;
-      params.ops += operand_name(x.steps.back().operand);
-      params.steps.insert(params.steps.end(), x.steps.begin(), x.steps.end());
+      if (x.steps.empty() || epilogue.steps.size() + x.steps.size() > kernels::cpu::kMaxEpilogueSteps) break;
+      ops += ",";
+      ops += p.eqns[next].prim->name;
+      ops += operand_name(x.steps.back().operand);
+      epilogue.steps.insert(epilogue.steps.end(), x.steps.begin(), x.steps.end());
       if (!x.operand.is_zero()) out.in.push_back(x.operand);
       absorbed[next] = true;
       v = p.eqns[next].out[0];
       last = next;
     }
-    if (params.steps.empty()) continue;
+    if (epilogue.steps.empty()) continue;
     absorbed[k] = true;
     out.out = {v};
-    out.params = std::make_shared<EpilogueParams>(std::move(params));
+    out.params = std::make_shared<EpilogueParams>(
+        EpilogueParams{std::make_shared<const Epilogue>(std::move(epilogue)), std::move(ops)});
     fused.emplace_back(last, std::move(out));
   }
   if (fused.empty()) return;

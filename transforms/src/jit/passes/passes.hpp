@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
 #include <span>
 #include <vector>
 
@@ -15,6 +19,21 @@ namespace canopy::detail {
 /// are small (static scalars: weak-typed literals converted, shapes of constants), replacing
 /// its results by constants.
 void fold_constants(Program& p, std::int64_t max_elements = 64);
+
+/// The rules of an equation a pass makes (fused_elementwise, dot_general_epilogue): it runs and
+/// prints (`ops=` P::ops), and two are equal when they share what P::identity() points to.
+template <class P>
+PrimitiveInfo pass_primitive(std::string_view name, KernelFn kernel) {
+  PrimitiveInfo i;
+  i.name = name;
+  i.params_type = &typeid(P);
+  i.cpu_kernel = kernel;
+  i.params_to_string = [](const ParamsRef& params) { return "ops=" + params.get<P>().ops; };
+  i.params_equal = [](const ParamsRef& a, const ParamsRef& b) { return a.get<P>().identity() == b.get<P>().identity(); };
+  i.params_hash = [](const ParamsRef& params) { return std::uint64_t(std::hash<const void*>{}(params.get<P>().identity())); };
+  i.clone_params = [](const ParamsRef& params) -> std::shared_ptr<const void> { return std::make_shared<P>(params.get<P>()); };
+  return i;
+}
 
 /// Merges equations that apply the same primitive with equal params to the same operands, and
 /// equal scalar literals; later uses read the first result.
