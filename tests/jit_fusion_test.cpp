@@ -314,6 +314,12 @@ TEST_CASE("fusion: sums it does not take: middle axes, integers, a group closed 
   auto [a2, b2] = two(x);
   check_same(a1, a2, 8);
   check_same(b1, b2, 8);
+  // A sum of a sum (a mean cross-entropy): the first joins the kernel, the second reads its result.
+  auto nested = [](const Array& x) { return reduce_sum(reduce_sum(exp(x) * 2.0f, {2}), {0, 1}); };
+  text = jit(nested).lower(x).compiled_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise[ops=exp,mul,reduce_sum]") == 1);
+  CHECK(jit(nested)(x).item<float>() == doctest::Approx(nested(x).item<float>()).epsilon(1e-6));
   // grad of a loss whose sum the kernel takes.
   auto loss = [](const Array& w) { return sum(tanh(w) * w); };
   const Array w = ramp(3000, -2, 2);

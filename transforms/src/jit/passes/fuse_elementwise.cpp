@@ -243,6 +243,7 @@ void fuse_elementwise(Program& p) {
   std::vector<int> group_of_eqn(n, -1);
   std::vector<int> group_of_var(p.var_avals.size(), -1);
   std::map<std::size_t, Summation> sums;  // reduction equations computed by their group's kernel
+  std::vector<bool> summed(p.var_avals.size(), false);  // their results
   for (std::size_t k = 0; k < n; ++k) {
     const Eqn& e = p.eqns[k];
     int mine = -1;
@@ -273,7 +274,8 @@ void fuse_elementwise(Program& p) {
     // A sum of an open group's value becomes one of its outputs, computed as the kernel goes.
     // The group then runs where the sum stood, so no member may join after it; more sums may,
     // until something outside reads one of its values or sums.
-    if (mine < 0 && e.in.size() == 1 && e.in[0].is_var() && group_of_var[e.in[0].index] >= 0) {
+    if (mine < 0 && e.in.size() == 1 && e.in[0].is_var() && group_of_var[e.in[0].index] >= 0 &&
+        !summed[static_cast<std::size_t>(e.in[0].index)]) {  // a member's value, not another sum
       const int g = find(groups, group_of_var[e.in[0].index]);
       Group& G = groups[static_cast<std::size_t>(g)];
       const Shape& shape = p.var_avals[p.eqns[G.eqns[0]].out[0]].shape;
@@ -285,6 +287,7 @@ void fuse_elementwise(Program& p) {
         G.summing = true;
         group_of_eqn[k] = g;
         group_of_var[e.out[0]] = g;  // a reader of the sum closes the group to further sums
+        summed[static_cast<std::size_t>(e.out[0])] = true;
         sums.emplace(k, *sum);
         continue;
       }
