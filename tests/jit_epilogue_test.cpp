@@ -269,3 +269,49 @@ TEST_CASE("epilogue: a donated weight is updated in place by the matmul that mak
   const Array want = matmul(sq, sq) + sq;
   check_close(square(sq), want);
 }
+
+TEST_CASE("epilogue: a convolution with its channels innermost takes its bias, scale and tanh") {
+  const Array x = uniform_array(1, {4, 10, 10, 6}), w = uniform_array(2, {3, 3, 6, 8}), b = uniform_array(3, {8});
+  const ConvDimensionNumbers nhwc{"NHWC", "HWIO", "NHWC"};
+  auto layer = [&](const Array& x, const Array& w) {
+    return tanh(conv_general_dilated(x, w, {1, 1}, {{1, 1}, {1, 1}}, {}, {}, nhwc) * 0.5f + b);
+  };
+  // Two groups of three input channels, strided; and a weight-gradient-shaped update (HWIO out).
+  const Array wg = uniform_array(4, {3, 3, 3, 8});
+  auto grouped = [&](const Array& x, const Array& w) {
+    return conv_general_dilated(x, w, {2, 2}, "SAME", {}, {}, nhwc, 2) + b;
+  };
+  const Array dy = uniform_array(5, {4, 10, 10, 8}), w0 = uniform_array(6, {3, 3, 6, 8});
+  auto update = [&](const Array& x, const Array& dy) {
+    return w0 - conv_general_dilated(x, dy, {1, 1}, {{1, 1}, {1, 1}}, {}, {}, {"CHWN", "IHWO", "HWNC"}) * 0.01f;
+  };
+  struct Case {
+    const char* printed;
+    std::function<Array(const Array&, const Array&)> f;
+    Array a, b;
+    float rel;
+  };
+  const std::vector<Case> cases = {
+      {"conv_general_dilated_epilogue[ops=conv_general_dilated,mul(scalar),add(row),tanh]", layer, x, w, 4e-6f},
+      {"conv_general_dilated_epilogue[ops=conv_general_dilated,add(row)]", grouped, x, wg, 1e-6f},
+      {"conv_general_dilated_epilogue[ops=conv_general_dilated,mul(scalar),sub(full)]", update, x, dy, 1e-6f},
+  };
+  for (const Case& c : cases) {
+    const std::string text = jit(c.f).lower(c.a, c.b).compiled_text();
+    CAPTURE(text);
+    CHECK(count(text, c.printed) == 1);
+    CHECK(count(text, " = ") == 1);
+    check_close(jit(c.f)(c.a, c.b), c.f(c.a, c.b), c.rel);
+    EpilogueAsPasses passes;
+    check_close(jit(c.f)(c.a, c.b), c.f(c.a, c.b), c.rel);
+  }
+  // Channels first in the result: the bias is not a row of it, nothing fuses.
+  auto nchw = [&](const Array& x, const Array& w) {
+    return conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, {"NHWC", "HWIO", "NCHW"}) + reshape(b, {8, 1, 1});
+  };
+  CHECK(count(jit(nchw).lower(x, w).compiled_text(), "epilogue") == 0);
+  check_close(jit(nchw)(x, w), nchw(x, w), 1e-6f);
+  // Gradients through a jitted convolution layer with an epilogue.
+  auto loss = [&](const Array& w) { return sum(layer(x, w)); };
+  check_close(jit(grad(loss))(w), grad(loss)(w), 1e-4f);
+}

@@ -4,6 +4,8 @@
 // weights are reordered into the blocked format the fast implementation asks for.
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
+#include <vector>
 
 #include "canopy/kernels/nn.hpp"
 #include "canopy/kernels/runtime.hpp"
@@ -23,6 +25,7 @@ struct ConvKey {
   std::int64_t in[kMaxSpatial], win[kMaxSpatial], out[kMaxSpatial], st[kMaxSpatial], pl[kMaxSpatial],
       pr[kMaxSpatial], dil[kMaxSpatial];
   std::int64_t ls[kMaxSpatial + 2], rs[kMaxSpatial + 2], os[kMaxSpatial + 2];
+  std::int64_t num_steps, steps[kMaxEpilogueSteps];  // the epilogue's post-ops: op << 8 | operand
 };
 
 // A created convolution plus the reorders between the arrays' layouts and the ones it chose.
@@ -31,6 +34,7 @@ struct Prepared {
   memory::desc src_user, wei_user, dst_user;
   std::optional<dnnl::reorder> src_in, wei_in, dst_out;
   std::optional<memory> src_mem, wei_mem, dst_mem;  // scratch in the primitive's formats
+  std::vector<memory::desc> operands;               // the epilogue's binary operands (post-ops)
 };
 
 bool onednn_applies(const ConvGeometry& g) {
@@ -41,8 +45,11 @@ bool onednn_applies(const ConvGeometry& g) {
   return true;
 }
 
-ConvKey make_key(const ConvGeometry& g) {
+ConvKey make_key(const ConvGeometry& g, std::span<const EpilogueStep> epilogue) {
   ConvKey k{};
+  k.num_steps = static_cast<std::int64_t>(epilogue.size());
+  for (std::size_t i = 0; i < epilogue.size(); ++i)
+    k.steps[i] = static_cast<std::int64_t>(epilogue[i].op) << 8 | static_cast<std::int64_t>(epilogue[i].operand);
   std::size_t n = g.in_size.size();
   k.nsp = static_cast<std::int64_t>(n);
   k.batch = g.batch, k.ic = g.in_features, k.oc = g.out_features, k.groups = g.groups;
@@ -59,7 +66,8 @@ bool is_reference(const dnnl::convolution_forward::primitive_desc& pd) {
 }
 
 // nullopt when oneDNN creates nothing for this geometry (cached too, so it is not retried).
-std::optional<Prepared> prepare(const ConvGeometry& g) {
+// With an epilogue: only a convolution on the arrays' own layouts with the steps as post-ops.
+std::optional<Prepared> prepare(const ConvGeometry& g, std::span<const EpilogueStep> epilogue) {
   const std::size_t n = g.in_size.size();
   dims src_d{g.batch, g.in_features}, dst_d{g.batch, g.out_features}, wei_d, wei_st;
   dims src_st(g.lhs_strides.begin(), g.lhs_strides.end()), dst_st(g.out_strides.begin(), g.out_strides.end());
@@ -85,21 +93,31 @@ std::optional<Prepared> prepare(const ConvGeometry& g) {
   memory::desc src_user(src_d, f32, src_st), dst_user(dst_d, f32, dst_st), wei_user(wei_d, f32, wei_st);
   memory::desc wei_any(wei_d, f32, memory::format_tag::any);
   auto& eng = onednn::engine();
+  dnnl::primitive_attr attr;
+  std::vector<memory::desc> operands;
+  if (!epilogue.empty()) {
+    dims row(n + 2, 1), one(n + 2, 1), row_st(n + 2, 1);
+    row[1] = g.out_features;  // one value per output channel
+    row_st[0] = g.out_features;
+    attr.set_post_ops(onednn::post_ops_of(epilogue, dst_user, memory::desc(row, f32, row_st), memory::desc(one, f32, row_st), operands));
+  }
   auto make_pd = [&](const memory::desc& s, const memory::desc& d) {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s,
                                          wei_any, d, strides, dil, pl, pr);
-    return dnnl::convolution_forward::primitive_desc(desc, eng, true);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, eng, true);
   };
   // First ask for the arrays' own activation layouts (no copies); if only the reference
   // implementation takes them (odd permutations), let oneDNN choose and reorder instead.
   auto pd = make_pd(src_user, dst_user);
-  if (!pd || is_reference(pd)) {
+  if (!epilogue.empty()) {
+    if (!pd || is_reference(pd)) return std::nullopt;
+  } else if (!pd || is_reference(pd)) {
     memory::desc src_any(src_d, f32, memory::format_tag::any), dst_any(dst_d, f32, memory::format_tag::any);
     auto alt = make_pd(src_any, dst_any);
     if (alt && (!pd || !is_reference(alt))) pd = alt;
   }
   if (!pd) return std::nullopt;
-  Prepared p{dnnl::convolution_forward(pd), src_user, wei_user, dst_user, {}, {}, {}, {}, {}, {}};
+  Prepared p{dnnl::convolution_forward(pd), src_user, wei_user, dst_user, {}, {}, {}, {}, {}, {}, std::move(operands)};
   if (pd.src_desc() != src_user) {
     p.src_mem.emplace(pd.src_desc(), eng);
     p.src_in.emplace(dnnl::reorder::primitive_desc(eng, src_user, eng, pd.src_desc()));
@@ -115,10 +133,11 @@ std::optional<Prepared> prepare(const ConvGeometry& g) {
   return p;
 }
 
-bool conv_onednn(const float* lhs, const float* rhs, float* out, const ConvGeometry& g) {
+bool conv_onednn(const float* lhs, const float* rhs, float* out, const ConvGeometry& g,
+                 std::span<const EpilogueStep> epilogue = {}, std::span<const float* const> operands = {}) {
   thread_local onednn::LruCache<ConvKey, std::optional<Prepared>> cache;
   return onednn::guarded("conv_general_dilated", [&] {
-    auto& prepared = cache.get_or_emplace(make_key(g), [&] { return prepare(g); });
+    auto& prepared = cache.get_or_emplace(make_key(g, epilogue), [&] { return prepare(g, epilogue); });
     if (!prepared) return false;
     Prepared& p = *prepared;
     auto& eng = onednn::engine();
@@ -127,9 +146,17 @@ bool conv_onednn(const float* lhs, const float* rhs, float* out, const ConvGeome
         dst(p.dst_user, eng, out);
     if (p.src_in) p.src_in->execute(s, src, *p.src_mem);
     if (p.wei_in) p.wei_in->execute(s, wei, *p.wei_mem);
-    p.conv.execute(s, {{DNNL_ARG_SRC, p.src_in ? *p.src_mem : src},
-                       {DNNL_ARG_WEIGHTS, p.wei_in ? *p.wei_mem : wei},
-                       {DNNL_ARG_DST, p.dst_out ? *p.dst_mem : dst}});
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.src_in ? *p.src_mem : src},
+                                         {DNNL_ARG_WEIGHTS, p.wei_in ? *p.wei_mem : wei},
+                                         {DNNL_ARG_DST, p.dst_out ? *p.dst_mem : dst}};
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < epilogue.size(); ++i) {
+      if (epilogue[i].operand == EpilogueStep::Operand::none) continue;
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                   memory(p.operands[next], eng, const_cast<float*>(operands[next])));
+      ++next;
+    }
+    p.conv.execute(s, args);
     if (p.dst_out) p.dst_out->execute(s, *p.dst_mem, dst);
     s.wait();
     return true;
@@ -145,6 +172,21 @@ void conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGe
       conv_onednn(static_cast<const float*>(lhs), static_cast<const float*>(rhs), static_cast<float*>(out), g))
     return;
   conv_loop(dtype, lhs, rhs, out, g);
+}
+
+void conv_f32_epilogue(const float* lhs, const float* rhs, float* out, const ConvGeometry& g,
+                       std::span<const EpilogueStep> epilogue, std::span<const float* const> operands) {
+  ensure_runtime();
+  if (epilogue.size() > kMaxEpilogueSteps)
+    detail::raise<UnimplementedRule>("conv_general_dilated", "epilogue", "", "has more than kMaxEpilogueSteps steps");
+  const std::int64_t channels = g.out_features, rows = g.batch * shape_size(g.out_size);
+  if (rows * channels == 0) return;
+  for (const EpilogueStep& s : epilogue)
+    if (s.operand == EpilogueStep::Operand::destination)
+      detail::raise<UnimplementedRule>("conv_general_dilated", "epilogue", "", "has no in-place operand");
+  if (epilogue_post_ops() && onednn_applies(g) && conv_onednn(lhs, rhs, out, g, epilogue, operands)) return;
+  conv(DType::f32, lhs, rhs, out, g);
+  onednn::epilogue_passes(out, rows, channels, epilogue, operands);
 }
 
 }  // namespace canopy::kernels::cpu

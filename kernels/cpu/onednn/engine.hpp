@@ -7,6 +7,7 @@
 #include <list>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -90,6 +91,16 @@ bool binary_f32(BinaryOp op, const float* a, const Shape& a_shape, const float* 
                 const Shape& out_shape);
 /// f32 batched matmul through a cached oneDNN matmul primitive; a transposed operand is stored
 /// as batch x k x m (a) or batch x n x k (b).
+/// The post-ops of an epilogue: binary steps read `full` (the destination's layout), `row` (one
+/// value per output channel / column) or `scalar` operands, whose descs go to `operands` in order
+/// (an empty desc for a destination step, done with the sum post-op).
+dnnl::post_ops post_ops_of(std::span<const EpilogueStep> steps, const dnnl::memory::desc& full,
+                           const dnnl::memory::desc& row, const dnnl::memory::desc& scalar,
+                           std::vector<dnnl::memory::desc>& operands);
+/// The epilogue as passes over a rows x n result (channels or columns last) after the primitive
+/// ran without post-ops, each step the eager kernel of its primitive, in place.
+void epilogue_passes(float* c, std::int64_t rows, std::int64_t n, std::span<const EpilogueStep> steps,
+                     std::span<const float* const> operands);
 void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
                 std::int64_t n, bool trans_a, bool trans_b, std::span<const EpilogueStep> epilogue = {},
                 std::span<const float* const> operands = {});

@@ -42,8 +42,10 @@ dnnl::algorithm binary_alg(Step::Op op) {
   }
 }
 
-dnnl::post_ops post_ops_of(std::span<const Step> steps, const dnnl::memory::desc& c, bool b1, std::int64_t n,
-                           std::vector<dnnl::memory::desc>& operands) {
+}  // namespace
+
+dnnl::post_ops post_ops_of(std::span<const Step> steps, const dnnl::memory::desc& full, const dnnl::memory::desc& row,
+                           const dnnl::memory::desc& scalar, std::vector<dnnl::memory::desc>& operands) {
   dnnl::post_ops po;
   for (const Step& s : steps) {
     switch (s.op) {
@@ -53,10 +55,7 @@ dnnl::post_ops post_ops_of(std::span<const Step> steps, const dnnl::memory::desc
           operands.emplace_back();
           break;
         }
-        dnnl::memory::desc d = s.operand == Step::Operand::full ? c
-                               : s.operand == Step::Operand::row
-                                   ? dnnl::memory::desc(b1 ? dims{1, n} : dims{1, 1, n}, f32, b1 ? tag::ab : tag::abc)
-                                   : dnnl::memory::desc(b1 ? dims{1, 1} : dims{1, 1, 1}, f32, b1 ? tag::ab : tag::abc);
+        const dnnl::memory::desc& d = s.operand == Step::Operand::full ? full : s.operand == Step::Operand::row ? row : scalar;
         po.append_binary(binary_alg(s.op), d);
         operands.push_back(d);
         break;
@@ -91,8 +90,6 @@ void epilogue_passes(float* c, std::int64_t rows, std::int64_t n, std::span<cons
   }
 }
 
-}  // namespace
-
 void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
                 std::int64_t n, bool trans_a, bool trans_b, std::span<const Step> epilogue,
                 std::span<const float* const> operands) {
@@ -118,7 +115,9 @@ void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, st
         try {
           std::vector<dnnl::memory::desc> ods;
           dnnl::primitive_attr attr;
-          attr.set_post_ops(post_ops_of(epilogue, cd, b1, n, ods));
+          const dnnl::memory::desc row(b1 ? dims{1, n} : dims{1, 1, n}, f32, b1 ? tag::ab : tag::abc);
+          const dnnl::memory::desc one(b1 ? dims{1, 1} : dims{1, 1, 1}, f32, b1 ? tag::ab : tag::abc);
+          attr.set_post_ops(post_ops_of(epilogue, cd, row, one, ods));
           dnnl::matmul::primitive_desc pd({ad, bd, cd}, attr, engine());
           return Prepared{dnnl::matmul(pd), ad, bd, cd, std::move(ods), false};
         } catch (const dnnl::error&) {

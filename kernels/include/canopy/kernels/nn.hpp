@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "canopy/dtype.hpp"
+#include "canopy/kernels/cpu.hpp"
 #include "canopy/shape.hpp"
 
 namespace canopy::kernels::cpu {
@@ -22,6 +24,12 @@ struct ConvGeometry {
 };
 /// out = conv(lhs, rhs); dtype f32 (oneDNN when it applies), f64 or bf16 (loops).
 void conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g);
+/// f32 `conv` with `epilogue` applied to every result (as matmul_f32_epilogue; operands[i] is the
+/// i-th binary step's operand, a row being one value per output channel). The output's channels
+/// must be its innermost dimension (out_strides[1] == 1): without oneDNN post-ops the steps run
+/// over it as rows of channels.
+void conv_f32_epilogue(const float* lhs, const float* rhs, float* out, const ConvGeometry& g,
+                       std::span<const EpilogueStep> epilogue, std::span<const float* const> operands);
 /// The plain-loop convolution (exposed so tests and the f32 fallback share one reference path).
 void conv_loop(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g);
 

@@ -1,12 +1,15 @@
-// Matmul epilogue fusion: a `dot_general` (f32, operands read in place) followed by a chain of
-// elementwise steps that only it feeds (a bias row, a scale, a full-size addend, negation, tanh) becomes one `dot_general_epilogue` equation, whose kernel is one oneDNN
-// matmul with those steps as post-ops: each result is finished while the matmul holds it instead
-// of being written, read back and written again by an elementwise kernel.
+// Matmul and convolution epilogue fusion: a `dot_general` (f32, operands read in place) or a
+// `conv_general_dilated` (f32, channels innermost in its result) followed by a chain of
+// elementwise steps that only it feeds (a bias row, a scale, a full-size addend, negation, tanh)
+// becomes one `dot_general_epilogue` / `conv_general_dilated_epilogue` equation, whose kernel is
+// one oneDNN primitive with those steps as post-ops: each result is finished while the primitive
+// holds it instead of being written, read back and written again by an elementwise kernel.
 #include <algorithm>
 #include <array>
 #include <sstream>
 
 #include "../../core/array_impl.hpp"
+#include "../../primitives/conv/conv_geometry.hpp"
 #include "../../primitives/linalg/matmul_shape.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/kernels/cpu.hpp"
@@ -23,7 +26,8 @@ using Op = EpilogueStep::Op;
 using Operand = EpilogueStep::Operand;
 
 struct Epilogue {
-  MatmulShape matmul;
+  MatmulShape matmul;                               ///< for dot_general
+  std::optional<kernels::cpu::ConvGeometry> conv;  ///< for conv_general_dilated
   std::vector<EpilogueStep> steps;
 };
 struct EpilogueParams {
@@ -63,9 +67,42 @@ void run_epilogue(std::span<const Array> in, std::span<Array> out, const ParamsR
                                     std::span(steps.data(), ep.steps.size()), std::span(operands.data(), next));
 }
 
+void run_conv_epilogue(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
+  const Epilogue& ep = *params.get<EpilogueParams>().epilogue;
+  std::array<const float*, kernels::cpu::kMaxEpilogueSteps> operands{};
+  for (std::size_t i = 2; i < in.size(); ++i) operands[i - 2] = static_cast<const float*>(cdata(in[i]));
+  kernels::cpu::conv_f32_epilogue(static_cast<const float*>(cdata(in[0])), static_cast<const float*>(cdata(in[1])),
+                                  static_cast<float*>(mutable_data(out[0])), *ep.conv, ep.steps,
+                                  std::span(operands.data(), in.size() - 2));
+}
+
 const PrimitiveInfo& epilogue_primitive() {
   static const PrimitiveInfo info = pass_primitive<EpilogueParams>("dot_general_epilogue", run_epilogue);
   return info;
+}
+const PrimitiveInfo& conv_epilogue_primitive() {
+  static const PrimitiveInfo info = pass_primitive<EpilogueParams>("conv_general_dilated_epilogue", run_conv_epilogue);
+  return info;
+}
+
+/// The epilogue a dot_general or conv_general_dilated equation starts (its shape or geometry,
+/// and the result's columns / channels, innermost), or nullopt when it cannot take one.
+std::optional<std::pair<Epilogue, std::int64_t>> start(const Program& p, const Eqn& e) {
+  const bool dot = e.prim->name == "dot_general", conv = e.prim->name == "conv_general_dilated";
+  if (!(dot || conv) || e.in.size() != 2 || e.in[0].is_zero() || e.in[1].is_zero() || e.out.size() != 1) return std::nullopt;
+  const Aval &l = p.aval_of(e.in[0]), &r = p.aval_of(e.in[1]);
+  const Aval& result = p.var_avals[static_cast<std::size_t>(e.out[0])];
+  if (l.dtype != DType::f32 || r.dtype != DType::f32 || result.dtype != DType::f32 || result.size() == 0) return std::nullopt;
+  if (dot) {
+    const auto shape = matmul_in_place(l.shape, r.shape, e.params_ref().get<DotDimensionNumbers>());
+    if (!shape || shape->k == 0) return std::nullopt;
+    return std::pair{Epilogue{*shape, std::nullopt, {}}, shape->n};
+  }
+  kernels::cpu::ConvGeometry g = conv_geometry(e.params_ref(), l.shape, r.shape, result.shape);
+  // Channels innermost (NHWC-like outputs): a bias is then a row of the result.
+  if (g.out_strides[1] != 1 || g.in_features == 0) return std::nullopt;
+  const std::int64_t channels = g.out_features;
+  return std::pair{Epilogue{{}, std::move(g), {}}, channels};
 }
 
 /// How `x` is read against a matmul result of shape `out` with n columns, or nullopt.
@@ -152,24 +189,21 @@ void fuse_epilogues(Program& p) {
   std::vector<std::pair<std::size_t, Eqn>> fused;  // (runs where this equation was, equation)
   for (std::size_t k = 0; k < n_eqns; ++k) {
     const Eqn& e = p.eqns[k];
-    if (absorbed[k] || e.prim->name != "dot_general" || e.in.size() != 2 || e.in[0].is_zero() || e.in[1].is_zero()) continue;
-    const Aval &l = p.aval_of(e.in[0]), &r = p.aval_of(e.in[1]);
+    if (absorbed[k]) continue;
+    auto started = start(p, e);
+    if (!started) continue;
+    auto& [epilogue, columns] = *started;
     const Aval& result = p.var_avals[static_cast<std::size_t>(e.out[0])];
-    if (l.dtype != DType::f32 || r.dtype != DType::f32 || result.size() == 0) continue;
-    const auto shape = matmul_in_place(l.shape, r.shape, e.params_ref().get<DotDimensionNumbers>());
-    if (!shape || shape->k == 0) continue;
-
-    Epilogue epilogue{*shape, {}};
-    std::string ops = "dot_general";
+    std::string ops(e.prim->name);
     Eqn out;
-    out.prim = &epilogue_primitive();
+    out.prim = epilogue.conv ? &conv_epilogue_primitive() : &epilogue_primitive();
     out.in = e.in;
     int v = e.out[0];
     std::size_t last = k;
     while (uses[static_cast<std::size_t>(v)] == 1) {
       const std::size_t next = static_cast<std::size_t>(reader[static_cast<std::size_t>(v)]);
       if (absorbed[next]) break;  // already the end of another matmul's chain (dot + dot)
-      Extension x = extension(p, p.eqns[next], v, result.shape, shape->n);
+      Extension x = extension(p, p.eqns[next], v, result.shape, columns);
       if (x.steps.empty() || epilogue.steps.size() + x.steps.size() > kernels::cpu::kMaxEpilogueSteps) break;
       ops += ",";
       ops += p.eqns[next].prim->name;

@@ -42,9 +42,11 @@ void eliminate_common_subexpressions(Program& p);
 /// Removes equations none of whose results reach an output, and constants nothing reads.
 void eliminate_dead_code(Program& p);
 
-/// Replaces each f32 `dot_general` whose operands are read in place, together with the chain of
+/// Replaces each f32 `dot_general` whose operands are read in place, and each f32
+/// `conv_general_dilated` whose result has its channels innermost, together with the chain of
 /// elementwise equations only it feeds (bias rows, scales, full-size addends, neg, tanh; not max,
-/// exp or logistic, whose oneDNN forms drop NaN or flush tiny results), by one `dot_general_epilogue` equation: a oneDNN matmul with
+/// exp or logistic, whose oneDNN forms drop NaN or flush tiny results) by one
+/// `dot_general_epilogue` / `conv_general_dilated_epilogue` equation: a oneDNN primitive with
 /// post-ops. Runs before fuse_elementwise; like it, for running, not for transformations.
 void fuse_epilogues(Program& p);
 /// Whether `prim` is the equation fuse_epilogues makes.

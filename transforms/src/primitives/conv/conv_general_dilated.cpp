@@ -5,6 +5,7 @@
 
 #include "../rules.hpp"
 #include "../window/geometry.hpp"
+#include "conv_geometry.hpp"
 
 namespace canopy::prim {
 namespace {
@@ -138,29 +139,33 @@ struct ConvGeneralDilated {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& p) {
     const Array &l = in[0], &r = in[1], &y = out[0];
-    Shape ls = contiguous_strides(l.shape()), rs = contiguous_strides(r.shape()), ys = contiguous_strides(y.shape());
+    const kernels::cpu::ConvGeometry g = geometry(p, l.shape(), r.shape(), y.shape());
+    kernels::cpu::conv(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(y), g);
+  }
+  static kernels::cpu::ConvGeometry geometry(const Params& p, const Shape& l, const Shape& r, const Shape& y) {
+    Shape ls = contiguous_strides(l), rs = contiguous_strides(r), ys = contiguous_strides(y);
     kernels::cpu::ConvGeometry g;
     auto at = [](const Shape& s, const std::vector<int>& spec, std::size_t i) { return s[static_cast<std::size_t>(spec[i])]; };
-    g.batch = at(l.shape(), p.lhs_spec, 0);
-    g.in_features = at(l.shape(), p.lhs_spec, 1);
-    g.out_features = at(r.shape(), p.rhs_spec, 0);
+    g.batch = at(l, p.lhs_spec, 0);
+    g.in_features = at(l, p.lhs_spec, 1);
+    g.out_features = at(r, p.rhs_spec, 0);
     g.groups = p.feature_group_count;
-    for (std::size_t i = 0; i < l.ndim(); ++i) {
+    for (std::size_t i = 0; i < l.size(); ++i) {
       g.lhs_strides.push_back(at(ls, p.lhs_spec, i));
       g.rhs_strides.push_back(at(rs, p.rhs_spec, i));
       g.out_strides.push_back(at(ys, p.out_spec, i));
     }
-    for (std::size_t d = 0; d + 2 < l.ndim(); ++d) {
-      g.in_size.push_back(at(l.shape(), p.lhs_spec, 2 + d));
-      g.window.push_back(at(r.shape(), p.rhs_spec, 2 + d));
-      g.out_size.push_back(at(y.shape(), p.out_spec, 2 + d));
+    for (std::size_t d = 0; d + 2 < l.size(); ++d) {
+      g.in_size.push_back(at(l, p.lhs_spec, 2 + d));
+      g.window.push_back(at(r, p.rhs_spec, 2 + d));
+      g.out_size.push_back(at(y, p.out_spec, 2 + d));
       g.pad_lo.push_back(p.padding[d].first);
       g.pad_hi.push_back(p.padding[d].second);
     }
     g.strides = p.window_strides;
     g.lhs_dilation = p.lhs_dilation;
     g.rhs_dilation = p.rhs_dilation;
-    kernels::cpu::conv(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(y), g);
+    return g;
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& p) {
     Array y = bind1<ConvGeneralDilated>({x[0], x[1]}, p);
@@ -274,6 +279,12 @@ struct ConvGeneralDilated {
 };
 CANOPY_REGISTER_PRIMITIVE(ConvGeneralDilated);
 }  // namespace canopy::prim
+
+namespace canopy::detail {
+kernels::cpu::ConvGeometry conv_geometry(const ParamsRef& params, const Shape& lhs, const Shape& rhs, const Shape& out) {
+  return prim::ConvGeneralDilated::geometry(params.get<prim::ConvGeneralDilated::Params>(), lhs, rhs, out);
+}
+}  // namespace canopy::detail
 
 namespace canopy {
 namespace {

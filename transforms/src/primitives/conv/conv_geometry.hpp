@@ -1,0 +1,14 @@
+// conv_general_dilated's geometry as its kernel takes it: what the kernel computes per call and
+// what jit's epilogue fusion builds on.
+#pragma once
+
+#include "canopy/core/primitive.hpp"
+#include "canopy/kernels/nn.hpp"
+#include "canopy/shape.hpp"
+
+namespace canopy::detail {
+
+/// The ConvGeometry of conv_general_dilated[params] on contiguous lhs, rhs and out of these shapes.
+kernels::cpu::ConvGeometry conv_geometry(const ParamsRef& params, const Shape& lhs, const Shape& rhs, const Shape& out);
+
+}  // namespace canopy::detail
