@@ -326,3 +326,40 @@ TEST_CASE("fusion: sums it does not take: middle axes, integers, a group closed 
   check_same(jit(grad(loss))(w), grad(loss)(w), 8);
   CHECK(jit(loss)(w).item<float>() == doctest::Approx(loss(w).item<float>()).epsilon(1e-5));
 }
+
+TEST_CASE("fusion: log_softmax along the last axis runs on whole rows in the kernel; a cross-entropy is one kernel") {
+  for (const Shape& shape : {Shape{128, 10}, Shape{7, 3000}, Shape{5, 6, 37}, Shape{1, 1024}}) {
+    CAPTURE(to_string(shape));
+    const std::int64_t classes = shape.back(), rows = shape_size(shape) / classes;
+    const Array z = reshape(ramp(shape_size(shape), -6, 6), shape);
+    const Array onehot = reshape(astype(arange(shape_size(shape)) % classes == 3, DType::f32), shape);
+    auto ce = [](const Array& z, const Array& y) {
+      Array lp = nn::log_softmax(z * 2.0f, -1);
+      return std::pair{lp, -reduce_sum(lp * y, {static_cast<int>(z.ndim()) - 1})};
+    };
+    auto jce = jit(ce);
+    const std::string text = jce.lower(z, onehot).compiled_text();
+    CAPTURE(text);
+    CHECK(count(text, "fused_elementwise[ops=mul,log_softmax,mul,neg,reduce_sum]") + count(text, "fused_elementwise[ops=mul,log_softmax,mul,reduce_sum") == 1);
+    auto [lp1, l1] = jce(z, onehot);
+    auto [lp2, l2] = ce(z, onehot);
+    check_same(lp1, lp2);  // the eager kernel's routine, row by row: the same values
+    check_same(l1, l2, 4);
+    CHECK(l1.size() == rows);
+  }
+  // Not the last axis, or rows longer than kMaxFusedRow: log_softmax keeps its own kernel.
+  const Array m = reshape(ramp(6 * 5, -1, 1), {6, 5});
+  auto cols = [](const Array& m) { return nn::log_softmax(m * 2.0f, 0) + 1.0f; };
+  CHECK(count(jit(cols).lower(m).compiled_text(), "ops=mul,log_softmax") == 0);
+  check_same(jit(cols)(m), cols(m));
+  const Array wide = reshape(ramp(2 * 20000, -1, 1), {2, 20000});
+  CHECK(count(jit(cols).lower(wide).compiled_text(), "ops=mul,log_softmax") == 0);
+  auto rows_of_wide = [](const Array& m) { return nn::log_softmax(m * 2.0f, 1); };
+  CHECK(count(jit(rows_of_wide).lower(wide).compiled_text(), "log_softmax") == 1);
+  CHECK(count(jit(rows_of_wide).lower(wide).compiled_text(), "fused_elementwise") == 0);
+  // The gradient of a mean cross-entropy through jit, against eager.
+  const Array z = reshape(ramp(64 * 10, -3, 3), {64, 10});
+  const Array y = reshape(astype(arange(640) % 10 == 7, DType::f32), {64, 10});
+  auto loss = [&](const Array& z) { return -mean(sum(nn::log_softmax(z, -1) * y, -1)); };
+  check_same(jit(grad(loss))(z), grad(loss)(z), 8);
+}

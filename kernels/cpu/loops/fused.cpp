@@ -15,6 +15,7 @@
 #include <omp.h>
 
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/nn.hpp"
 #include "canopy/kernels/random.hpp"
 #include "canopy/kernels/runtime.hpp"
 #include "erf_inv.hpp"
@@ -239,10 +240,11 @@ float tile_sum(Operand r, std::int64_t i, std::int64_t j) {
   return s;
 }
 
-/// Adds the tile's elements (positions b..b+len of the whole) into their rows of `inner`.
+/// Adds the tile's elements (positions b..b+len of the whole) into their rows of `inner`, at most
+/// kTile of them per f32 partial (a tile of whole rows, for a row step, may be longer).
 void sum_rows(Operand r, std::int64_t b, std::int64_t len, std::int64_t inner, double* rows) {
   for (std::int64_t i = 0; i < len;) {
-    const std::int64_t row = (b + i) / inner, end = std::min(len, (row + 1) * inner - b);
+    const std::int64_t row = (b + i) / inner, end = std::min({len, (row + 1) * inner - b, i + kTile});
     rows[row] += tile_sum(r, i, end);
     i = end;
   }
@@ -311,12 +313,17 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
   // whole rows (the split below keeps rows together) and adds into them; column sums go to
   // per-thread partials, added up in thread order at the end (deterministic for a thread count).
   using Reduce = FusedProgram::Output::Reduce;
-  std::int64_t unit = 1, column_floats = 0, row_floats = 0;
+  // Row steps need whole rows in a tile (as many as fit kTile, or one); row sums need whole rows
+  // in a thread's share.
+  std::int64_t unit = std::max<std::int64_t>(1, program.row);
+  for (const auto& o : program.outputs)
+    if (o.reduce == Reduce::rows) unit = o.inner;  // the same as program.row when both are set
+  const std::int64_t tile = program.row > 0 ? std::max<std::int64_t>(1, kTile / program.row) * program.row : kTile;
+  std::int64_t column_floats = 0, row_floats = 0;
   std::vector<std::int64_t> column_offset(program.outputs.size(), -1), row_offset(program.outputs.size(), -1);
   for (std::size_t k = 0; k < program.outputs.size(); ++k) {
     const auto& o = program.outputs[k];
     if (o.reduce == Reduce::rows) {
-      unit = o.inner;
       row_offset[k] = row_floats;
       row_floats += n / o.inner;
     } else if (o.reduce == Reduce::columns) {
@@ -333,20 +340,20 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
     // Per-thread registers, kept between calls (no allocation or clearing on the step path).
     thread_local std::vector<float> scratch;
     thread_local std::vector<Operand> reg;
-    if (scratch.size() < num_regs * kTile) scratch.resize(num_regs * kTile);
+    if (scratch.size() < num_regs * static_cast<std::size_t>(tile)) scratch.resize(num_regs * static_cast<std::size_t>(tile));
     if (reg.size() < num_regs) reg.resize(num_regs);
-    for (std::int64_t b = lo; b < hi; b += kTile) {
-      const std::int64_t len = std::min(kTile, hi - b);
+    for (std::int64_t b = lo; b < hi; b += tile) {
+      const std::int64_t len = std::min(tile, hi - b);
       for (std::size_t k = 0; k < num_regs; ++k) {
         const FusedStep& s = program.steps[k];
-        float* tmp = scratch.data() + k * kTile;
+        float* tmp = scratch.data() + k * static_cast<std::size_t>(tile);
         if (s.kind == FusedStep::Kind::load) {
           reg[k] = load(program.inputs[static_cast<std::size_t>(s.a)], in[static_cast<std::size_t>(s.a)], b, len, tmp);
           continue;
         }
         const Operand a = reg[static_cast<std::size_t>(s.a)];
         // A random stream differs per element even though its key operand is one value.
-        const bool scalar = s.kind != FusedStep::Kind::uniform01 && a.scalar && (s.b < 0 || reg[static_cast<std::size_t>(s.b)].scalar) &&
+        const bool scalar = s.kind != FusedStep::Kind::uniform01 && s.kind != FusedStep::Kind::log_softmax && a.scalar && (s.b < 0 || reg[static_cast<std::size_t>(s.b)].scalar) &&
                             (s.c < 0 || reg[static_cast<std::size_t>(s.c)].scalar);
         float* dst = !scalar && writes_output[k] >= 0
                          ? static_cast<float*>(out[static_cast<std::size_t>(writes_output[k])]) + b
@@ -366,6 +373,12 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
             std::uint32_t key[2];
             std::memcpy(key, a.p, sizeof key);  // the key's words, loaded unconverted
             uniform01_f32_tile(key, static_cast<std::uint64_t>(b), len, dst);
+            break;
+          }
+          case FusedStep::Kind::log_softmax: {
+            // The eager kernel on this tile's rows (each row in double): the same values.
+            if (a.scalar) std::fill_n(dst, len, a.p[0]);
+            softmax(DType::f32, true, a.scalar ? dst : a.p, dst, Shape{len / program.row, program.row}, 1);
             break;
           }
           case FusedStep::Kind::load: break;

@@ -26,6 +26,9 @@ struct FusedInput {
   std::int64_t size = 0;     ///< elements of the input
 };
 
+/// The longest row a fused kernel's row steps take.
+inline constexpr std::int64_t kMaxFusedRow = 16384;
+
 /// One step; every step defines register `dst` (registers are single-assignment).
 struct FusedStep {
   enum class Kind : std::uint8_t {
@@ -35,6 +38,7 @@ struct FusedStep {
     select,   ///< dst = r[a] != 0 ? r[c] : r[b] (select_n(which, case0, case1))
     to_bool,  ///< dst = r[a] != 0 ? 1 : 0
     uniform01,  ///< dst = element i's unit float under key register `a` (partitionable threefry)
+    log_softmax,  ///< dst = log_softmax(r[a]) along each row of `FusedProgram::row` elements
   };
   Kind kind = Kind::load;
   std::uint8_t op = 0;
@@ -58,6 +62,8 @@ struct FusedProgram {
   std::vector<Output> outputs;
   /// Elements the program runs over (the shape of its elementwise values).
   std::int64_t elements = 0;
+  /// The row length of its row steps (0: none; at most kMaxFusedRow): tiles then hold whole rows.
+  std::int64_t row = 0;
   /// Per step: the f32 output it writes straight into, or -1 (filled by plan_direct_outputs).
   std::vector<int> direct_output;
 };

@@ -86,6 +86,7 @@ struct Lowering {
     broadcast,  ///< broadcast_in_dim: a view of its operand
     uniform01,  ///< out[i] = the unit float of element i under a u32[2] key: a source of a fused loop
     reduction,  ///< a reduction over `reduction_axes`; `op` is a kernels::cpu::ReduceOp: it may consume a fused loop
+    log_softmax,  ///< log_softmax along `reduction_axes` (one): a row step of a fused loop when that axis is the last
   };
   Kind kind = Kind::opaque;
   std::uint8_t op = 0;
@@ -134,8 +135,8 @@ struct PrimitiveInfo {
   /// Whether `lowering` holds for these params (null: always); else the primitive runs its own
   /// kernel (random_uniform01 fuses in the partitionable layout only). From `P::lowers(params)`.
   bool (*lowering_applies)(const ParamsRef& params) = nullptr;
-  /// For reductions (lowering kind `reduction`): the reduced axes the params hold, as given
-  /// (negative ones count from the end). From `P::reduction_axes(params)`.
+  /// For reductions and row steps (lowering kinds `reduction`, `log_softmax`): the axes the params
+  /// reduce over, as given (negative ones count from the end). From `P::reduction_axes(params)`.
   std::vector<int> (*reduction_axes)(const ParamsRef& params) = nullptr;
   /// Set for collectives (their Params have `axis_name`): what vmap does on the axis they name.
   CollectiveFn collective = nullptr;

@@ -3,7 +3,8 @@
 // one key, which each tile hashes itself) become one
 // `fused_elementwise` equation whose kernel reads each input once and writes each escaping
 // result once (kernels/cpu/loops/fused.cpp); sums of a group's values over trailing dims, leading
-// dims or everything are outputs of its kernel too, taken as the tiles go by.
+// dims or everything are outputs of its kernel too, taken as the tiles go by; log_softmax along
+// the last axis is a step on whole rows (the tiles then hold whole rows).
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -94,6 +95,16 @@ bool fusible(const Program& p, const Eqn& e) {
              p.aval_of(e.in[2]).dtype == out.dtype;
     case Kind::convert: return e.in.size() == 1;
     case Kind::broadcast: return e.in.size() == 1 && p.aval_of(e.in[0]).size() == 1;
+    case Kind::log_softmax: {  // along the last axis, of f32 (the kernel's tiles hold whole rows)
+      if (e.in.size() != 1 || !e.prim->reduction_axes || p.aval_of(e.in[0]).dtype != DType::f32 ||
+          out.dtype != DType::f32 || out.shape.empty())
+        return false;
+      const std::vector<int> axes = e.prim->reduction_axes(e.params_ref());
+      const int rank = static_cast<int>(out.shape.size());
+      // Rows up to kMaxFusedRow elements: a tile holds whole rows, in every register.
+      return axes.size() == 1 && (axes[0] < 0 ? axes[0] + rank : axes[0]) == rank - 1 &&
+             out.shape.back() <= kernels::cpu::kMaxFusedRow;
+    }
     case Kind::uniform01:
     case Kind::reduction:
     case Kind::opaque: break;
@@ -207,6 +218,7 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
       }
       case Kind::broadcast: r = reg_for(e.in[0]); break;
       case Kind::uniform01: r = add_step({FusedStep::Kind::uniform01, 0, reg_for(e.in[0], true)}); break;
+      case Kind::log_softmax: r = add_step({FusedStep::Kind::log_softmax, 0, reg_for(e.in[0])}); prog->row = shape.back(); break;
       case Kind::reduction:
       case Kind::opaque: break;
     }
@@ -249,11 +261,15 @@ void fuse_elementwise(Program& p) {
     int mine = -1;
     if (fusible(p, e)) {
       const Shape& shape = p.var_avals[e.out[0]].shape;
+      // A kernel's row steps and row sums share one row length (its tiles hold whole rows).
+      std::int64_t row = e.prim->lowering.kind == Kind::log_softmax ? shape.back() : 0;
+      auto fits = [](std::int64_t a, std::int64_t b) { return a == 0 || b == 0 || a == b; };
       for (const Atom& a : e.in) {
         if (!a.is_var() || group_of_var[a.index] < 0) continue;
         int g = find(groups, group_of_var[a.index]);
         Group& G = groups[static_cast<std::size_t>(g)];
-        if (!G.open || p.var_avals[p.eqns[G.eqns[0]].out[0]].shape != shape || g == mine) continue;
+        if (!G.open || p.var_avals[p.eqns[G.eqns[0]].out[0]].shape != shape || g == mine || !fits(row, G.row_inner)) continue;
+        row = std::max(row, G.row_inner);
         if (mine < 0) {
           mine = g;
         } else {  // e joins two open groups: they become one, run where e is
@@ -268,6 +284,7 @@ void fuse_elementwise(Program& p) {
         mine = static_cast<int>(groups.size()) - 1;
       }
       groups[static_cast<std::size_t>(mine)].eqns.push_back(k);
+      groups[static_cast<std::size_t>(mine)].row_inner = row;
       group_of_eqn[k] = mine;
       group_of_var[e.out[0]] = mine;
     }

@@ -12,6 +12,10 @@ struct LogSoftmax {
   struct Params {
     int axis = -1;  ///< non-negative after the op normalises it
   };
+  // Along the last axis, jit's elementwise fusion runs it on whole rows inside a fused kernel
+  // (a cross-entropy is then one kernel with its sum).
+  static constexpr Lowering lowering = Lowering::of(Lowering::Kind::log_softmax);
+  static std::vector<int> reduction_axes(const Params& params) { return {params.axis}; }
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     Aval out = detail::unary_aval(name, avals, detail::kFloat);
     detail::normalize_axis(name, params.axis, out.ndim(), out);
