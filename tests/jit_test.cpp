@@ -232,6 +232,27 @@ TEST_CASE("jit: donation never writes into an array something else still reads o
   CHECK(branchy.lower(p_true, ones({256}), ones({256})).memory_analysis().alias_bytes == 0);
 }
 
+TEST_CASE("jit: a result passed through from an intermediate does not keep the call's arena alive") {
+  // cond returns an intermediate (arena-placed) unchanged: the result is copied out, so holding
+  // results costs their own bytes, not every intermediate's.
+  auto f = jit([](const Array& p, const Array& x, const Array& w) {
+    Array h = tanh(matmul(x, w));
+    for (int i = 0; i < 4; ++i) h = tanh(matmul(h, w));
+    return cond(p, [](const Array& a) { return a; }, [](const Array& a) { return -a; }, h * 2.0f);
+  });
+  const Array p = array<bool>({true}).reshape(Shape{});
+  const Array x = uniform_array(1, {64, 256}), w = uniform_array(2, {256, 256}) * 0.05f;
+  const MemoryAnalysis m = f.lower(p, x, w).memory_analysis();
+  REQUIRE(m.temp_bytes > m.output_bytes);
+  const Array want = f(p, x, w);
+  std::vector<Array> kept;
+  const auto before = kernels::allocator_stats().live_bytes;
+  for (int i = 0; i < 8; ++i) kept.push_back(f(p, x, w));
+  const auto after = kernels::allocator_stats().live_bytes;
+  CHECK(after - before == 8 * static_cast<std::size_t>(m.output_bytes));
+  CHECK(kept.back().to_vector<float>() == want.to_vector<float>());
+}
+
 TEST_CASE("make_jaxpr: 64-bit integer literals print exactly") {
   const std::uint64_t big = std::numeric_limits<std::uint64_t>::max();
   const std::int64_t low = std::numeric_limits<std::int64_t>::min();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <string_view>
 
@@ -368,6 +369,20 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
       impl->deleted = false;
       res[k] = Array(std::move(impl));
     }
+  // A result in the arena (an intermediate a cond, while or nested call passed through) is copied
+  // out: holding it must not keep every intermediate's bytes of the call alive.
+  if (arena) {
+    const char* lo = static_cast<const char*>(arena->data());
+    const char* hi = lo + plan.buffers.arena_bytes;
+    for (Array& r : res) {
+      if (!r.valid() || r.is_tracer() || !r.impl()->buffer) continue;
+      const auto* d = static_cast<const char*>(detail::cdata(r));
+      if (d < lo || d >= hi) continue;
+      Array own = detail::make_concrete(r.aval(), r.impl()->device, name_, r.impl()->committed);
+      std::memcpy(detail::mutable_data(own), d, static_cast<std::size_t>(nbytes(r.aval())));
+      r = std::move(own);
+    }
+  }
   return res;
 }
 
