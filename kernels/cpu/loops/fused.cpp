@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <omp.h>
@@ -269,6 +270,62 @@ void sum_columns(Operand r, std::int64_t b, std::int64_t len, std::int64_t inner
   }
 }
 
+/// The sums a program takes, in double (tile sums are f32 vector sums of at most kTile
+/// elements): a row sum adds into its row, which one thread owns whole (the split keeps rows
+/// together); a column sum adds into per-thread partials, added up in thread order at the end
+/// (deterministic for a thread count).
+class Sums {
+ public:
+  Sums(const FusedProgram& program, std::int64_t n) : program_(program), n_(n), offset_(program.outputs.size(), -1) {
+    using Reduce = FusedProgram::Output::Reduce;
+    for (std::size_t k = 0; k < program.outputs.size(); ++k) {
+      const auto& o = program.outputs[k];
+      if (o.reduce == Reduce::rows) {
+        unit_ = o.inner;  // the same as program.row when both are set
+        offset_[k] = std::exchange(row_floats_, row_floats_ + n / o.inner);
+      } else if (o.reduce == Reduce::columns) {
+        offset_[k] = std::exchange(column_floats_, column_floats_ + o.inner);
+      }
+    }
+    threads_ = column_floats_ > 0 ? omp_get_max_threads() : 0;
+    rows_.assign(static_cast<std::size_t>(row_floats_), 0.0);
+    columns_.assign(static_cast<std::size_t>(column_floats_ * threads_), 0.0);
+  }
+  /// How many elements a thread's share keeps together: whole rows of a row sum, or a row step's.
+  std::int64_t unit() const { return std::max<std::int64_t>(1, unit_ > 1 ? unit_ : program_.row); }
+  /// Adds output k's tile r (elements b..b+len of the whole), on OpenMP thread `thread`.
+  void add(std::size_t k, Operand r, std::int64_t b, std::int64_t len, int thread) {
+    const auto& o = program_.outputs[k];
+    if (o.reduce == FusedProgram::Output::Reduce::rows)
+      sum_rows(r, b, len, o.inner, rows_.data() + offset_[k]);
+    else
+      sum_columns(r, b, len, o.inner, columns_.data() + thread * column_floats_ + offset_[k]);
+  }
+  /// Writes the sums into their outputs.
+  void finish(std::span<void* const> out) const {
+    for (std::size_t k = 0; k < program_.outputs.size(); ++k) {
+      const auto& o = program_.outputs[k];
+      auto* y = static_cast<float*>(out[k]);
+      if (o.reduce == FusedProgram::Output::Reduce::rows) {
+        for (std::int64_t i = 0; i < n_ / o.inner; ++i) y[i] = static_cast<float>(rows_[static_cast<std::size_t>(offset_[k] + i)]);
+      } else if (o.reduce == FusedProgram::Output::Reduce::columns) {
+        for (std::int64_t j = 0; j < o.inner; ++j) {
+          double s = 0;
+          for (int t = 0; t < threads_; ++t) s += columns_[static_cast<std::size_t>(t * column_floats_ + offset_[k] + j)];
+          y[j] = static_cast<float>(s);
+        }
+      }
+    }
+  }
+
+ private:
+  const FusedProgram& program_;
+  std::int64_t n_, unit_ = 1, row_floats_ = 0, column_floats_ = 0;
+  int threads_ = 0;
+  std::vector<std::int64_t> offset_;  ///< per output: its first double in rows_ or in a thread's columns_
+  std::vector<double> rows_, columns_;
+};
+
 }  // namespace
 
 void plan_direct_outputs(FusedProgram& program) {
@@ -309,34 +366,13 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
         for (int& d : unaliased) d = d == static_cast<int>(k) ? -1 : d;
       }
   const std::vector<int>& writes_output = unaliased.empty() ? program.direct_output : unaliased;
-  // Sums, in double (tile sums are f32 vector sums of at most kTile elements): each thread owns
-  // whole rows (the split below keeps rows together) and adds into them; column sums go to
-  // per-thread partials, added up in thread order at the end (deterministic for a thread count).
-  using Reduce = FusedProgram::Output::Reduce;
-  // Row steps need whole rows in a tile (as many as fit kTile, or one); row sums need whole rows
-  // in a thread's share.
-  std::int64_t unit = std::max<std::int64_t>(1, program.row);
-  for (const auto& o : program.outputs)
-    if (o.reduce == Reduce::rows) unit = o.inner;  // the same as program.row when both are set
+  // Row steps need whole rows in a tile (as many as fit kTile, or one).
   const std::int64_t tile = program.row > 0 ? std::max<std::int64_t>(1, kTile / program.row) * program.row : kTile;
-  std::int64_t column_floats = 0, row_floats = 0;
-  std::vector<std::int64_t> column_offset(program.outputs.size(), -1), row_offset(program.outputs.size(), -1);
-  for (std::size_t k = 0; k < program.outputs.size(); ++k) {
-    const auto& o = program.outputs[k];
-    if (o.reduce == Reduce::rows) {
-      row_offset[k] = row_floats;
-      row_floats += n / o.inner;
-    } else if (o.reduce == Reduce::columns) {
-      column_offset[k] = column_floats;
-      column_floats += o.inner;
-    }
-  }
-  const int max_threads = column_floats > 0 ? omp_get_max_threads() : 0;
-  std::vector<double> partials(static_cast<std::size_t>(column_floats * max_threads), 0.0);
-  std::vector<double> row_sums(static_cast<std::size_t>(row_floats), 0.0);
+  Sums sums(program, n);
+  const std::int64_t unit = sums.unit();
   loops::parallel_for(n / unit, [&](std::int64_t u0, std::int64_t u1) {
     const std::int64_t lo = u0 * unit, hi = u1 * unit;
-    double* my_partials = column_floats > 0 ? partials.data() + omp_get_thread_num() * column_floats : nullptr;
+    const int thread = omp_get_thread_num();
     // Per-thread registers, kept between calls (no allocation or clearing on the step path).
     thread_local std::vector<float> scratch;
     thread_local std::vector<Operand> reg;
@@ -352,8 +388,10 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
           continue;
         }
         const Operand a = reg[static_cast<std::size_t>(s.a)];
-        // A random stream differs per element even though its key operand is one value.
-        const bool scalar = s.kind != FusedStep::Kind::uniform01 && s.kind != FusedStep::Kind::log_softmax && a.scalar && (s.b < 0 || reg[static_cast<std::size_t>(s.b)].scalar) &&
+        // A random stream differs per element even though its key operand is one value, and a
+        // row step's result per element even for one value broadcast.
+        const bool scalar = s.kind != FusedStep::Kind::uniform01 && s.kind != FusedStep::Kind::log_softmax && a.scalar &&
+                            (s.b < 0 || reg[static_cast<std::size_t>(s.b)].scalar) &&
                             (s.c < 0 || reg[static_cast<std::size_t>(s.c)].scalar);
         float* dst = !scalar && writes_output[k] >= 0
                          ? static_cast<float*>(out[static_cast<std::size_t>(writes_output[k])]) + b
@@ -388,10 +426,8 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
       for (std::size_t k = 0; k < program.outputs.size(); ++k) {
         const auto& o = program.outputs[k];
         const Operand r = reg[static_cast<std::size_t>(o.reg)];
-        if (o.reduce == Reduce::rows) {
-          sum_rows(r, b, len, o.inner, row_sums.data() + row_offset[k]);
-        } else if (o.reduce == Reduce::columns) {
-          sum_columns(r, b, len, o.inner, my_partials + column_offset[k]);
+        if (o.reduce != FusedProgram::Output::Reduce::none) {
+          sums.add(k, r, b, len, thread);
         } else if (o.dtype == DType::bool_) {
           bool* y = static_cast<bool*>(out[k]) + b;
           if (r.scalar) {
@@ -408,18 +444,7 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
       }
     }
   }, std::max<std::int64_t>(1, loops::kParallelMin / unit));
-  for (std::size_t k = 0; k < program.outputs.size(); ++k) {
-    float* y = static_cast<float*>(out[k]);
-    if (row_offset[k] >= 0)
-      for (std::int64_t i = 0; i < n / program.outputs[k].inner; ++i) y[i] = static_cast<float>(row_sums[row_offset[k] + i]);
-    if (column_offset[k] < 0) continue;
-    const std::int64_t inner = program.outputs[k].inner;
-    for (std::int64_t j = 0; j < inner; ++j) {
-      double s = 0;
-      for (int t = 0; t < max_threads; ++t) s += partials[t * column_floats + column_offset[k] + j];
-      y[j] = static_cast<float>(s);
-    }
-  }
+  sums.finish(out);
 }
 
 }  // namespace canopy::kernels::cpu

@@ -25,7 +25,7 @@ struct ConvKey {
   std::int64_t in[kMaxSpatial], win[kMaxSpatial], out[kMaxSpatial], st[kMaxSpatial], pl[kMaxSpatial],
       pr[kMaxSpatial], dil[kMaxSpatial];
   std::int64_t ls[kMaxSpatial + 2], rs[kMaxSpatial + 2], os[kMaxSpatial + 2];
-  std::int64_t num_steps, steps[kMaxEpilogueSteps];  // the epilogue's post-ops: op << 8 | operand
+  onednn::EpilogueKey epilogue;  // its post-ops
 };
 
 // A created convolution plus the reorders between the arrays' layouts and the ones it chose.
@@ -47,9 +47,7 @@ bool onednn_applies(const ConvGeometry& g) {
 
 ConvKey make_key(const ConvGeometry& g, std::span<const EpilogueStep> epilogue) {
   ConvKey k{};
-  k.num_steps = static_cast<std::int64_t>(epilogue.size());
-  for (std::size_t i = 0; i < epilogue.size(); ++i)
-    k.steps[i] = static_cast<std::int64_t>(epilogue[i].op) << 8 | static_cast<std::int64_t>(epilogue[i].operand);
+  k.epilogue = onednn::epilogue_key("conv_general_dilated", epilogue);
   std::size_t n = g.in_size.size();
   k.nsp = static_cast<std::int64_t>(n);
   k.batch = g.batch, k.ic = g.in_features, k.oc = g.out_features, k.groups = g.groups;
@@ -149,13 +147,7 @@ bool conv_onednn(const float* lhs, const float* rhs, float* out, const ConvGeome
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, p.src_in ? *p.src_mem : src},
                                          {DNNL_ARG_WEIGHTS, p.wei_in ? *p.wei_mem : wei},
                                          {DNNL_ARG_DST, p.dst_out ? *p.dst_mem : dst}};
-    std::size_t next = 0;
-    for (std::size_t i = 0; i < epilogue.size(); ++i) {
-      if (epilogue[i].operand == EpilogueStep::Operand::none) continue;
-      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
-                   memory(p.operands[next], eng, const_cast<float*>(operands[next])));
-      ++next;
-    }
+    onednn::add_post_op_operands(args, epilogue, p.operands, operands);
     p.conv.execute(s, args);
     if (p.dst_out) p.dst_out->execute(s, *p.dst_mem, dst);
     s.wait();
@@ -177,8 +169,6 @@ void conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGe
 void conv_f32_epilogue(const float* lhs, const float* rhs, float* out, const ConvGeometry& g,
                        std::span<const EpilogueStep> epilogue, std::span<const float* const> operands) {
   ensure_runtime();
-  if (epilogue.size() > kMaxEpilogueSteps)
-    detail::raise<UnimplementedRule>("conv_general_dilated", "epilogue", "", "has more than kMaxEpilogueSteps steps");
   const std::int64_t channels = g.out_features, rows = g.batch * shape_size(g.out_size);
   if (rows * channels == 0) return;
   for (const EpilogueStep& s : epilogue)

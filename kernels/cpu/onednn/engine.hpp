@@ -97,6 +97,17 @@ bool binary_f32(BinaryOp op, const float* a, const Shape& a_shape, const float* 
 dnnl::post_ops post_ops_of(std::span<const EpilogueStep> steps, const dnnl::memory::desc& full,
                            const dnnl::memory::desc& row, const dnnl::memory::desc& scalar,
                            std::vector<dnnl::memory::desc>& operands);
+/// An epilogue as part of a primitive cache's POD key (int64 fields: no padding bytes).
+struct EpilogueKey {
+  std::int64_t num_steps = 0;
+  std::int64_t steps[kMaxEpilogueSteps] = {};  ///< op << 8 | operand
+};
+/// `steps` as a key; UnimplementedRule naming `primitive` when there are more than kMaxEpilogueSteps.
+EpilogueKey epilogue_key(std::string_view primitive, std::span<const EpilogueStep> steps);
+/// Adds each binary post-op's operand (`descs` from post_ops_of) to a primitive's `args`; a
+/// destination step's operand is DST itself.
+void add_post_op_operands(std::unordered_map<int, dnnl::memory>& args, std::span<const EpilogueStep> steps,
+                          std::span<const dnnl::memory::desc> descs, std::span<const float* const> operands);
 /// The epilogue as passes over a rows x n result (channels or columns last) after the primitive
 /// ran without post-ops, each step the eager kernel of its primitive, in place.
 void epilogue_passes(float* c, std::int64_t rows, std::int64_t n, std::span<const EpilogueStep> steps,

@@ -3,6 +3,7 @@
 // jit's epilogue fusion hands the elementwise steps that follow a matmul to oneDNN as post-ops,
 // applied to each result while it is still in registers.
 #include <atomic>
+#include <string_view>
 
 #include "engine.hpp"
 
@@ -17,9 +18,8 @@ std::atomic<bool>& post_ops_flag() {
 }
 
 struct MatmulKey {
-  // All int64: no padding bytes in the hashed key.
-  std::int64_t batch, m, k, n, trans_a, trans_b, num_steps, post_ops;
-  std::int64_t steps[kMaxEpilogueSteps];  // op << 8 | operand
+  std::int64_t batch, m, k, n, trans_a, trans_b;  // int64 flags: no padding bytes in the hashed key
+  EpilogueKey epilogue;
 };
 
 using dims = dnnl::memory::dims;
@@ -29,8 +29,8 @@ constexpr auto f32 = dnnl::memory::data_type::f32;
 struct Prepared {
   dnnl::matmul prim;
   dnnl::memory::desc a, b, c;
-  std::vector<dnnl::memory::desc> operands;  ///< per binary step (post-ops only)
-  bool steps_in_loop = false;                ///< oneDNN had no post-op implementation: passes after
+  std::vector<dnnl::memory::desc> operands;  ///< per binary step of its post-ops
+  bool post_ops = false;                     ///< built with the epilogue (else: passes after it)
 };
 
 dnnl::algorithm binary_alg(Step::Op op) {
@@ -90,17 +90,36 @@ void epilogue_passes(float* c, std::int64_t rows, std::int64_t n, std::span<cons
   }
 }
 
+EpilogueKey epilogue_key(std::string_view primitive, std::span<const Step> steps) {
+  if (steps.size() > kMaxEpilogueSteps)
+    detail::raise<UnimplementedRule>(primitive, "epilogue", "", "has more than kMaxEpilogueSteps steps");
+  EpilogueKey key;
+  key.num_steps = static_cast<std::int64_t>(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    key.steps[i] = static_cast<std::int64_t>(steps[i].op) << 8 | static_cast<std::int64_t>(steps[i].operand);
+  return key;
+}
+
+void add_post_op_operands(std::unordered_map<int, dnnl::memory>& args, std::span<const Step> steps,
+                          std::span<const dnnl::memory::desc> descs, std::span<const float* const> operands) {
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].operand == Step::Operand::none) continue;
+    if (steps[i].operand != Step::Operand::destination)  // the sum post-op reads DST
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                   dnnl::memory(descs[next], engine(), const_cast<float*>(operands[next])));
+    ++next;
+  }
+}
+
 void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, std::int64_t m, std::int64_t k,
                 std::int64_t n, bool trans_a, bool trans_b, std::span<const Step> epilogue,
                 std::span<const float* const> operands) {
   // Primitives stay on the thread that created them (oneDNN's library scratchpad is shared).
   thread_local LruCache<MatmulKey, Prepared> cache;
-  if (epilogue.size() > kMaxEpilogueSteps)
-    detail::raise<UnimplementedRule>("matmul", "epilogue", "", "has more than kMaxEpilogueSteps steps");
-  const bool post_ops = post_ops_flag().load(std::memory_order_relaxed);
-  MatmulKey key{batch, m, k, n, trans_a, trans_b, static_cast<std::int64_t>(epilogue.size()), post_ops, {}};
-  for (std::size_t i = 0; i < epilogue.size(); ++i)
-    key.steps[i] = static_cast<std::int64_t>(epilogue[i].op) << 8 | static_cast<std::int64_t>(epilogue[i].operand);
+  // With post-ops off, the plain matmul's entry serves, and the steps run as passes after it.
+  const std::span<const Step> post = post_ops_flag().load(std::memory_order_relaxed) ? epilogue : std::span<const Step>{};
+  const MatmulKey key{batch, m, k, n, trans_a, trans_b, epilogue_key("matmul", post)};
   guarded("matmul", [&] {
     auto& p = cache.get_or_emplace(key, [&] {
       // A transposed operand is described by its strides (format tags ba / acb): oneDNN reads it
@@ -111,57 +130,46 @@ void matmul_f32(const float* a, const float* b, float* c, std::int64_t batch, st
         return dnnl::memory::desc(b1 ? dims{rows, cols} : dims{batch, rows, cols}, f32, t);
       };
       dnnl::memory::desc ad = desc(m, k, trans_a), bd = desc(k, n, trans_b), cd = desc(m, n, false);
-      if (!epilogue.empty() && post_ops) {
+      if (!post.empty()) {
         try {
           std::vector<dnnl::memory::desc> ods;
           dnnl::primitive_attr attr;
           const dnnl::memory::desc row(b1 ? dims{1, n} : dims{1, 1, n}, f32, b1 ? tag::ab : tag::abc);
           const dnnl::memory::desc one(b1 ? dims{1, 1} : dims{1, 1, 1}, f32, b1 ? tag::ab : tag::abc);
-          attr.set_post_ops(post_ops_of(epilogue, cd, row, one, ods));
+          attr.set_post_ops(post_ops_of(post, cd, row, one, ods));
           dnnl::matmul::primitive_desc pd({ad, bd, cd}, attr, engine());
-          return Prepared{dnnl::matmul(pd), ad, bd, cd, std::move(ods), false};
+          return Prepared{dnnl::matmul(pd), ad, bd, cd, std::move(ods), true};
         } catch (const dnnl::error&) {
-          // unimplemented for this combination: the plain matmul below, then the loop
+          // unimplemented for this combination: the plain matmul, then the steps as passes
         }
       }
       dnnl::matmul::primitive_desc pd({ad, bd, cd}, engine());
-      return Prepared{dnnl::matmul(pd), ad, bd, cd, {}, !epilogue.empty()};
+      return Prepared{dnnl::matmul(pd), ad, bd, cd, {}, false};
     });
     auto& eng = engine();
     dnnl::memory am(p.a, eng, const_cast<float*>(a)), bm(p.b, eng, const_cast<float*>(b)), cm(p.c, eng, c);
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
-    if (!p.steps_in_loop) {
-      std::size_t next = 0;
-      for (std::size_t i = 0; i < epilogue.size(); ++i) {
-        if (epilogue[i].operand == Step::Operand::none) continue;
-        if (epilogue[i].operand == Step::Operand::destination) {  // the sum post-op reads DST
-          ++next;
-          continue;
-        }
-        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
-                     dnnl::memory(p.operands[next], eng, const_cast<float*>(operands[next])));
-        ++next;
-      }
-    }
+    const bool passes = !epilogue.empty() && !p.post_ops;
+    if (p.post_ops) add_post_op_operands(args, epilogue, p.operands, operands);
     // Run as passes, a destination operand is read after the matmul has overwritten it: its
-    // values are copied first.
+    // values are kept first.
     std::vector<float> kept;
-    std::vector<const float*> loop_operands;
-    if (p.steps_in_loop) {
-      loop_operands.assign(operands.begin(), operands.end());
+    std::vector<const float*> pass_operands;
+    if (passes) {
+      pass_operands.assign(operands.begin(), operands.end());
       std::size_t next = 0;
       for (const Step& s : epilogue) {
         if (s.operand == Step::Operand::none) continue;
         if (s.operand == Step::Operand::destination) {
           kept.assign(c, c + batch * m * n);
-          loop_operands[next] = kept.data();
+          pass_operands[next] = kept.data();
         }
         ++next;
       }
     }
     p.prim.execute(stream(), args);
     stream().wait();
-    if (p.steps_in_loop) epilogue_passes(c, batch * m, n, epilogue, loop_operands);
+    if (passes) epilogue_passes(c, batch * m, n, epilogue, pass_operands);
   });
 }
 
