@@ -202,9 +202,8 @@ Executable::Executable(Program program, std::string name, bool fuse) : program_(
       const auto uses = std::count(writer.in.begin(), writer.in.end(), static_cast<int>(in));
       const auto at = static_cast<std::size_t>(std::find(writer.in.begin(), writer.in.end(), static_cast<int>(in)) - writer.in.begin());
       const bool read_by_writer =
-          last_reader[in] == first[s] &&
-          (writer.prim->name == "fused_elementwise" ||
-           (detail::is_epilogue(*writer.prim) && uses == 1 && detail::epilogue_reads_in_place(writer.params, at)));
+          last_reader[in] == first[s] && (detail::is_fused_elementwise(*writer.prim) ||
+                                          (uses == 1 && detail::epilogue_reads_in_place(*writer.prim, writer.params, at)));
       if (read_before || read_by_writer) plan->donatable[s].push_back(static_cast<int>(i));
     }
   }
@@ -227,18 +226,17 @@ Executable::Executable(Program program, std::string name, bool fuse) : program_(
 Executable::~Executable() = default;
 
 namespace {
+/// A switch that is on unless the environment sets `variable` to 0.
+bool on_unless_zero(const char* variable) {
+  const char* v = std::getenv(variable);
+  return !(v && std::string_view(v) == "0");
+}
 std::atomic<bool>& fusion_flag() {
-  static std::atomic<bool> on{[] {
-    const char* v = std::getenv("CANOPY_JIT_FUSION");
-    return !(v && std::string_view(v) == "0");
-  }()};
+  static std::atomic<bool> on{on_unless_zero("CANOPY_JIT_FUSION")};
   return on;
 }
 std::atomic<bool>& epilogue_flag() {
-  static std::atomic<bool> on{[] {
-    const char* v = std::getenv("CANOPY_JIT_EPILOGUES");
-    return !(v && std::string_view(v) == "0");
-  }()};
+  static std::atomic<bool> on{on_unless_zero("CANOPY_JIT_EPILOGUES")};
   return on;
 }
 }  // namespace

@@ -249,6 +249,8 @@ const PrimitiveInfo& fused_primitive() {
 
 }  // namespace
 
+bool is_fused_elementwise(const PrimitiveInfo& prim) { return &prim == &fused_primitive(); }
+
 void fuse_elementwise(Program& p) {
   const std::size_t n = p.eqns.size();
   std::vector<Group> groups;

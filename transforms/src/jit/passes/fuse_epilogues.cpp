@@ -163,8 +163,10 @@ Extension extension(const Program& p, const Eqn& e, int v, const Shape& out, std
 
 }  // namespace
 
-bool epilogue_reads_in_place(const ParamsRef& params, std::size_t operand) {
-  if (operand < 2) return false;  // the matmul's own operands are read throughout
+bool epilogue_reads_in_place(const PrimitiveInfo& prim, const ParamsRef& params, std::size_t operand) {
+  // Not a convolution's epilogue (its kernel has no sum post-op path), nor the matmul's own
+  // operands (read throughout).
+  if (&prim != &epilogue_primitive() || operand < 2) return false;
   std::size_t next = 2;
   for (const EpilogueStep& s : params.get<EpilogueParams>().epilogue->steps) {
     if (s.operand == Operand::none) continue;
@@ -172,8 +174,6 @@ bool epilogue_reads_in_place(const ParamsRef& params, std::size_t operand) {
   }
   return false;
 }
-
-bool is_epilogue(const PrimitiveInfo& prim) { return &prim == &epilogue_primitive(); }
 
 void fuse_epilogues(Program& p) {
   const std::size_t n_eqns = p.eqns.size();

@@ -49,11 +49,10 @@ void eliminate_dead_code(Program& p);
 /// `dot_general_epilogue` / `conv_general_dilated_epilogue` equation: a oneDNN primitive with
 /// post-ops. Runs before fuse_elementwise; like it, for running, not for transformations.
 void fuse_epilogues(Program& p);
-/// Whether `prim` is the equation fuse_epilogues makes.
-bool is_epilogue(const PrimitiveInfo& prim);
-/// Whether a dot_general_epilogue equation (params) may write its result over its input number
-/// `operand` (a full-size addend or subtrahend, read in place by oneDNN's sum post-op).
-bool epilogue_reads_in_place(const ParamsRef& params, std::size_t operand);
+/// Whether a dot_general_epilogue equation may write its result over its input number `operand`
+/// (a full-size addend or subtrahend, read in place by oneDNN's sum post-op); false for any
+/// other primitive.
+bool epilogue_reads_in_place(const PrimitiveInfo& prim, const ParamsRef& params, std::size_t operand);
 
 /// Replaces each maximal group of two or more elementwise equations of one output shape (f32
 /// and bool values; operands of that shape, scalars or trailing rows; random_uniform01 streams of
@@ -63,6 +62,9 @@ bool epilogue_reads_in_place(const ParamsRef& params, std::size_t operand);
 /// output of that kernel (the group takes no members after it).
 /// The result is for running, not for transformations (fused_elementwise has no jvp or batch rule).
 void fuse_elementwise(Program& p);
+/// Whether `prim` is the equation fuse_elementwise makes (its kernel reads each element of every
+/// input before writing the results' element, so a result may take an input's bytes).
+bool is_fused_elementwise(const PrimitiveInfo& prim);
 
 /// Where each intermediate lives in one arena per call: slots whose lifetimes do not meet may
 /// share bytes. `earlier[s]` lists the slots that held some of slot s's bytes before it: a call
