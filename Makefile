@@ -54,7 +54,7 @@ SANITIZER_ENV := ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0:abort_o
                  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 sanitize: deps
 	@[ -f $(ASAN_BUILD)/build.ninja ] || meson setup $(ASAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false \
-	  -Dbuildtype=plain -Dcpp_args=-O0 -Dmpi=disabled
+	  -Dbuildtype=plain -Dcpp_args=-O0 -Dmpi=disabled -Dcuda=disabled
 	ninja -C $(ASAN_BUILD) -j $(JOBS) tests/canopy_tests tests/canopy_threads_test \
 	  $(foreach t,$(FUZZ_TARGETS),tests/fuzz/fuzz_$(t)_replay)
 	$(SANITIZER_ENV) meson test -C $(ASAN_BUILD) --no-rebuild --print-errorlogs --num-processes $(JOBS) \
@@ -74,7 +74,7 @@ deps-clang: deps
 
 fuzz: deps-clang
 	@[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang-14 CXX=clang++-14 meson setup $(FUZZ_BUILD) -Dfuzz=true \
-	  -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=plain -Dcpp_args=-O1 -Dmpi=disabled
+	  -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=plain -Dcpp_args=-O1 -Dmpi=disabled -Dcuda=disabled
 	ninja -C $(FUZZ_BUILD) -j $(JOBS) $(foreach t,$(FUZZ_TARGETS),tests/fuzz/fuzz_$(t))
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/crashes/$$t; \
@@ -89,7 +89,7 @@ fuzz: deps-clang
 TSAN_BUILD ?= build-tsan
 tsan: deps
 	@[ -f $(TSAN_BUILD)/build.ninja ] || meson setup $(TSAN_BUILD) -Db_sanitize=thread -Db_lundef=false \
-	  -Dbuildtype=plain -Dcpp_args=-O1 -Dmpi=disabled
+	  -Dbuildtype=plain -Dcpp_args=-O1 -Dmpi=disabled -Dcuda=disabled
 	ninja -C $(TSAN_BUILD) -j $(JOBS) tests/canopy_threads_test
 	OMP_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ./$(TSAN_BUILD)/tests/canopy_threads_test
 

@@ -1,48 +1,40 @@
-// The caching allocator behind kernels::Buffer: 64-byte aligned blocks in size classes
-// (four per power of two), freed blocks kept per class for reuse, bounded in total.
-#include <bit>
+// The caching allocator behind kernels::Buffer for host memory: 64-byte aligned blocks from a
+// BlockCache (size classes, freed blocks kept for reuse, bounded in total).
 #include <cstdlib>
-#include <mutex>
 #include <new>
-#include <vector>
 
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
 
 #include "canopy/error.hpp"
+#include "canopy/kernels/block_cache.hpp"
 #include "canopy/kernels/buffer.hpp"
 
 namespace canopy::kernels {
 namespace {
 
 constexpr std::size_t kAlign = 64;
-constexpr int kClasses = 1 + 4 * 58;
 
-// Quarter-octave classes waste at most 25% while letting a slightly smaller request reuse
-// a block that was faulted in by an earlier, larger one.
-int class_index(std::size_t bytes, std::size_t* class_bytes) {
-  if (bytes <= kAlign) { *class_bytes = kAlign; return 0; }
-  int p = std::bit_width(bytes - 1) - 1;  // 2^p < bytes <= 2^(p+1), p >= 6
-  std::size_t step = std::size_t{1} << (p - 2);
-  std::size_t units = (bytes + step - 1) / step;  // 5..8
-  *class_bytes = units * step;
-  return 1 + (p - 6) * 4 + static_cast<int>(units - 5);
+// Blocks of 2 MiB and more are 2 MiB aligned and ask for transparent huge pages: matmul and
+// elementwise kernels sweeping tens of MiB otherwise spend a large share of time on 4K TLB misses.
+// nullptr when the system has no such block.
+void* fresh_block(std::size_t cb, void*) {
+  constexpr std::size_t kHuge = std::size_t{1} << 21;
+  // aligned_alloc wants a size that is a multiple of the alignment (small classes are 16-byte steps).
+  void* p = cb >= kHuge ? std::aligned_alloc(kHuge, (cb + kHuge - 1) / kHuge * kHuge)
+                        : std::aligned_alloc(kAlign, (cb + kAlign - 1) / kAlign * kAlign);
+  if (p && cb >= kHuge) madvise(p, (cb + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
+  return p;
 }
 
-struct Pool {
-  std::mutex mu;
-  std::vector<std::vector<void*>> free{kClasses};
-  AllocatorStats stats;
-  std::size_t limit;
-  Pool() {
-    const char* env = std::getenv("CANOPY_ALLOCATOR_CACHE_MB");
-    limit = (env ? std::strtoull(env, nullptr, 10) : 2048ull) << 20;
-  }
-};
+void free_block(void* p, void*) { std::free(p); }
 
-Pool& pool() {
-  static Pool* p = new Pool;  // leaked: buffers may die during static destruction
-  return *p;
+BlockCache& cache() {
+  static BlockCache* c = [] {
+    const char* env = std::getenv("CANOPY_ALLOCATOR_CACHE_MB");
+    return new BlockCache(fresh_block, free_block, nullptr, (env ? std::strtoull(env, nullptr, 10) : 2048ull) << 20);
+  }();  // leaked: buffers may die during static destruction
+  return *c;
 }
 
 // RAM plus swap: a request beyond it cannot be backed, and under memory overcommit it would
@@ -56,18 +48,6 @@ std::size_t machine_bytes() {
   return total;
 }
 
-// Blocks of 2 MiB and more are 2 MiB aligned and ask for transparent huge pages: matmul and
-// elementwise kernels sweeping tens of MiB otherwise spend a large share of time on 4K TLB misses.
-// nullptr when the system has no such block.
-void* fresh_block(std::size_t cb) {
-  constexpr std::size_t kHuge = std::size_t{1} << 21;
-  // aligned_alloc wants a size that is a multiple of the alignment (small classes are 16-byte steps).
-  void* p = cb >= kHuge ? std::aligned_alloc(kHuge, (cb + kHuge - 1) / kHuge * kHuge)
-                        : std::aligned_alloc(kAlign, (cb + kAlign - 1) / kAlign * kAlign);
-  if (p && cb >= kHuge) madvise(p, (cb + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
-  return p;
-}
-
 [[noreturn]] void raise_failed(std::size_t bytes) {
   detail::raise<ResourceError>("allocate", "allocation", "", detail::concat("of ", bytes, " bytes failed"),
                                "the machine has less memory");
@@ -78,37 +58,12 @@ void* fresh_block(std::size_t cb) {
 std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes) {
   if (bytes > machine_bytes()) raise_failed(bytes);
   std::size_t cb;
-  int ci = class_index(bytes, &cb);
-  void* p = nullptr;
-  auto& pl = pool();
-  {
-    std::lock_guard lock(pl.mu);
-    auto& list = pl.free[ci];
-    if (!list.empty()) {
-      p = list.back();
-      list.pop_back();
-      pl.stats.cached_bytes -= cb;
-      ++pl.stats.hits;
-    } else {
-      ++pl.stats.misses;
-    }
-    pl.stats.live_bytes += cb;
-  }
-  if (!p) p = fresh_block(cb);
-  if (!p) {  // the cached free blocks may be what is missing: give them back and try once more
-    empty_cache();
-    p = fresh_block(cb);
-  }
-  if (p) {
-    try {
-      return std::make_shared<Buffer>(p, bytes, cb, nullptr);
-    } catch (const std::bad_alloc&) {
-      std::free(p);
-    }
-  }
-  {
-    std::lock_guard lock(pl.mu);
-    pl.stats.live_bytes -= cb;
+  void* p = cache().acquire(bytes, &cb);
+  if (!p) raise_failed(bytes);
+  try {
+    return std::make_shared<Buffer>(p, bytes, cb, nullptr);
+  } catch (const std::bad_alloc&) {
+    cache().release(p, cb);
   }
   raise_failed(bytes);
 }
@@ -118,36 +73,11 @@ std::shared_ptr<Buffer> Buffer::wrap(void* data, std::size_t bytes, std::shared_
 }
 
 Buffer::~Buffer() {
-  if (block_ == 0) return;
-  std::size_t cb;
-  int ci = class_index(block_, &cb);
-  auto& pl = pool();
-  {
-    std::lock_guard lock(pl.mu);
-    pl.stats.live_bytes -= cb;
-    if (pl.stats.cached_bytes + cb <= pl.limit) {
-      pl.free[ci].push_back(data_);
-      pl.stats.cached_bytes += cb;
-      return;
-    }
-  }
-  std::free(data_);
+  if (block_ != 0) cache().release(data_, block_);
 }
 
-AllocatorStats allocator_stats() {
-  auto& pl = pool();
-  std::lock_guard lock(pl.mu);
-  return pl.stats;
-}
+AllocatorStats allocator_stats() { return cache().stats(); }
 
-void empty_cache() {
-  auto& pl = pool();
-  std::lock_guard lock(pl.mu);
-  for (auto& l : pl.free) {
-    for (void* p : l) std::free(p);
-    l.clear();
-  }
-  pl.stats.cached_bytes = 0;
-}
+void empty_cache() { cache().empty(); }
 
 }  // namespace canopy::kernels

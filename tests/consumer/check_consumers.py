@@ -2,7 +2,9 @@
 """Builds and runs the consumer programs the way a downstream user would.
 
 header-only: compile consumer/header_only.cpp with only -I pytree/include (Boost from the system).
-subproject:  a fresh Meson project with canopy under subprojects/ that writes dependency('canopy').
+subproject:  a fresh Meson project with canopy under subprojects/ that writes dependency('canopy'),
+             configured with -Dcanopy:cuda=disabled (so the build without a GPU backend is
+             checked too, and nvcc does not run twice).
 installed:   `meson install` of this build into a scratch DESTDIR, then a program built with
              nothing but `$(pkg-config --cflags --libs canopy)` and run.
 """
@@ -32,7 +34,7 @@ elif mode == "subproject":
     shutil.copytree(os.path.join(here, "project"), work)
     os.makedirs(os.path.join(work, "subprojects"))
     os.symlink(os.path.abspath(source_root), os.path.join(work, "subprojects", "canopy"))
-    run(["meson", "setup", os.path.join(work, "build"), work])
+    run(["meson", "setup", "-Dcanopy:cuda=disabled", os.path.join(work, "build"), work])
     run(["ninja", "-C", os.path.join(work, "build")])
     run([os.path.join(work, "build", "consumer")])
 elif mode == "installed":

@@ -7,6 +7,7 @@
 
 #include "../onednn/engine.hpp"
 #include "canopy/kernels/runtime.hpp"
+#include "broadcast_layout.hpp"
 #include "loops.hpp"
 
 namespace canopy::kernels::cpu {
@@ -15,43 +16,6 @@ namespace {
 using loops::compute_t;
 using loops::load;
 using loops::store;
-
-struct Layout {
-  std::vector<std::int64_t> dims, sa, sb;  // collapsed output dims and element strides (0 = broadcast)
-};
-
-// Pads both operands to the output rank, zeroes strides of broadcast dims, then merges
-// neighbouring dims that stay affine in both operands so the inner loop is as long as possible.
-Layout collapse(const Shape& as, const Shape& bs, const Shape& os) {
-  std::size_t r = os.size();
-  std::vector<std::int64_t> sa(r), sb(r);
-  auto fill = [&](const Shape& s, std::vector<std::int64_t>& st) {
-    std::size_t off = r - s.size();
-    std::int64_t acc = 1;
-    for (std::size_t i = r; i-- > 0;) {
-      std::int64_t d = i < off ? 1 : s[i - off];
-      st[i] = d == 1 ? 0 : acc;
-      acc *= d;
-    }
-  };
-  fill(as, sa);
-  fill(bs, sb);
-  Layout L;
-  for (std::size_t i = 0; i < r; ++i) {
-    if (os[i] == 1) continue;
-    if (!L.dims.empty() && L.sa.back() == sa[i] * os[i] && L.sb.back() == sb[i] * os[i]) {
-      L.dims.back() *= os[i];
-      L.sa.back() = sa[i];
-      L.sb.back() = sb[i];
-    } else {
-      L.dims.push_back(os[i]);
-      L.sa.push_back(sa[i]);
-      L.sb.push_back(sb[i]);
-    }
-  }
-  if (L.dims.empty()) L = {{1}, {0}, {0}};
-  return L;
-}
 
 template <class T, class O, class F>
 void broadcast_loop(F f, const T* a, const Shape& as, const T* b, const Shape& bs, O* out, const Shape& os) {
@@ -82,7 +46,7 @@ loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
     });
     return;
   }
-  Layout L = collapse(as, bs, os);
+  BroadcastLayout L = collapse_broadcast(as, bs, os);
   int r = static_cast<int>(L.dims.size());
   std::int64_t inner = L.dims.back(), ia = L.sa.back(), ib = L.sb.back(), rows = n / inner;
   loops::parallel_for(rows, [&](std::int64_t lo, std::int64_t hi) {

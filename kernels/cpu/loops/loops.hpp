@@ -63,39 +63,9 @@ inline compute_t<T> load(T v) {
   if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) return static_cast<float>(v);
   else return v;
 }
-/// v rounded to f32 toward zero, with the last bit set when inexact ("round to odd"). Rounding that
-/// to a 16-bit float to nearest gives the correctly rounded result, which rounding to nearest
-/// twice (f64 -> f32 -> f16) does not: 1 + 2^-11 + 2^-30 would land on the tie 1 + 2^-11.
-template <class C>
-inline float to_f32_round_to_odd(C v) {
-  if constexpr (std::is_same_v<C, float> || std::is_same_v<C, bool> || (std::is_integral_v<C> && sizeof(C) <= 2)) {
-    return static_cast<float>(v);  // exact
-  } else if constexpr (std::is_floating_point_v<C>) {
-    float f = static_cast<float>(v);
-    if (f != f || static_cast<C>(f) == v) return f;
-    if (std::abs(static_cast<C>(f)) > std::abs(v)) f = std::nextafter(f, 0.0f);  // also brings inf to max
-    std::uint32_t u;
-    std::memcpy(&u, &f, 4);
-    u |= 1u;
-    std::memcpy(&f, &u, 4);
-    return f;
-  } else {  // integers: keep the top 24 significant bits of |v|, OR the rest into the last one
-    using U = std::make_unsigned_t<C>;
-    const bool neg = v < 0;
-    U m = neg ? static_cast<U>(U(0) - static_cast<U>(v)) : static_cast<U>(v);
-    int shift = 0;
-    while ((m >> shift) >= (U(1) << 24)) ++shift;
-    U kept = m >> shift;
-    if (shift && (m & ((U(1) << shift) - 1))) kept |= 1u;
-    const float f = std::ldexp(static_cast<float>(kept), shift);
-    return neg ? -f : f;
-  }
-}
-
 template <class T, class C>
 inline T store(C v) {
-  if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) return T(to_f32_round_to_odd(v));
-  else return static_cast<T>(v);
+  return ::canopy::detail::store_as<T>(v);
 }
 
 /// a + b and a * b in the compute type; integers wrap (two's complement, as XLA) without UB.

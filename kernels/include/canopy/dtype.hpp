@@ -1,7 +1,9 @@
 // Element types of canopy arrays: the DType enum, its properties, and the C++ type mapping.
-// Cheap header (no Boost/oneDNN), below both kernels and transforms.
+// Cheap header (no Boost/oneDNN), below both kernels and transforms. The 16-bit float types are
+// constexpr so that CUDA kernels (nvcc --expt-relaxed-constexpr) convert exactly as the CPU does.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <ostream>
@@ -15,20 +17,14 @@ struct bf16 {
   std::uint16_t bits = 0;
   bf16() = default;
   /// Rounds an f32 to the nearest bf16 (ties to even; NaN stays NaN).
-  explicit bf16(float f) {
-    std::uint32_t u;
-    std::memcpy(&u, &f, 4);
+  constexpr explicit bf16(float f) {
+    std::uint32_t u = std::bit_cast<std::uint32_t>(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) { bits = static_cast<std::uint16_t>((u >> 16) | 0x40); return; }
     u += 0x7fffu + ((u >> 16) & 1u);
     bits = static_cast<std::uint16_t>(u >> 16);
   }
   /// Widens exactly to f32.
-  explicit operator float() const {
-    std::uint32_t u = std::uint32_t(bits) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
+  constexpr explicit operator float() const { return std::bit_cast<float>(std::uint32_t(bits) << 16); }
 };
 
 /// IEEE binary16 storage type (round-to-nearest-even on store; subnormals, infinities and NaN
@@ -37,9 +33,8 @@ struct f16 {
   std::uint16_t bits = 0;
   f16() = default;
   /// Rounds an f32 to the nearest f16 (ties to even; overflow gives infinity).
-  explicit f16(float f) {
-    std::uint32_t u;
-    std::memcpy(&u, &f, 4);
+  constexpr explicit f16(float f) {
+    std::uint32_t u = std::bit_cast<std::uint32_t>(f);
     const std::uint32_t sign = u & 0x80000000u;
     u ^= sign;
     std::uint32_t h;
@@ -48,19 +43,15 @@ struct f16 {
     } else if (u < 0x38800000u) {  // below f16's smallest normal 2^-14: a subnormal or zero
       // Adding 0.5 aligns the f16 subnormal's 10 bits at the bottom of the sum's mantissa; the
       // addition itself rounds to nearest even.
-      float r;
-      std::memcpy(&r, &u, 4);
-      r += 0.5f;
-      std::uint32_t ru;
-      std::memcpy(&ru, &r, 4);
-      h = ru - 0x3f000000u;
+      const float r = std::bit_cast<float>(u) + 0.5f;
+      h = std::bit_cast<std::uint32_t>(r) - 0x3f000000u;
     } else {  // normal: rebias the exponent, round the 13 dropped bits to nearest even
       h = (u + 0xc8000fffu + ((u >> 13) & 1u)) >> 13;  // 0xc8000000 is (15 - 127) << 23
     }
     bits = static_cast<std::uint16_t>(h | (sign >> 16));
   }
   /// Widens exactly to f32.
-  explicit operator float() const {
+  constexpr explicit operator float() const {
     const std::uint32_t sign = std::uint32_t(bits & 0x8000u) << 16;
     const std::uint32_t exp = bits & 0x7c00u, mant = bits & 0x3ffu;
     std::uint32_t u;
@@ -69,13 +60,9 @@ struct f16 {
     } else if (exp != 0) {
       u = ((exp >> 10) + 112u) << 23 | (mant << 13);
     } else {  // zero or subnormal: mant * 2^-24, exact in f32
-      float f = static_cast<float>(mant) * 0x1p-24f;
-      std::memcpy(&u, &f, 4);
+      u = std::bit_cast<std::uint32_t>(static_cast<float>(mant) * 0x1p-24f);
     }
-    u |= sign;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
+    return std::bit_cast<float>(u | sign);
   }
 };
 
@@ -159,6 +146,46 @@ struct wrapping<C, true> {
 };
 template <class C>
 using wrapping_t = typename wrapping<C>::type;
+
+namespace detail {
+
+/// v rounded to f32 toward zero, with the last bit set when inexact ("round to odd"). Rounding that
+/// to a 16-bit float to nearest gives the correctly rounded result, which rounding to nearest
+/// twice (f64 -> f32 -> f16) does not: 1 + 2^-11 + 2^-30 would land on the tie 1 + 2^-11.
+/// constexpr so that CUDA kernels round the same way.
+template <class C>
+constexpr float to_f32_round_to_odd(C v) {
+  if constexpr (std::is_same_v<C, float> || std::is_same_v<C, bool> || (std::is_integral_v<C> && sizeof(C) <= 2)) {
+    return static_cast<float>(v);  // exact
+  } else if constexpr (std::is_floating_point_v<C>) {
+    const float f = static_cast<float>(v);
+    if (f != f || static_cast<C>(f) == v) return f;
+    std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+    if ((static_cast<C>(f) > v) == (v > 0)) --u;  // |f| > |v|: one step toward zero (inf to max)
+    return std::bit_cast<float>(u | 1u);
+  } else {  // integers: keep the top 24 significant bits of |v|, OR the rest into the last one
+    using U = std::make_unsigned_t<C>;
+    const bool neg = v < 0;
+    const U m = neg ? static_cast<U>(U(0) - static_cast<U>(v)) : static_cast<U>(v);
+    int shift = 0;
+    while ((m >> shift) >= (U(1) << 24)) ++shift;
+    U kept = m >> shift;
+    if (shift && (m & ((U(1) << shift) - 1))) kept |= 1u;
+    // kept * 2^shift is exact in f32 (kept < 2^24, shift <= 40)
+    const float f = static_cast<float>(kept) * std::bit_cast<float>(static_cast<std::uint32_t>(127 + shift) << 23);
+    return neg ? -f : f;
+  }
+}
+
+/// v (a value of T's compute type) stored as T: 16-bit floats round once, correctly (through
+/// to_f32_round_to_odd); other types convert as C++ does.
+template <class T, class C>
+constexpr T store_as(C v) {
+  if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) return T(to_f32_round_to_odd(v));
+  else return static_cast<T>(v);
+}
+
+}  // namespace detail
 
 /// Calls `f(std::type_identity<T>{})` with the C++ type of `d` (no value is constructed).
 template <class F>

@@ -1,6 +1,6 @@
-// Device names: `cpu:k` and `cuda:k`. CPU devices run kernels (CANOPY_CPU_DEVICES of them per
-// process; <canopy/devices.hpp> lists them); `cuda:k` is admitted by the type so that placement
-// code written now keeps compiling, and raises DeviceError until the GPU backend exists.
+// Device names: `cpu:k` and `cuda:k`. CPU devices are virtual (CANOPY_CPU_DEVICES of them per
+// process, all in host memory); `cuda:k` are the GPUs of a build with the CUDA backend
+// (<canopy/devices.hpp> lists both). Using a cuda:k the process has not is a DeviceError.
 #pragma once
 
 #include <ostream>

@@ -5,9 +5,16 @@
 // them, all in host memory, each running its part of a pmap on its own persistent thread. Under
 // `mpirun -np P` (when canopy is built with Open MPI) every process has its own N local devices
 // and the device ids are global: process p holds cpu:p*N ... cpu:p*N+N-1.
+//
+// GPUs are `cuda:0` ... `cuda:G-1` (where canopy was built with the CUDA toolkit and the machine
+// has a driver and GPUs): devices("cuda") lists them. New arrays still go to cpu:k by default;
+// device_put(tree, Device::cuda(0)) moves a tree there, and every op on a committed cuda:0 array
+// runs on that GPU, uncommitted operands (constants, scalars) moving to it.
 #pragma once
 
 #include <chrono>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "canopy/array.hpp"
@@ -18,6 +25,12 @@ namespace canopy {
 
 /// Every device of every process, by global id (jax.devices()).
 std::vector<Device> devices();
+/// The devices of one backend, "cpu" or "cuda" (also "gpu"): jax.devices(backend). The list of
+/// cuda devices is empty where there are none (no GPU, no driver, or a build without CUDA);
+/// gpu_unavailable_reason() says which. DeviceError for an unknown backend.
+std::vector<Device> devices(std::string_view backend);
+/// Why devices("cuda") is empty; empty when it is not.
+std::string gpu_unavailable_reason();
 /// This process's devices (jax.local_devices()).
 std::vector<Device> local_devices();
 /// Number of devices over all processes (jax.device_count()).
@@ -41,20 +54,37 @@ void set_collective_timeout(std::chrono::milliseconds timeout);
 std::chrono::milliseconds collective_timeout();
 
 namespace detail {
-/// x on `device`, committed there (shares the buffer: every CPU device is host memory).
+/// x on `device`, committed there (shares the buffer between CPU devices, which are all host
+/// memory; copies to and from a GPU).
 Array device_put_array(const Array& x, Device device);
+/// x in host memory, uncommitted (a copy from a GPU; x itself on a CPU device).
+Array device_get_array(const Array& x);
 }  // namespace detail
 
 /// jax.device_put: the tree with every Array leaf placed on `device` and committed to it. Arrays
 /// committed to different devices never meet in one op (DeviceError naming the arguments and
 /// their devices); uncommitted arrays (made without device_put) go wherever their partner is.
-/// CPU devices share host memory, so placing an array there copies nothing. Inside a
+/// CPU devices share host memory, so placing an array there copies nothing; a copy to or from a
+/// GPU is issued on the GPU's stream and the call returns before it ran (reads wait). Inside a
 /// transformation, values are placed when they are computed: tracers pass through unchanged.
 template <class T>
 T device_put(const T& tree, Device device) {
   return tree_map(
       [&](const auto& leaf) {
         if constexpr (detail::is_array_v<decltype(leaf)>) return detail::device_put_array(leaf, device);
+        else return leaf;
+      },
+      tree);
+}
+
+/// jax.device_get: the tree with every Array leaf's values in host memory (on the default CPU
+/// device, uncommitted); waits for the GPU work that computes them. Leaves already on a CPU
+/// device are returned as they are.
+template <class T>
+T device_get(const T& tree) {
+  return tree_map(
+      [&](const auto& leaf) {
+        if constexpr (detail::is_array_v<decltype(leaf)>) return detail::device_get_array(leaf);
         else return leaf;
       },
       tree);

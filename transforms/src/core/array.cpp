@@ -48,6 +48,10 @@ const void* Array::raw_data() const {
     detail::raise<TracerError>("Array::data (item, to_vector, data, to_eigen)", "array", to_string(aval()),
                                "is a tracer of grad/jvp/vmap: its values are not known while tracing",
                                "compute with Array operations; branch with cond/where, not on item()");
+  if (detail::on_gpu(*this))
+    detail::raise<DeviceError>("Array::data", "array", to_string(aval()),
+                               detail::concat("is in the memory of ", to_string(impl_->device), ", which the host cannot read"),
+                               "use to_vector()/item(), or device_get() it first");
   return impl_->buffer->data();
 }
 
@@ -67,6 +71,11 @@ void Array::check_item(const char* api) const {
 }
 
 void Array::copy_as(DType d, void* dst) const {
+  if (impl_ && !is_tracer() && detail::on_gpu(*this)) {  // read through a host copy (waits for the GPU)
+    if (impl_->deleted) detail::require_live("Array::data", "array", *this);
+    const Array h = detail::host_copy(*this);
+    return kernels::cpu::convert(dtype(), d, h.raw_data(), dst, size());
+  }
   kernels::cpu::convert(dtype(), d, raw_data(), dst, size());
 }
 
@@ -76,10 +85,12 @@ Array Array::T() const { return canopy::transpose(*this); }
 
 Array array_from_data(const void* data, DType d, const Shape& shape, std::optional<Device> dev) {
   if (dev) detail::require_local_device("array", *dev);
-  Array a = detail::make_concrete({d, shape, false}, dev.value_or(default_device()), "array");  // ShapeError for negative or overflowing dims
+  const Device target = dev.value_or(default_device());
+  const bool gpu = target.kind == Device::Kind::cuda;  // staged in host memory, then copied over
+  Array a = detail::make_concrete({d, shape, false}, gpu ? Device::cpu() : target, "array");  // ShapeError for negative or overflowing dims
   std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * itemsize(d);
   if (bytes) std::memcpy(detail::mutable_data(a), data, bytes);
-  return a;
+  return gpu ? detail::to_device_memory(a, target, false) : a;
 }
 
 namespace detail {

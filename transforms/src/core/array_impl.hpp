@@ -25,9 +25,10 @@ struct ArrayImpl {
   bool committed = false;
 };
 
-/// A buffer for an `aval` array: ShapeError when its byte count does not fit in int64,
-/// ResourceError when the machine has not the memory, both naming `api` (shape_check.cpp).
-std::shared_ptr<kernels::Buffer> allocate_buffer(std::string_view api, const Aval& aval);
+/// A buffer for an `aval` array in `dev`'s memory (host memory for every cpu:k): ShapeError when
+/// its byte count does not fit in int64, ResourceError when the machine or GPU has not the memory,
+/// both naming `api` (shape_check.cpp).
+std::shared_ptr<kernels::Buffer> allocate_buffer(std::string_view api, const Aval& aval, Device dev = Device::cpu());
 /// The arena of a compiled program's intermediates (`bytes` > 0); ResourceError naming `api`.
 std::shared_ptr<kernels::Buffer> allocate_arena(std::string_view api, std::int64_t bytes);
 /// `<api>: allocation (f32[..]) of N bytes failed; the machine has less memory` (ResourceError).
@@ -37,7 +38,7 @@ std::shared_ptr<kernels::Buffer> allocate_arena(std::string_view api, std::int64
 inline Array make_concrete(Aval aval, Device dev = default_device(), std::string_view api = "allocate",
                            bool committed = false) {
   auto impl = std::make_shared<ArrayImpl>();
-  impl->buffer = allocate_buffer(api, aval);
+  impl->buffer = allocate_buffer(api, aval, dev);
   impl->aval = std::move(aval);
   impl->device = dev;
   impl->committed = committed;
@@ -66,6 +67,13 @@ inline Array alias(const Array& x, Aval aval) {
   impl->aval = std::move(aval);
   return Array(std::move(impl));
 }
+/// Whether x's buffer is GPU memory (not readable by host code).
+inline bool on_gpu(const Array& x) { return x.impl()->device.kind == Device::Kind::cuda; }
+/// x's values in host memory: x itself on a CPU device, else a host copy (waits for the GPU).
+Array host_copy(const Array& x);
+/// x's buffer in `dev`'s memory: x itself when it is already there (every cpu:k shares host
+/// memory), else a copy placed on `dev`; `committed` as given.
+Array to_device_memory(const Array& x, Device dev, bool committed);
 /// Writable pointer to a concrete output (only kernels filling fresh outputs use it).
 inline void* mutable_data(const Array& x) { return x.impl()->buffer->data(); }
 /// Read pointer to a concrete array.

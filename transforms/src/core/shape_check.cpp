@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "array_impl.hpp"
+#include "canopy/kernels/cuda.hpp"
 #include "canopy/error.hpp"
 
 namespace canopy::detail {
@@ -63,10 +64,11 @@ void raise_allocation_failed(std::string_view api, const Aval& aval) {
                        "the machine has less memory");
 }
 
-std::shared_ptr<kernels::Buffer> allocate_buffer(std::string_view api, const Aval& aval) {
+std::shared_ptr<kernels::Buffer> allocate_buffer(std::string_view api, const Aval& aval, Device dev) {
   const std::int64_t bytes = checked_nbytes(aval.shape, static_cast<std::int64_t>(itemsize(aval.dtype)));
   if (bytes < 0) raise_bad_shape(api, aval.shape, aval.dtype);
   try {
+    if (dev.kind == Device::Kind::cuda) return kernels::cuda::allocate(static_cast<std::size_t>(bytes), dev.index);
     return kernels::Buffer::allocate(static_cast<std::size_t>(bytes));
   } catch (const ResourceError&) {  // the allocator knows the bytes; name the op and the aval too
     raise_allocation_failed(api, aval);

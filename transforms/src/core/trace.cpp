@@ -60,7 +60,11 @@ Placement placement_of(std::string_view api, std::span<const Array> in) {
                          "are committed to different devices", "device_put one of them onto the other's device");
     }
   }
-  return first ? Placement{first->device, true} : Placement{default_device(), false};
+  if (first) return Placement{first->device, true};
+  // Uncommitted arrays in a GPU's memory keep the op there (array(data, cuda:0) makes them).
+  for (const Array& x : in)
+    if (x.impl()->device.kind == Device::Kind::cuda) return Placement{x.impl()->device, false};
+  return Placement{default_device(), false};
 }
 }  // namespace detail
 
@@ -77,8 +81,18 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
   if (place.committed) detail::require_local_device(p.name, dev);
   KernelFn k = dev.kind == Device::Kind::cpu ? p.cpu_kernel : p.cuda_kernel;
   if (!k)
-    detail::raise<DeviceError>(p.name, "device", to_string(dev), "has no kernel for this primitive",
-                               "this build runs kernels on CPU devices only");
+    detail::raise<DeviceError>(p.name, "device", to_string(dev), "has no kernel for this primitive yet",
+                               "device_get the operands and run it on a CPU device");
+  // Operands in another memory than the op's device (a host constant or scalar meeting a GPU
+  // array, or the reverse) are copied there first.
+  Arrays moved;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const bool elsewhere = detail::on_gpu(in[i]) ? in[i].impl()->device != dev : dev.kind == Device::Kind::cuda;
+    if (!elsewhere) continue;
+    if (moved.empty()) moved.assign(in.begin(), in.end());
+    moved[i] = detail::to_device_memory(in[i], dev, false);
+  }
+  if (!moved.empty()) in = moved;
   Arrays res;
   res.reserve(outs.size());
   for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev, p.name, place.committed));

@@ -9,6 +9,7 @@
 #include "canopy/core/jit.hpp"
 #include "canopy/devices.hpp"
 #include "canopy/error.hpp"
+#include "canopy/kernels/cuda.hpp"
 #include "process_group.hpp"
 #include "runtime.hpp"
 
@@ -52,6 +53,17 @@ std::vector<Device> devices() {
   return out;
 }
 
+std::vector<Device> devices(std::string_view backend) {
+  if (backend == "cpu") return devices();
+  if (backend != "cuda" && backend != "gpu")
+    detail::raise<DeviceError>("devices", "backend", backend, "is not known", "use \"cpu\" or \"cuda\"");
+  std::vector<Device> out;
+  for (int k = 0; k < kernels::cuda::device_count(); ++k) out.push_back(Device::cuda(k));
+  return out;
+}
+
+std::string gpu_unavailable_reason() { return kernels::cuda::unavailable_reason(); }
+
 std::vector<Device> local_devices() {
   std::vector<Device> out;
   const int base = detail::first_local_device();
@@ -87,13 +99,19 @@ namespace detail {
 int first_local_device() { return processes::rank() * local_device_count(); }
 
 void require_local_device(std::string_view api, Device d) {
+  if (d.kind == Device::Kind::cuda) {
+    const int n = kernels::cuda::device_count();
+    if (d.index < n) return;
+    raise<DeviceError>(api, "device", to_string(d),
+                       n == 0 ? "is not available" : concat("is not one of this process's GPUs (cuda:0..cuda:", n - 1, ")"),
+                       n == 0 ? kernels::cuda::unavailable_reason() : "");
+  }
   const int base = first_local_device();
   if (d.kind != Device::Kind::cpu || d.index < base || d.index >= base + local_device_count()) {
     std::string have = local_device_count() == 1 ? to_string(Device::cpu(base))
                                                  : concat("cpu:", base, "..cpu:", base + local_device_count() - 1);
     raise<DeviceError>(api, "device", to_string(d), concat("is not one of this process's devices (", have, ")"),
-                       d.kind == Device::Kind::cpu ? "set CANOPY_CPU_DEVICES (or set_cpu_device_count) for more"
-                                                   : "this build runs kernels on CPU devices only");
+                       "set CANOPY_CPU_DEVICES (or set_cpu_device_count) for more");
   }
 }
 
@@ -102,10 +120,14 @@ Array device_put_array(const Array& x, Device device) {
   if (!x.valid()) raise<TypeError>("device_put", "input", "", "is an empty Array handle");
   if (x.is_tracer()) return x;
   if (x.is_deleted()) require_live("device_put", "argument", x);
-  auto impl = std::make_shared<ArrayImpl>(*x.impl());  // same buffer: every CPU device is host memory
-  impl->device = device;
-  impl->committed = true;
-  return Array(std::move(impl));
+  return to_device_memory(x, device, true);
+}
+
+Array device_get_array(const Array& x) {
+  if (!x.valid()) raise<TypeError>("device_get", "input", "", "is an empty Array handle");
+  if (x.is_tracer()) raise<TracerError>("device_get", "array", to_string(x.aval()), "is a tracer: its values are not known while tracing");
+  if (x.is_deleted()) require_live("device_get", "argument", x);
+  return host_copy(x);
 }
 
 }  // namespace detail

@@ -287,6 +287,12 @@ MemoryAnalysis Executable::memory_analysis(const std::vector<bool>& donated) con
 }
 
 Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& donated) const {
+  if (detail::placement_of(name_, inputs).device.kind == Device::Kind::cuda) {
+    // On a GPU the simplified program runs equation by equation on the eager CUDA kernels: the
+    // planned arena, the fused kernels and donation are CPU-only so far.
+    TraceGuard eager(&EvalTrace::instance());
+    return detail::eval_program(program_, inputs);
+  }
   if (fused_ && debug_nans()) {
     // jax_debug_nans names the primitive that made the NaN: run the unfused program, step by step.
     auto unfused = derived("unfused", [&] { return std::make_shared<const Executable>(program_, name_, false); });

@@ -1,6 +1,8 @@
 // The stock checks, elementwise rules, kernels and sample inputs shared by primitive files.
 #include "common.hpp"
 
+#include "canopy/kernels/cuda.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -71,6 +73,21 @@ void eval_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span
                        mutable_data(out[0]), out[0].shape());
 }
 
+void cuda_unary(kernels::cpu::UnaryOp op, std::span<const Array> in, std::span<Array> out) {
+  // is_finite's output is bool; the kernel reads the op and writes the right width.
+  kernels::cuda::unary(op, in[0].dtype(), cdata(in[0]), mutable_data(out[0]), in[0].size(), gpu_of(out[0]));
+}
+
+void cuda_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span<Array> out) {
+  kernels::cuda::binary(op, in[0].dtype(), cdata(in[0]), in[0].shape(), cdata(in[1]), in[1].shape(),
+                        mutable_data(out[0]), out[0].shape(), gpu_of(out[0]));
+}
+
+void cuda_copy_bytes(std::span<const Array> in, std::span<Array> out) {
+  kernels::cuda::copy_device(cdata(in[0]), gpu_of(in[0]), mutable_data(out[0]), gpu_of(out[0]),
+                             static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
+}
+
 Array permuted_copy(const Array& x, const std::vector<int>& perm) {
   bool identity = true;
   for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int>(i);
@@ -81,7 +98,11 @@ Array permuted_copy(const Array& x, const std::vector<int>& perm) {
     out_shape.push_back(x.shape()[static_cast<std::size_t>(p)]);
   }
   Array y = make_concrete({x.dtype(), out_shape, x.weak_type()}, x.device());
-  kernels::cpu::strided_copy(itemsize(x.dtype()), cdata(x), pst, out_shape, mutable_data(y));
+  if (on_gpu(x))
+    kernels::cuda::copy_strided(itemsize(x.dtype()), cdata(x), pst, out_shape, mutable_data(y),
+                                contiguous_strides(out_shape), gpu_of(x));
+  else
+    kernels::cpu::strided_copy(itemsize(x.dtype()), cdata(x), pst, out_shape, mutable_data(y));
   return y;
 }
 
@@ -90,7 +111,11 @@ Array broadcast_copy(const Array& x, const Shape& shape) {
   Shape zero;
   zero.resize(shape.size(), 0);
   Array y = make_concrete({x.dtype(), shape, x.weak_type()}, x.device());
-  kernels::cpu::strided_copy(itemsize(x.dtype()), cdata(x), zero, shape, mutable_data(y));
+  if (on_gpu(x))
+    kernels::cuda::copy_strided(itemsize(x.dtype()), cdata(x), zero, shape, mutable_data(y), contiguous_strides(shape),
+                                gpu_of(x));
+  else
+    kernels::cpu::strided_copy(itemsize(x.dtype()), cdata(x), zero, shape, mutable_data(y));
   return y;
 }
 
@@ -132,11 +157,20 @@ Aval reduce_aval(std::string_view prim, const Aval& a, const std::vector<int>& a
   return out;
 }
 
-void eval_reduce(kernels::cpu::ReduceOp op, std::span<const Array> in, std::span<Array> out, const std::vector<int>& axes) {
+std::vector<int> sorted_axes(const std::vector<int>& axes, std::size_t rank) {
   std::vector<int> ax;
-  for (int a : axes) ax.push_back(a < 0 ? a + static_cast<int>(in[0].ndim()) : a);
+  for (int a : axes) ax.push_back(a < 0 ? a + static_cast<int>(rank) : a);
   std::sort(ax.begin(), ax.end());
-  kernels::cpu::reduce(op, in[0].dtype(), cdata(in[0]), in[0].shape(), ax, mutable_data(out[0]));
+  return ax;
+}
+
+void eval_reduce(kernels::cpu::ReduceOp op, std::span<const Array> in, std::span<Array> out, const std::vector<int>& axes) {
+  kernels::cpu::reduce(op, in[0].dtype(), cdata(in[0]), in[0].shape(), sorted_axes(axes, in[0].ndim()), mutable_data(out[0]));
+}
+
+void cuda_reduce(kernels::cpu::ReduceOp op, std::span<const Array> in, std::span<Array> out, const std::vector<int>& axes) {
+  kernels::cuda::reduce(op, in[0].dtype(), cdata(in[0]), in[0].shape(), sorted_axes(axes, in[0].ndim()),
+                        mutable_data(out[0]), gpu_of(out[0]));
 }
 
 }  // namespace canopy::detail

@@ -10,6 +10,7 @@
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/cuda.hpp"
 #include "canopy/numpy.hpp"
 #include "canopy/ops.hpp"
 
@@ -33,9 +34,17 @@ Aval binary_aval(std::string_view prim, std::span<const Aval> avals, unsigned k,
 /// Stock eager kernels.
 void eval_unary(kernels::cpu::UnaryOp op, std::span<const Array> in, std::span<Array> out);
 void eval_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span<Array> out);
+/// Their counterparts on cuda:k (the GPU of out[0]; the inputs are in its memory).
+void cuda_unary(kernels::cpu::UnaryOp op, std::span<const Array> in, std::span<Array> out);
+void cuda_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span<Array> out);
+/// The GPU index of an array on cuda:k.
+inline int gpu_of(const Array& x) { return x.impl()->device.index; }
+/// out[0] = in[0]'s bytes, on its GPU (reshape, bitcast, stop_gradient).
+void cuda_copy_bytes(std::span<const Array> in, std::span<Array> out);
 
-/// Kernel-level helpers for eval_cpu bodies: they never dispatch, so a kernel behaves the same
-/// whichever trace is current when it runs.
+
+/// Kernel-level helpers for eval_cpu and eval_cuda bodies: they never dispatch, so a kernel behaves
+/// the same whichever trace is current when it runs; they copy on x's device.
 /// x with axes permuted (x itself for the identity permutation).
 Array permuted_copy(const Array& x, const std::vector<int>& perm);
 /// x (scalar or already of `shape`) broadcast to `shape`.
@@ -114,8 +123,11 @@ std::vector<Sample<Params>> binary_samples(unsigned k, double lo, double hi, Par
 namespace canopy::detail {
 /// Stock abstract_eval of reduce_*: axes in range and distinct, reduced dims dropped.
 Aval reduce_aval(std::string_view prim, const Aval& a, const std::vector<int>& axes, unsigned k);
-/// Stock reduction kernel.
+/// Stock reduction kernel, and its counterpart on cuda:k.
 void eval_reduce(kernels::cpu::ReduceOp op, std::span<const Array> in, std::span<Array> out, const std::vector<int>& axes);
+void cuda_reduce(kernels::cpu::ReduceOp op, std::span<const Array> in, std::span<Array> out, const std::vector<int>& axes);
+/// The axes of a reduction made non-negative and sorted.
+std::vector<int> sorted_axes(const std::vector<int>& axes, std::size_t rank);
 /// Samples for reductions: single, multiple, negative and empty-dim axes.
 template <class Params>
 std::vector<Sample<Params>> reduce_samples(unsigned k) {

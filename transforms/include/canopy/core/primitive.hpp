@@ -125,7 +125,7 @@ struct PrimitiveInfo {
   const std::type_info* params_type = nullptr;
   AbstractEvalFn abstract_eval = nullptr;
   KernelFn cpu_kernel = nullptr;   ///< eager kernel on cpu:k
-  KernelFn cuda_kernel = nullptr;  ///< eager kernel on cuda:k (none yet)
+  KernelFn cuda_kernel = nullptr;  ///< eager kernel on cuda:k (from `P::eval_cuda`; null: not on GPUs yet)
   JvpFn jvp = nullptr;
   TransposeFn transpose = nullptr;
   BatchFn batch = nullptr;
@@ -194,6 +194,10 @@ PrimitiveInfo make_info() {
   i.cpu_kernel = [](std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
     P::eval_cpu(in, out, params.get<Params>());
   };
+  if constexpr (requires { &P::eval_cuda; })
+    i.cuda_kernel = [](std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
+      P::eval_cuda(in, out, params.get<Params>());
+    };
   if constexpr (requires { JvpFn{P::jvp}; }) i.jvp = P::jvp;
   else if constexpr (requires { &P::jvp; })
     i.jvp = [](std::span<const Array> primals, std::span<const Array> tangents, const ParamsRef& params) {

@@ -13,6 +13,9 @@ struct Atan2 {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::atan2, in, out);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_binary(kernels::cpu::BinaryOp::atan2, in, out);
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     Array y = atan2(x[0], x[1]);
     Array denom = x[0] * x[0] + x[1] * x[1];

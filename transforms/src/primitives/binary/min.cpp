@@ -13,6 +13,9 @@ struct Min {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::min, in, out);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_binary(kernels::cpu::BinaryOp::min, in, out);
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     // Where x == y the derivative is split evenly between the two (jax's balanced rule).
     Array y = min(x[0], x[1]);

@@ -13,6 +13,9 @@ struct Mul {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::mul, in, out);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_binary(kernels::cpu::BinaryOp::mul, in, out);
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     Array y = x[0] * x[1];
     Array t0 = t[0].valid() ? t[0] * x[1] : Array();

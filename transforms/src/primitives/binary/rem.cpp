@@ -13,6 +13,9 @@ struct Rem {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::rem, in, out);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_binary(kernels::cpu::BinaryOp::rem, in, out);
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     // x - y * trunc(x / y): d/dx = 1, d/dy = -trunc(x / y).
     Array y = rem(x[0], x[1]);

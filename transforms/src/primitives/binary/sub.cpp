@@ -14,6 +14,9 @@ struct Sub {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary(kernels::cpu::BinaryOp::sub, in, out);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_binary(kernels::cpu::BinaryOp::sub, in, out);
+  }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params&) {
     return {primals[0].valid() ? Array() : detail::unbroadcast(ct[0], avals[0]),

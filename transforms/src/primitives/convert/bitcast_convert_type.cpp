@@ -39,6 +39,7 @@ struct BitcastConvertType {
     std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]),
                 static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) { detail::cuda_copy_bytes(in, out); }
   // The trailing axis is the bytes of one element: the batch axis goes in front, out of its way.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return {bind<BitcastConvertType>(detail::batched_at_front(x, bdims), params), {0}};

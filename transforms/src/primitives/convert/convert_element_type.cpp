@@ -18,6 +18,10 @@ struct ConvertElementType {
     kernels::cpu::convert(in[0].dtype(), params.new_dtype, detail::cdata(in[0]), detail::mutable_data(out[0]),
                           in[0].size());
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    kernels::cuda::convert(in[0].dtype(), params.new_dtype, detail::cdata(in[0]), detail::mutable_data(out[0]),
+                           in[0].size(), detail::gpu_of(out[0]));
+  }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params&) {
     (void)primals;

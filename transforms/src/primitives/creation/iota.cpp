@@ -23,6 +23,11 @@ struct Iota {
     kernels::cpu::iota(params.dtype, params.shape, params.dimension < 0 ? params.dimension + rank : params.dimension,
                        detail::mutable_data(out[0]));
   }
+  static void eval_cuda(std::span<const Array>, std::span<Array> out, const Params& params) {
+    const int rank = static_cast<int>(params.shape.size());
+    kernels::cuda::iota(params.dtype, params.shape, params.dimension < 0 ? params.dimension + rank : params.dimension,
+                        detail::mutable_data(out[0]), detail::gpu_of(out[0]));
+  }
   static std::vector<Sample<Params>> samples() {
     return {{{}, {DType::i32, {5}, 0}, "1-D"}, {{}, {DType::f32, {2, 3}, 1}, "2-D minor"},
             {{}, {DType::u32, {3, 0}, 0}, "empty"}};

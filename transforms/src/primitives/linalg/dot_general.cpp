@@ -175,6 +175,22 @@ struct DotGeneral {
     kernels::cpu::matmul(l.dtype(), detail::cdata(lt), detail::cdata(rt), detail::mutable_data(out[0]), s.batch, s.m,
                          s.k, s.n);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    const Array &l = in[0], &r = in[1];
+    const detail::MatmulShape s = matmul_dims(l.shape(), r.shape(), params);
+    // An operand stored as the transposed matmul layout is read in place by cuBLAS; any other
+    // layout is permuted to the plain one first.
+    const std::optional<detail::MatmulShape> d = detail::matmul_in_place(l.shape(), r.shape(), params);
+    if (d) {
+      kernels::cuda::matmul(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(out[0]), d->batch, d->m,
+                            d->k, d->n, d->trans_a, d->trans_b, detail::gpu_of(out[0]));
+      return;
+    }
+    Array lt = detail::permuted_copy(l, layout(l.ndim(), params.lhs_batch, params.lhs_contracting, true));
+    Array rt = detail::permuted_copy(r, layout(r.ndim(), params.rhs_batch, params.rhs_contracting, false));
+    kernels::cuda::matmul(l.dtype(), detail::cdata(lt), detail::cdata(rt), detail::mutable_data(out[0]), s.batch, s.m,
+                          s.k, s.n, false, false, detail::gpu_of(out[0]));
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     Array y = dot_general(x[0], x[1], params);
     Array t0 = t[0].valid() ? dot_general(t[0], x[1], params) : Array();

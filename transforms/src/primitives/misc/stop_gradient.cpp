@@ -12,6 +12,7 @@ struct StopGradient {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]), static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) { detail::cuda_copy_bytes(in, out); }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array>, const Params&) { return {{stop_gradient(x[0])}, {Array()}}; }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<StopGradient>(x, bdims, params);

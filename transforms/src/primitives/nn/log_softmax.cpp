@@ -25,6 +25,11 @@ struct LogSoftmax {
     int axis = detail::normalize_axis(name, params.axis, in[0].ndim(), in[0].aval());
     kernels::cpu::softmax(in[0].dtype(), true, detail::cdata(in[0]), detail::mutable_data(out[0]), in[0].shape(), axis);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    int axis = detail::normalize_axis(name, params.axis, in[0].ndim(), in[0].aval());
+    kernels::cuda::softmax(true, in[0].dtype(), detail::cdata(in[0]), detail::mutable_data(out[0]), in[0].shape(), axis,
+                           detail::gpu_of(out[0]));
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // d log_softmax = t - sum(softmax * t) along the axis.
     Array y = nn::log_softmax(x[0], params.axis);

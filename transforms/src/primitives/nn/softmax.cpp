@@ -21,6 +21,11 @@ struct Softmax {
     int axis = detail::normalize_axis(name, params.axis, in[0].ndim(), in[0].aval());
     kernels::cpu::softmax(in[0].dtype(), false, detail::cdata(in[0]), detail::mutable_data(out[0]), in[0].shape(), axis);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    int axis = detail::normalize_axis(name, params.axis, in[0].ndim(), in[0].aval());
+    kernels::cuda::softmax(false, in[0].dtype(), detail::cdata(in[0]), detail::mutable_data(out[0]), in[0].shape(), axis,
+                           detail::gpu_of(out[0]));
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // d softmax = y * (t - sum(y * t)) along the axis.
     Array y = nn::softmax(x[0], params.axis);

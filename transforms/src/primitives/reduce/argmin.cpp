@@ -15,6 +15,9 @@ struct ArgMin {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     detail::eval_arg<false>(in, out, params);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::cuda_arg<false>(in, out, params);
+  }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     Array front = detail::batch_to_front(x[0], bdims[0]);
     const int rank = static_cast<int>(front.ndim()) - 1;

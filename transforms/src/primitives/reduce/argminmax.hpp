@@ -80,4 +80,19 @@ std::vector<Sample<Params>> arg_samples() {
   return s;
 }
 
+/// eval_arg on cuda:k: i64 indices from the kernel, converted to the index dtype.
+template <bool greater>
+void cuda_arg(std::span<const Array> in, std::span<Array> out, const ArgParams& p) {
+  const Array& x = in[0];
+  const int r = static_cast<int>(x.ndim()), ax = p.axis < 0 ? p.axis + r : p.axis;
+  const int gpu = gpu_of(out[0]);
+  if (p.index_dtype == DType::i64) {
+    kernels::cuda::argminmax(greater, x.dtype(), cdata(x), x.shape(), ax, static_cast<std::int64_t*>(mutable_data(out[0])), gpu);
+    return;
+  }
+  const Array idx = make_concrete({DType::i64, out[0].shape(), false}, out[0].device());
+  kernels::cuda::argminmax(greater, x.dtype(), cdata(x), x.shape(), ax, static_cast<std::int64_t*>(mutable_data(idx)), gpu);
+  kernels::cuda::convert(DType::i64, p.index_dtype, cdata(idx), mutable_data(out[0]), out[0].size(), gpu);
+}
+
 }  // namespace canopy::detail

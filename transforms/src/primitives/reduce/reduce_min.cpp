@@ -14,6 +14,9 @@ struct ReduceMin {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     detail::eval_reduce(kernels::cpu::ReduceOp::min, in, out, params.axes);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::cuda_reduce(kernels::cpu::ReduceOp::min, in, out, params.axes);
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // jax's reduce-chooser rule: the tangent is averaged over the positions attaining the extreme.
     Array y = reduce_min(x[0], params.axes);

@@ -39,6 +39,11 @@ struct ReduceProd {
       }
     });
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    const Array& x = in[0];
+    kernels::cuda::reduce_prod(x.dtype(), detail::cdata(x), x.shape(), detail::sorted_axes(params.axes, x.ndim()),
+                               detail::mutable_data(out[0]), detail::gpu_of(x));
+  }
   // jax's rule: the product taken as a tree of pairwise products, differentiated by the product
   // rule level by level. Exact where elements are zero (no division) and O(n) work.
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {

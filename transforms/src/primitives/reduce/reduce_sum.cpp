@@ -18,6 +18,9 @@ struct ReduceSum {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     detail::eval_reduce(kernels::cpu::ReduceOp::sum, in, out, params.axes);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::cuda_reduce(kernels::cpu::ReduceOp::sum, in, out, params.axes);
+  }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     (void)primals;

@@ -33,6 +33,13 @@ struct SelectN {
     kernels::cpu::select_n(which.dtype(), detail::cdata(which), cases, itemsize(out[0].dtype()),
                            detail::mutable_data(out[0]), out[0].size());
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    Array which = detail::broadcast_copy(in[0], out[0].shape());
+    std::vector<const void*> cases;
+    for (std::size_t i = 1; i < in.size(); ++i) cases.push_back(detail::cdata(in[i]));
+    kernels::cuda::select_n(which.dtype(), detail::cdata(which), cases, itemsize(out[0].dtype()),
+                            detail::mutable_data(out[0]), out[0].size(), detail::gpu_of(out[0]));
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     Arrays cases(x.begin() + 1, x.end()), tangents;
     for (std::size_t i = 1; i < x.size(); ++i) tangents.push_back(detail::instantiate(t[i], x[i].aval()));

@@ -49,31 +49,59 @@ struct Pad {
     }
     return out;
   }
+  /// Where the operand's surviving elements go: from element `src` of the operand (its own
+  /// strides) to element `dst` of the result with strides `dst_strides`, `counts` of them per dim.
+  struct Placement {
+    std::int64_t src = 0, dst = 0;
+    Shape counts, dst_strides;
+    bool empty = false;  ///< nothing of the operand survives: the fill is the result
+  };
+  static Placement placement(const Shape& in_shape, const Shape& out_shape, const Params& params) {
+    Placement p;
+    Shape ist = contiguous_strides(in_shape), ost = contiguous_strides(out_shape);
+    // Paddings are any int64 whose padded size fits (interior may be INT64_MAX over one element):
+    // positions are computed in 128 bits, and only those of copied elements come back to int64.
+    using Wide = __int128;
+    for (std::size_t d = 0; d < in_shape.size(); ++d) {
+      const PadConfig& c = params.padding_config[d];
+      const Wide step = Wide{c.interior} + 1, od = out_shape[d], low = c.low;
+      // Element i lands at low + i * step; keep those with 0 <= position < od.
+      const Wide first = low >= 0 ? 0 : (-low + step - 1) / step;
+      const Wide end = od - low <= 0 ? 0 : std::min<Wide>(in_shape[d], (od - low + step - 1) / step);
+      if (end <= first) {
+        p.empty = true;
+        return p;
+      }
+      p.counts.push_back(static_cast<std::int64_t>(end - first));
+      p.src += static_cast<std::int64_t>(first) * ist[d];
+      p.dst += static_cast<std::int64_t>(low + first * step) * ost[d];
+      // With two or more elements kept, step * ost[d] is below the output's size; with one, unused.
+      p.dst_strides.push_back(end - first > 1 ? static_cast<std::int64_t>(step) * ost[d] : 0);
+    }
+    return p;
+  }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     const Array& a = in[0];
     const std::size_t w = itemsize(a.dtype());
     kernels::cpu::fill(w, detail::cdata(in[1]), detail::mutable_data(out[0]), out[0].size());
-    Shape ist = contiguous_strides(a.shape()), ost = contiguous_strides(out[0].shape()), counts, dst_st;
-    std::int64_t src = 0, dst = 0;
-    // Paddings are any int64 whose padded size fits (interior may be INT64_MAX over one element):
-    // positions are computed in 128 bits, and only those of copied elements come back to int64.
-    using Wide = __int128;
-    for (std::size_t d = 0; d < a.ndim(); ++d) {
-      const PadConfig& c = params.padding_config[d];
-      const Wide step = Wide{c.interior} + 1, od = out[0].shape()[d], low = c.low;
-      // Element i lands at low + i * step; keep those with 0 <= position < od.
-      const Wide first = low >= 0 ? 0 : (-low + step - 1) / step;
-      const Wide end = od - low <= 0 ? 0 : std::min<Wide>(a.shape()[d], (od - low + step - 1) / step);
-      if (end <= first) return;  // nothing of the operand survives: the fill is the result
-      counts.push_back(static_cast<std::int64_t>(end - first));
-      src += static_cast<std::int64_t>(first) * ist[d];
-      dst += static_cast<std::int64_t>(low + first * step) * ost[d];
-      // With two or more elements kept, step * ost[d] is below the output's size; with one, unused.
-      dst_st.push_back(end - first > 1 ? static_cast<std::int64_t>(step) * ost[d] : 0);
-    }
+    const Placement p = placement(a.shape(), out[0].shape(), params);
+    if (p.empty) return;
     const auto sw = static_cast<std::int64_t>(w);
-    kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(a)) + src * sw, ist, counts,
-                               static_cast<char*>(detail::mutable_data(out[0])) + dst * sw, dst_st);
+    kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(a)) + p.src * sw, contiguous_strides(a.shape()),
+                               p.counts, static_cast<char*>(detail::mutable_data(out[0])) + p.dst * sw, p.dst_strides);
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    const Array& a = in[0];
+    const std::size_t w = itemsize(a.dtype());
+    const int gpu = detail::gpu_of(out[0]);
+    // The padding value is a scalar in GPU memory: the fill reads it from a host copy.
+    const Array value = detail::host_copy(in[1]);
+    kernels::cuda::fill(w, detail::cdata(value), detail::mutable_data(out[0]), out[0].size(), gpu);
+    const Placement p = placement(a.shape(), out[0].shape(), params);
+    if (p.empty) return;
+    const auto sw = static_cast<std::int64_t>(w);
+    kernels::cuda::copy_strided(w, static_cast<const char*>(detail::cdata(a)) + p.src * sw, contiguous_strides(a.shape()),
+                                p.counts, static_cast<char*>(detail::mutable_data(out[0])) + p.dst * sw, p.dst_strides, gpu);
   }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {

@@ -13,6 +13,9 @@ struct Abs {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::abs, in, out);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_unary(kernels::cpu::UnaryOp::abs, in, out);
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     // jax's rule: the tangent itself where x >= 0 (so d|x|/dx is 1 at 0, not sign(0) = 0).
     return detail::unary_jvp(x, t, [](const Array& a) { return abs(a); },

@@ -13,6 +13,9 @@ struct Ceil {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::ceil, in, out);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_unary(kernels::cpu::UnaryOp::ceil, in, out);
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array>, const Params&) {
     return detail::zero_jvp(x, [&](const Array& a) { return ceil(a); });
   }

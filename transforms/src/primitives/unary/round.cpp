@@ -17,6 +17,12 @@ struct Round {
                                                                                   : UnaryOp::round_away,
                        in, out);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    using kernels::cpu::UnaryOp;
+    detail::cuda_unary(params.rounding_method == RoundingMethod::to_nearest_even ? UnaryOp::round_even
+                                                                                  : UnaryOp::round_away,
+                       in, out);
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array>, const Params& params) {
     return detail::zero_jvp(x, [&](const Array& a) { return round(a, params.rounding_method); });
   }

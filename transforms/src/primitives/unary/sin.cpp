@@ -13,6 +13,9 @@ struct Sin {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_unary(kernels::cpu::UnaryOp::sin, in, out);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_unary(kernels::cpu::UnaryOp::sin, in, out);
+  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     return detail::unary_jvp(x, t, [](const Array& a) { return sin(a); },
                              [](const Array& a, const Array& y) { (void)a; (void)y; return cos(a); });

@@ -1,0 +1,75 @@
+// The GPU backend's runtime: how many devices there are (none, and why, without a driver or a
+// GPU), one stream per device, and CUDA errors as canopy errors.
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "canopy/error.hpp"
+#include "canopy/kernels/cuda.hpp"
+#include "runtime.hpp"
+
+namespace canopy::kernels::cuda {
+namespace {
+
+struct Devices {
+  int count = 0;
+  std::string reason;
+};
+
+const Devices& devices() {
+  static const Devices d = [] {
+    Devices r;
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();  // the failed query is not an error of later calls
+      r.reason = ::canopy::detail::concat("the CUDA runtime found no usable GPU (", cudaGetErrorString(e), ")");
+      return r;
+    }
+    r.count = n;
+    if (n == 0) r.reason = "the CUDA runtime found no GPU";
+    return r;
+  }();
+  return d;
+}
+
+}  // namespace
+
+bool built() { return true; }
+int device_count() { return devices().count; }
+std::string unavailable_reason() { return devices().reason; }
+
+void synchronize(int device) {
+  detail::check(cudaStreamSynchronize(detail::stream(device)), "cuda::synchronize");
+}
+
+namespace detail {
+
+void check(cudaError_t status, std::string_view api) {
+  if (status == cudaSuccess) return;
+  (void)cudaGetLastError();
+  if (status == cudaErrorMemoryAllocation)
+    ::canopy::detail::raise<ResourceError>(api, "device memory", "", "is exhausted", "use smaller arrays or batches");
+  ::canopy::detail::raise<DeviceError>(api, "CUDA call", "", ::canopy::detail::concat("failed: ", cudaGetErrorName(status), ": ",
+                                                                                  cudaGetErrorString(status)));
+}
+
+void check_launch(std::string_view api) { check(cudaGetLastError(), api); }
+
+cudaStream_t stream(int device) {
+  if (device < 0 || device >= device_count())
+    ::canopy::detail::raise<DeviceError>("cuda", "device", ::canopy::detail::concat("cuda:", device),
+                                         "is not one of this process's GPUs",
+                                         device_count() == 0 ? unavailable_reason() : "");
+  static std::mutex mu;
+  static std::vector<cudaStream_t>* streams = new std::vector<cudaStream_t>(static_cast<std::size_t>(device_count()));
+  check(cudaSetDevice(device), "cudaSetDevice");
+  std::lock_guard lock(mu);
+  cudaStream_t& s = (*streams)[static_cast<std::size_t>(device)];
+  if (!s) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  return s;
+}
+
+}  // namespace detail
+}  // namespace canopy::kernels::cuda

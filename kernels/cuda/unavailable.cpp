@@ -1,0 +1,49 @@
+// The GPU backend's entry points in a build without it (-Dcuda=disabled, or no CUDA toolkit at
+// configure time): there are no cuda:k devices, so transforms never reaches the kernels; the
+// memory calls still answer with a DeviceError rather than fail to link.
+#include "canopy/error.hpp"
+#include "canopy/kernels/cuda.hpp"
+
+namespace canopy::kernels::cuda {
+namespace {
+[[noreturn]] void unavailable(const char* api) {
+  ::canopy::detail::raise<DeviceError>(api, "cuda:k devices", "", "are not available", unavailable_reason());
+}
+}  // namespace
+
+bool built() { return false; }
+int device_count() { return 0; }
+std::string unavailable_reason() {
+  return "this build of canopy has no CUDA backend (the toolkit was not found at configure time, or -Dcuda=disabled)";
+}
+std::shared_ptr<Buffer> allocate(std::size_t, int) { unavailable("allocate"); }
+AllocatorStats allocator_stats(int) { unavailable("allocator_stats"); }
+void empty_cache(int) { unavailable("empty_cache"); }
+void copy_to_device(const void*, void*, std::size_t, int, std::shared_ptr<const void>) { unavailable("device_put"); }
+void copy_to_host(const void*, void*, std::size_t, int) { unavailable("device_get"); }
+void copy_device(const void*, int, void*, int, std::size_t) { unavailable("device_put"); }
+void synchronize(int) { unavailable("synchronize"); }
+void unary(UnaryOp, DType, const void*, void*, std::int64_t, int) { unavailable("unary"); }
+void binary(BinaryOp, DType, const void*, const Shape&, const void*, const Shape&, void*, const Shape&, int) {
+  unavailable("binary");
+}
+void convert(DType, DType, const void*, void*, std::int64_t, int) { unavailable("convert"); }
+void copy_strided(std::size_t, const void*, std::span<const std::int64_t>, const Shape&, void*,
+                  std::span<const std::int64_t>, int) {
+  unavailable("copy_strided");
+}
+void fill(std::size_t, const void*, void*, std::int64_t, int) { unavailable("fill"); }
+void select_n(DType, const void*, std::span<const void* const>, std::size_t, void*, std::int64_t, int) {
+  unavailable("select_n");
+}
+void iota(DType, const Shape&, int, void*, int) { unavailable("iota"); }
+void reduce(ReduceOp, DType, const void*, const Shape&, std::span<const int>, void*, int) { unavailable("reduce"); }
+void reduce_prod(DType, const void*, const Shape&, std::span<const int>, void*, int) { unavailable("reduce_prod"); }
+void argminmax(bool, DType, const void*, const Shape&, int, std::int64_t*, int) { unavailable("argminmax"); }
+void matmul(DType, const void*, const void*, void*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool,
+            int) {
+  unavailable("matmul");
+}
+void softmax(bool, DType, const void*, void*, const Shape&, int, int) { unavailable("softmax"); }
+
+}  // namespace canopy::kernels::cuda

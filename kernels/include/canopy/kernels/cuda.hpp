@@ -1,0 +1,80 @@
+// The GPU backend's kernels and runtime: device memory, transfers and the kernel families the
+// primitives lower to on `cuda:k`. Same shape as cpu.hpp (raw device pointers, shapes, dtypes),
+// plus the device ordinal each call runs on. Every call is asynchronous on the device's one
+// stream (kernels and copies run in the order they were issued); host reads synchronise.
+// In a build without CUDA (meson -Dcuda=disabled, or no toolkit) device_count() is 0 and the
+// rest raise DeviceError: no `cuda:k` array can exist there.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "canopy/dtype.hpp"
+#include "canopy/kernels/buffer.hpp"
+#include "canopy/kernels/cpu.hpp"
+#include "canopy/shape.hpp"
+
+namespace canopy::kernels::cuda {
+
+/// Whether this build has the GPU backend.
+bool built();
+/// CUDA devices this process can use: 0 without the backend, without a driver or without a GPU.
+int device_count();
+/// Why device_count() is 0, for error messages ("this build has no CUDA backend", "no CUDA
+/// driver (libcuda.so.1) is loaded: ...", ...); empty when there are devices.
+std::string unavailable_reason();
+
+/// `bytes` of device memory on `device` from its caching allocator (256-byte aligned; contents
+/// uninitialised). ResourceError when the device has not the memory, even after its cache is freed.
+std::shared_ptr<Buffer> allocate(std::size_t bytes, int device);
+/// Caching-allocator counters of one device.
+AllocatorStats allocator_stats(int device);
+/// Returns the device's cached free blocks to the driver.
+void empty_cache(int device);
+
+/// host -> device, asynchronous: `keep_alive` (the host block's owner) is held until the copy ran.
+void copy_to_device(const void* host, void* dst, std::size_t bytes, int device, std::shared_ptr<const void> keep_alive);
+/// device -> host; returns when the bytes are in `host` (waits for the work before it).
+void copy_to_host(const void* src, void* host, std::size_t bytes, int device);
+/// device -> device, on the same device or between two (peer copy).
+void copy_device(const void* src, int src_device, void* dst, int dst_device, std::size_t bytes);
+/// Waits until everything issued to `device` has run; a kernel's failure surfaces here as DeviceError.
+void synchronize(int device);
+
+// Kernel families (as cpu.hpp's, on `device`).
+using cpu::BinaryOp;
+using cpu::ReduceOp;
+using cpu::UnaryOp;
+
+void unary(UnaryOp op, DType dtype, const void* in, void* out, std::int64_t n, int device);
+void binary(BinaryOp op, DType dtype, const void* a, const Shape& a_shape, const void* b, const Shape& b_shape,
+            void* out, const Shape& out_shape, int device);
+void convert(DType from, DType to, const void* in, void* out, std::int64_t n, int device);
+/// Copies the elements of `shape` from `in` read with element strides in_strides (0 = broadcast,
+/// negative = reversed) to `out` written with out_strides: transposes, broadcasts, slices, rev,
+/// and the placing of pad's and concatenate's operands. At most 8 dims after merging.
+void copy_strided(std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides, const Shape& shape,
+                  void* out, std::span<const std::int64_t> out_strides, int device);
+/// Fills n elements of `itemsize` bytes with the value at host address `value`.
+void fill(std::size_t itemsize, const void* value, void* out, std::int64_t n, int device);
+void select_n(DType which_dtype, const void* which, std::span<const void* const> cases, std::size_t itemsize,
+              void* out, std::int64_t n, int device);
+void iota(DType dtype, const Shape& shape, int dimension, void* out, int device);
+/// Reduces `in` over sorted unique `axes` (sum, max, min; products with `prod`).
+void reduce(ReduceOp op, DType dtype, const void* in, const Shape& shape, std::span<const int> axes, void* out,
+            int device);
+void reduce_prod(DType dtype, const void* in, const Shape& shape, std::span<const int> axes, void* out, int device);
+/// Index (as i64) of the first maximum / minimum along `axis`; a NaN beats every number and the
+/// first NaN wins (XLA's comparator, as the CPU kernel).
+void argminmax(bool max, DType dtype, const void* in, const Shape& shape, int axis, std::int64_t* out, int device);
+/// C[b] = op(A[b]) @ op(B[b]), row-major; f32, f64, bf16 and f16 on cuBLAS (f32 accumulation),
+/// integers as a CUDA kernel. trans_a: A is stored batch x k x m; trans_b: B is batch x n x k.
+void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k,
+            std::int64_t n, bool trans_a, bool trans_b, int device);
+/// softmax / log_softmax of a floating array along `axis` (computed in f64 for log and f64, f32
+/// otherwise, as the CPU loops do).
+void softmax(bool log, DType dtype, const void* in, void* out, const Shape& shape, int axis, int device);
+
+}  // namespace canopy::kernels::cuda

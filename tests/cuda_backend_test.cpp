@@ -1,0 +1,254 @@
+// The GPU backend's host-side logic, checked on any machine: the per-element definitions the
+// CUDA kernels use (kernels/cuda/element_math.hpp, compiled here for the host) against the CPU
+// kernels for every op and dtype; the caching allocator's block cache driven by malloc; and what
+// a program sees where there is no GPU (DeviceError naming the reason, never a crash). The runs
+// on a GPU are tests/gpu/gpu_test.cpp.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <canopy/canopy.hpp>
+#include <canopy/kernels/block_cache.hpp>
+#include <canopy/kernels/cpu.hpp>
+#include <canopy/kernels/cuda.hpp>
+
+#include "../kernels/cuda/element_math.hpp"
+#include "helpers/error_message.hpp"
+
+using namespace canopy;
+namespace math = canopy::kernels::cuda::math;
+using kernels::cpu::BinaryOp;
+using kernels::cpu::UnaryOp;
+
+namespace {
+
+constexpr DType kAllDTypes[] = {DType::bool_, DType::i32, DType::u32, DType::bf16, DType::f32, DType::f64, DType::u8,
+                                DType::i8,    DType::u16, DType::i16, DType::f16,  DType::i64, DType::u64};
+
+// Values that reach every branch: signs, zeros, halves (rounding), large and tiny magnitudes,
+// the integer limits, inf and NaN. Converted to each dtype by the CPU kernel.
+std::vector<double> probe_values() {
+  const double inf = std::numeric_limits<double>::infinity();
+  return {0.0,  -0.0, 1.0,   -1.0,  0.5,    -0.5, 1.5,   2.5,   -2.5,   3.0,     -7.0,   0.3,    -0.7,
+          100., 255., 256.,  -129., 65504., 1e5,  3e9,   -3e9,  1e19,   -1e19,   1e-3,   1e-30,  1e-40,
+          1e300, -1e300, 2.0, 31.0, 64.0,  -4.0, 0.999, -0.999, 12.25, inf,     -inf,   std::nan("")};
+}
+
+std::vector<unsigned char> as_dtype(const std::vector<double>& v, DType d) {
+  std::vector<unsigned char> out(v.size() * itemsize(d));
+  kernels::cpu::convert(DType::f64, d, v.data(), out.data(), static_cast<std::int64_t>(v.size()));
+  return out;
+}
+
+// Element i of two same-dtype buffers agrees: bitwise, or both NaN, or (for floats) within
+// `ulps` units in the last place.
+template <class T>
+bool same(const T& a, const T& b, int ulps) {
+  if (std::memcmp(&a, &b, sizeof(T)) == 0) return true;
+  using C = compute_type_t<T>;
+  if constexpr (std::is_floating_point_v<C>) {
+    const C x = math::load(a), y = math::load(b);
+    if (x != x && y != y) return true;
+    if (ulps == 0 || !std::isfinite(x) || !std::isfinite(y)) return false;
+    const C tol = ulps * std::numeric_limits<C>::epsilon() * std::max<C>(std::fabs(x), std::fabs(y));
+    return std::fabs(x - y) <= tol;
+  }
+  return false;
+}
+
+template <class T>
+std::string show(const T& v) {
+  if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
+  else return std::to_string(static_cast<double>(math::load(v)));
+}
+
+}  // namespace
+
+TEST_CASE("cuda element math: every unary op on every dtype gives the CPU kernel's values") {
+  const std::vector<double> probes = probe_values();
+  const auto n = static_cast<std::int64_t>(probes.size());
+  int checked = 0;
+  for (DType d : kAllDTypes) {
+    visit_dtype(d, [&]<class T>(std::type_identity<T>) {
+      using C = compute_type_t<T>;
+      const std::vector<unsigned char> in = as_dtype(probes, d);
+      const T* x = reinterpret_cast<const T*>(in.data());
+      for (int o = 0; o <= static_cast<int>(UnaryOp::erf_inv); ++o) {
+        const auto op = static_cast<UnaryOp>(o);
+        if (!math::unary_defined<C>(op)) continue;
+        const bool to_bool = op == UnaryOp::is_finite;
+        std::vector<unsigned char> cpu(in.size() + 16);
+        kernels::cpu::unary(op, d, in.data(), cpu.data(), n);
+        // erf_inv's CPU f32 path is a vector loop with its own log1p: within 2 ulp of the scalar one.
+        const int ulps = op == UnaryOp::erf_inv ? 2 : 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+          const C y = math::unary(op, math::load(x[i]));
+          if (to_bool) {
+            const bool want = reinterpret_cast<const bool*>(cpu.data())[i];
+            CHECK_MESSAGE((y != 0) == want, name(d), " is_finite of ", show(x[i]));
+          } else {
+            const T got = math::store<T>(y), want = reinterpret_cast<const T*>(cpu.data())[i];
+            CHECK_MESSAGE(same(got, want, ulps), name(d), " unary op ", o, " of ", show(x[i]), ": ", show(got), " vs CPU ",
+                          show(want));
+          }
+          ++checked;
+        }
+      }
+    });
+  }
+  CHECK(checked > 2000);
+}
+
+TEST_CASE("cuda element math: every binary op on every dtype gives the CPU kernel's values") {
+  const std::vector<double> probes = probe_values();
+  // All pairs of probes: a is repeated, b cycles (n x n elements).
+  std::vector<double> av, bv;
+  for (double a : probes)
+    for (double b : probes) {
+      av.push_back(a);
+      bv.push_back(b);
+    }
+  const Shape s{static_cast<std::int64_t>(av.size())};
+  int checked = 0;
+  for (DType d : kAllDTypes) {
+    visit_dtype(d, [&]<class T>(std::type_identity<T>) {
+      using C = compute_type_t<T>;
+      const std::vector<unsigned char> a = as_dtype(av, d), b = as_dtype(bv, d);
+      const T* x = reinterpret_cast<const T*>(a.data());
+      const T* y = reinterpret_cast<const T*>(b.data());
+      for (int o = 0; o <= static_cast<int>(BinaryOp::logical_xor); ++o) {
+        const auto op = static_cast<BinaryOp>(o);
+        if (!math::binary_defined<C>(op)) continue;
+        std::vector<unsigned char> cpu(a.size() + 16);
+        kernels::cpu::binary(op, d, a.data(), s, b.data(), s, cpu.data(), s);
+        for (std::size_t i = 0; i < av.size(); ++i) {
+          const C u = math::load(x[i]), v = math::load(y[i]);
+          if (math::is_comparison(op)) {
+            const bool want = reinterpret_cast<const bool*>(cpu.data())[i];
+            CHECK_MESSAGE(math::compare(op, u, v) == want, name(d), " compare ", o, " ", show(x[i]), ", ", show(y[i]));
+          } else {
+            const T got = math::store<T>(math::binary(op, u, v)), want = reinterpret_cast<const T*>(cpu.data())[i];
+            CHECK_MESSAGE(same(got, want, 0), name(d), " binary op ", o, " (", show(x[i]), ", ", show(y[i]),
+                          "): ", show(got), " vs CPU ", show(want));
+          }
+          ++checked;
+        }
+      }
+    });
+  }
+  CHECK(checked > 100000);
+}
+
+TEST_CASE("cuda element math: convert between every pair of dtypes as the CPU kernel does") {
+  const std::vector<double> probes = probe_values();
+  const auto n = static_cast<std::int64_t>(probes.size());
+  for (DType from : kAllDTypes) {
+    const std::vector<unsigned char> in = as_dtype(probes, from);
+    for (DType to : kAllDTypes) {
+      std::vector<unsigned char> cpu(static_cast<std::size_t>(n) * itemsize(to));
+      kernels::cpu::convert(from, to, in.data(), cpu.data(), n);
+      visit_dtype(from, [&]<class F>(std::type_identity<F>) {
+        visit_dtype(to, [&]<class T>(std::type_identity<T>) {
+          const F* x = reinterpret_cast<const F*>(in.data());
+          for (std::int64_t i = 0; i < n; ++i) {
+            const T got = math::convert<F, T>(x[i]), want = reinterpret_cast<const T*>(cpu.data())[i];
+            CHECK_MESSAGE(same(got, want, 0), name(from), " -> ", name(to), " of ", show(x[i]), ": ", show(got),
+                          " vs CPU ", show(want));
+          }
+        });
+      });
+    }
+  }
+}
+
+namespace {
+struct FakeDevice {
+  int allocations = 0, releases = 0;
+  std::size_t fail_above = std::numeric_limits<std::size_t>::max();  // raw allocations this large fail
+  std::size_t outstanding = 0, capacity = std::numeric_limits<std::size_t>::max();
+};
+void* fake_allocate(std::size_t bytes, void* ctx) {
+  auto* f = static_cast<FakeDevice*>(ctx);
+  if (bytes > f->fail_above || f->outstanding + bytes > f->capacity) return nullptr;
+  ++f->allocations;
+  f->outstanding += bytes;
+  auto* p = static_cast<std::size_t*>(std::malloc(bytes));
+  *p = bytes;
+  return p;
+}
+void fake_release(void* p, void* ctx) {
+  auto* f = static_cast<FakeDevice*>(ctx);
+  ++f->releases;
+  f->outstanding -= *static_cast<std::size_t*>(p);
+  std::free(p);
+}
+}  // namespace
+
+TEST_CASE("block cache (the device allocator's): reuse by size class, bounded, emptied when memory runs out") {
+  FakeDevice dev;
+  kernels::BlockCache cache(fake_allocate, fake_release, &dev, 1 << 20);
+  std::size_t cb = 0;
+  void* a = cache.acquire(1000, &cb);
+  REQUIRE(a);
+  CHECK(cb >= 1000);
+  CHECK(cb <= 1250);  // quarter-octave classes: at most 25 % over
+  cache.release(a, cb);
+  CHECK(cache.stats().cached_bytes == cb);
+  std::size_t cb2 = 0;
+  void* b = cache.acquire(990, &cb2);  // same class: the freed block comes back, no new allocation
+  CHECK(b == a);
+  CHECK(cb2 == cb);
+  CHECK(dev.allocations == 1);
+  CHECK(cache.stats().hits == 1);
+  CHECK(cache.stats().live_bytes == cb);
+  cache.release(b, cb2);
+
+  SUBCASE("blocks beyond the limit are released at once") {
+    std::size_t big = 0;
+    void* c = cache.acquire(std::size_t{2} << 20, &big);
+    cache.release(c, big);
+    CHECK(dev.releases == 1);
+    CHECK(cache.stats().cached_bytes == cb);
+  }
+  SUBCASE("a failed allocation empties the cache and tries again") {
+    dev.capacity = dev.outstanding + 4000;  // a 4096-byte block fits only once the cached one is gone
+    std::size_t c3 = 0;
+    void* c = cache.acquire(4000, &c3);
+    REQUIRE(c);
+    CHECK(dev.releases == 1);  // the cached 1000-byte block went back first
+    CHECK(cache.stats().cached_bytes == 0);
+    cache.release(c, c3);
+  }
+  SUBCASE("a request the device cannot hold returns null, leaving the cache usable") {
+    dev.fail_above = 1 << 16;
+    std::size_t c4 = 0;
+    CHECK(cache.acquire(1 << 20, &c4) == nullptr);
+    void* c = cache.acquire(100, &c4);
+    CHECK(c != nullptr);
+    cache.release(c, c4);
+  }
+  cache.empty();
+  CHECK(dev.outstanding == 0);
+}
+
+TEST_CASE("without a GPU, cuda devices are absent and every use is a DeviceError naming why") {
+  if (kernels::cuda::device_count() > 0) return;  // a GPU machine runs tests/gpu instead
+  CHECK(devices("cuda").empty());
+  CHECK(devices("gpu").empty());
+  CHECK(devices("cpu") == devices());
+  CHECK_FALSE(gpu_unavailable_reason().empty());
+  CHECK_THROWS_AS(devices("tpu"), DeviceError);
+  const Array x = array({1.0f, 2.0f, 3.0f});
+  const std::string msg = error_message([&] { (void)device_put(x, Device::cuda(0)); });
+  CHECK(msg.find("device_put") != std::string::npos);
+  CHECK(msg.find("cuda:0") != std::string::npos);
+  CHECK(msg.find(gpu_unavailable_reason()) != std::string::npos);
+  const float one = 1;
+  CHECK_THROWS_AS(array_from_data(&one, DType::f32, Shape{1}, Device::cuda(0)), DeviceError);
+  CHECK_THROWS_AS(jit([](const Array& a) { return a * 2.0f; })(device_put(x, Device::cuda(1))), DeviceError);
+}

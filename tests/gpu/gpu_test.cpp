@@ -1,0 +1,158 @@
+// On a GPU: every primitive's cuda kernel against its CPU kernel on the registry's samples,
+// the transformations (grad, vmap, jit and their compositions) on cuda:0 against cpu:0, the
+// transfers and the device allocator. Runs where devices("cuda") is not empty (main.cpp).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <canopy/canopy.hpp>
+#include <canopy/core/primitive.hpp>
+#include <canopy/kernels/cuda.hpp>
+
+using namespace canopy;
+
+namespace {
+
+const Device kGpu = Device::cuda(0);
+
+// Looser for the 16-bit floats and for the functions CUDA's math library rounds differently.
+double tolerance(DType d) {
+  switch (d) {
+    case DType::f64: return 1e-12;
+    case DType::f32: return 2e-6;
+    default: return 1e-2;
+  }
+}
+
+void check_close(const Array& got, const Array& want, const std::string& what) {
+  CAPTURE(what);
+  REQUIRE(to_string(got.aval()) == to_string(want.aval()));
+  CHECK(got.device() == kGpu);
+  const auto g = got.astype(DType::f64).to_vector<double>(), w = want.astype(DType::f64).to_vector<double>();
+  const double tol = tolerance(want.dtype());
+  for (std::size_t e = 0; e < g.size(); ++e) {
+    if (std::isnan(g[e]) && std::isnan(w[e])) continue;
+    if (g[e] == w[e]) continue;
+    CAPTURE(e);
+    CHECK(g[e] == doctest::Approx(w[e]).epsilon(tol).scale(1.0));
+  }
+}
+
+Arrays on_gpu(const Arrays& xs) {
+  Arrays out;
+  for (const Array& x : xs) out.push_back(device_put(x, kGpu));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every primitive with a cuda kernel: GPU results equal CPU results on its samples") {
+  int checked = 0;
+  for (const PrimitiveInfo* p : registered_primitives()) {
+    if (!p->cuda_kernel || p->collective || !p->samples) continue;
+    for (const ErasedSample& s : p->samples()) {
+      if (s.inputs.empty()) continue;  // no operand to place: it runs on the default (CPU) device
+      CAPTURE(std::string(p->name));
+      CAPTURE(s.note);
+      const Arrays want = detail::bind(*p, s.inputs, s.ref());
+      const Arrays got = detail::bind(*p, on_gpu(s.inputs), s.ref());
+      REQUIRE(got.size() == want.size());
+      for (std::size_t o = 0; o < got.size(); ++o) check_close(got[o], want[o], "output " + std::to_string(o));
+      ++checked;
+    }
+  }
+  CHECK(checked > 250);
+}
+
+TEST_CASE("every primitive of the registry has a cuda kernel") {
+  std::string missing;
+  for (const PrimitiveInfo* p : registered_primitives())
+    if (!p->cuda_kernel) missing += std::string(missing.empty() ? "" : ", ") + std::string(p->name);
+  CHECK_MESSAGE(missing.empty(), "no cuda kernel yet: ", missing);
+}
+
+namespace {
+struct Mlp {
+  Array w1, b1, w2, b2;
+};
+Array mlp_loss(const Mlp& p, const Array& x, const Array& y) {
+  const Array h = tanh(matmul(x, p.w1) + p.b1);
+  const Array logits = matmul(h, p.w2) + p.b2;
+  return -mean(sum(nn::log_softmax(logits, -1) * y, -1));
+}
+Mlp init_mlp() {
+  const auto k = random::split(random::key(0), 4);
+  return {random::normal(k[0], {8, 16}) * 0.3f, zeros({16}), random::normal(k[1], {16, 4}) * 0.3f, zeros({4})};
+}
+void check_tree_close(const Mlp& got, const Mlp& want) {
+  check_close(got.w1, want.w1, ".w1");
+  check_close(got.b1, want.b1, ".b1");
+  check_close(got.w2, want.w2, ".w2");
+  check_close(got.b2, want.b2, ".b2");
+}
+}  // namespace
+
+TEST_CASE("grad, vmap, jit and their compositions run on cuda:0 and agree with cpu:0") {
+  const Mlp params = init_mlp();
+  const Array x = random::normal(random::key(1), {32, 8});
+  const Array y = one_hot(random::randint(random::key(2), {32}, 0, 4), 4);
+  const Mlp gp = device_put(params, kGpu);
+  const Array gx = device_put(x, kGpu), gy = device_put(y, kGpu);
+
+  check_close(mlp_loss(gp, gx, gy), mlp_loss(params, x, y), "eager loss");
+  auto g = grad(mlp_loss);
+  check_tree_close(g(gp, gx, gy), g(params, x, y));
+  auto jg = jit(grad(mlp_loss));
+  check_tree_close(jg(gp, gx, gy), jg(params, x, y));
+  check_tree_close(jg(gp, gx, gy), jg(params, x, y));  // the cached trace, run again
+  // Per-example losses: vmap over the batch, inside and outside jit.
+  auto per_example = vmap([&](const Array& xi, const Array& yi) { return mlp_loss(params, xi.reshape({1, 8}), yi.reshape({1, 4})); });
+  check_close(per_example(gx, gy), per_example(x, y), "vmap");
+  check_close(jit(per_example)(gx, gy), per_example(x, y), "jit(vmap)");
+  auto j = jacfwd([](const Array& v) { return tanh(v) * v; });
+  const Array v = slice(x.reshape({-1}), {0}, {5});
+  check_close(j(device_put(v, kGpu)), j(v), "jacfwd");
+}
+
+TEST_CASE("control flow on cuda:0: cond and while_loop read their predicates from the GPU") {
+  const Array x = device_put(array({1.0f, 2.0f, 3.0f}), kGpu);
+  auto f = [](const Array& v) {
+    return cond(sum(v) > 5.0f, [](const Array& a) { return a * 2.0f; }, [](const Array& a) { return a - 1.0f; }, v);
+  };
+  check_close(f(x), array({2.0f, 4.0f, 6.0f}), "cond");
+  check_close(jit(f)(x), array({2.0f, 4.0f, 6.0f}), "jit(cond)");
+  auto loop = [](const Array& v) {
+    return while_loop([](const Array& a) { return sum(a) < 100.0f; }, [](const Array& a) { return a * 2.0f; }, v);
+  };
+  check_close(loop(x), array({16.0f, 32.0f, 48.0f}), "while_loop");
+}
+
+TEST_CASE("transfers: device_put / device_get round trips, uncommitted operands follow, committed ones clash") {
+  const Array h = array({{1.5f, -2.0f}, {3.0f, 4.25f}});
+  const Array g = device_put(h, kGpu);
+  CHECK(g.device() == kGpu);
+  CHECK(g.to_vector<float>() == h.to_vector<float>());
+  CHECK_THROWS_AS((void)g.data<float>(), DeviceError);  // GPU memory is not host-readable
+  const Array back = device_get(g);
+  CHECK(back.device().kind == Device::Kind::cpu);
+  CHECK(back.data<float>()[3] == 4.25f);
+  check_close(g + 1.0f, h + 1.0f, "weak scalar moved to the GPU");
+  check_close(g * h, h * h, "uncommitted host array moved to the GPU");
+  CHECK_THROWS_AS(g + device_put(h, Device::cpu()), DeviceError);
+  for (DType d : {DType::bool_, DType::i8, DType::u16, DType::i64, DType::bf16, DType::f16, DType::f64}) {
+    const Array hd = h.astype(d);
+    CHECK(device_put(hd, kGpu).astype(DType::f64).to_vector<double>() == hd.astype(DType::f64).to_vector<double>());
+  }
+}
+
+TEST_CASE("device memory: freed blocks are reused; an impossible allocation is a ResourceError") {
+  kernels::cuda::synchronize(0);
+  const auto before = kernels::cuda::allocator_stats(0);
+  for (int i = 0; i < 10; ++i) (void)(device_put(zeros({1000}), kGpu) + 1.0f);
+  const auto after = kernels::cuda::allocator_stats(0);
+  CHECK(after.hits > before.hits);
+  CHECK_THROWS_AS((void)device_put(zeros({std::int64_t{1} << 40}, DType::u8), kGpu), ResourceError);
+  (void)(device_put(zeros({4}), kGpu) + 1.0f);  // still usable
+}

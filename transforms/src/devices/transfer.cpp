@@ -1,0 +1,38 @@
+// Moving array buffers between host memory and GPUs: device_put's copies, host reads of GPU
+// arrays, and uncommitted operands following a committed GPU partner.
+#include "../core/array_impl.hpp"
+#include "canopy/devices.hpp"
+#include "canopy/kernels/cuda.hpp"
+
+namespace canopy::detail {
+
+Array host_copy(const Array& x) {
+  if (!on_gpu(x)) return x;
+  const Aval& a = x.impl()->aval;
+  Array h = make_concrete(a, default_device(), "device_get");
+  kernels::cuda::copy_to_host(cdata(x), mutable_data(h), static_cast<std::size_t>(a.size()) * itemsize(a.dtype), x.impl()->device.index);
+  return h;
+}
+
+Array to_device_memory(const Array& x, Device dev, bool committed) {
+  const Device from = x.impl()->device;
+  const bool same_memory = from == dev || (from.kind == Device::Kind::cpu && dev.kind == Device::Kind::cpu);
+  if (same_memory) {
+    auto impl = std::make_shared<ArrayImpl>(*x.impl());
+    impl->device = dev;
+    impl->committed = committed;
+    return Array(std::move(impl));
+  }
+  const Aval& a = x.impl()->aval;
+  const auto bytes = static_cast<std::size_t>(a.size()) * itemsize(a.dtype);
+  Array y = make_concrete(a, dev, "device_put", committed);
+  if (dev.kind == Device::Kind::cpu)
+    kernels::cuda::copy_to_host(cdata(x), mutable_data(y), bytes, from.index);
+  else if (from.kind == Device::Kind::cpu)
+    kernels::cuda::copy_to_device(cdata(x), mutable_data(y), bytes, dev.index, x.impl()->buffer);
+  else
+    kernels::cuda::copy_device(cdata(x), from.index, mutable_data(y), dev.index, bytes);
+  return y;
+}
+
+}  // namespace canopy::detail
