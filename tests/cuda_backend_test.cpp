@@ -252,3 +252,106 @@ TEST_CASE("without a GPU, cuda devices are absent and every use is a DeviceError
   CHECK_THROWS_AS(array_from_data(&one, DType::f32, Shape{1}, Device::cuda(0)), DeviceError);
   CHECK_THROWS_AS(jit([](const Array& a) { return a * 2.0f; })(device_put(x, Device::cuda(1))), DeviceError);
 }
+
+#include "../kernels/cuda/fused_math.hpp"
+
+namespace {
+
+using kernels::cpu::FusedInput;
+using kernels::cpu::FusedProgram;
+using kernels::cpu::FusedStep;
+
+// Runs `prog` over n elements on the CPU's fused kernel and through fused_element on the host,
+// and compares every output element (bitwise for bools, `rel` relative error for floats).
+void check_fused_same(FusedProgram prog, const std::vector<const void*>& in, std::int64_t n, double rel,
+                      const std::string& what) {
+  CAPTURE(what);
+  prog.elements = n;
+  kernels::cpu::plan_direct_outputs(prog);
+  REQUIRE(kernels::cuda::fused_view_supported(prog));
+  std::vector<std::vector<float>> cpu(prog.outputs.size(), std::vector<float>(static_cast<std::size_t>(n))),
+      gpu = cpu;
+  std::vector<void*> cpu_out, gpu_out;
+  for (auto& v : cpu) cpu_out.push_back(v.data());
+  for (auto& v : gpu) gpu_out.push_back(v.data());
+  kernels::cpu::fused_elementwise(prog, in, cpu_out, n);
+  const kernels::cuda::FusedView view = kernels::cuda::fused_view(prog);
+  for (std::int64_t i = 0; i < n; ++i) kernels::cuda::fused_element(view, in.data(), gpu_out.data(), i);
+  for (std::size_t o = 0; o < prog.outputs.size(); ++o) {
+    const bool is_bool = prog.outputs[o].dtype == DType::bool_;
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (is_bool) {
+        CHECK(reinterpret_cast<const bool*>(gpu[o].data())[i] == reinterpret_cast<const bool*>(cpu[o].data())[i]);
+        continue;
+      }
+      const float g = gpu[o][static_cast<std::size_t>(i)], c = cpu[o][static_cast<std::size_t>(i)];
+      if (std::isnan(g) && std::isnan(c)) continue;
+      if (g == c) continue;
+      CAPTURE(i);
+      CHECK(std::fabs(g - c) <= rel * std::fabs(c) + 1e-37);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cuda fused kernel: each element of a fused program as the CPU's fused kernel computes it") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x{-3.5f, -1.0f, -0.25f, -0.0f, 0.0f, 0.3f, 0.999f, 1.0f, 2.5f, 7.0f, 88.0f, -88.0f, inf, -inf, nan, 1e-20f};
+  std::vector<float> row{0.5f, -2.0f, 3.0f, 0.0f};  // read as x's trailing row (16 = 4 x 4)
+  const float scalar_v = 1.5f;
+  std::vector<unsigned char> mask{1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 0};
+  const auto n = static_cast<std::int64_t>(x.size());
+  const FusedInput full{FusedInput::Mode::full, DType::f32, n}, rowin{FusedInput::Mode::row, DType::f32, 4},
+      scal{FusedInput::Mode::scalar, DType::f32, 1}, boolin{FusedInput::Mode::full, DType::bool_, n};
+
+  for (int o = 0; o <= static_cast<int>(UnaryOp::erf_inv); ++o) {
+    const auto op = static_cast<UnaryOp>(o);
+    if (!kernels::cpu::fused_unary_supported(static_cast<std::uint8_t>(o)) || op == UnaryOp::logical_not) continue;
+    FusedProgram p;
+    p.inputs = {full};
+    p.steps = {{FusedStep::Kind::load, 0, 0}, {FusedStep::Kind::unary, static_cast<std::uint8_t>(o), 0}};
+    p.outputs = {{1, op == UnaryOp::is_finite ? DType::bool_ : DType::f32}};
+    // The CPU's fused kernel uses vector math (and XLA's rational tanh): a few ulp from CUDA's.
+    check_fused_same(p, {x.data()}, n, 2e-6, "unary " + std::to_string(o));
+  }
+  for (int o = 0; o <= static_cast<int>(BinaryOp::ge); ++o) {
+    const auto op = static_cast<BinaryOp>(o);
+    FusedProgram p;
+    p.inputs = {full, rowin, scal};
+    p.steps = {{FusedStep::Kind::load, 0, 0},
+               {FusedStep::Kind::load, 0, 1},
+               {FusedStep::Kind::load, 0, 2},
+               {FusedStep::Kind::binary, static_cast<std::uint8_t>(o), 0, 1},
+               {FusedStep::Kind::binary, static_cast<std::uint8_t>(o), 2, 0}};
+    const DType out = math::is_comparison(op) ? DType::bool_ : DType::f32;
+    p.outputs = {{3, out}, {4, out}};
+    check_fused_same(p, {x.data(), row.data(), &scalar_v}, n, op == BinaryOp::pow || op == BinaryOp::atan2 ? 2e-6 : 0,
+                     "binary " + std::to_string(o));
+  }
+  // A chain with bools: masks, comparisons, logical ops, select, to_bool, several outputs.
+  FusedProgram p;
+  p.inputs = {full, rowin, scal, boolin};
+  using K = FusedStep::Kind;
+  auto u = [](UnaryOp op) { return static_cast<std::uint8_t>(op); };
+  auto b = [](BinaryOp op) { return static_cast<std::uint8_t>(op); };
+  p.steps = {{K::load, 0, 0},                            // 0 x
+             {K::load, 0, 1},                            // 1 row
+             {K::load, 0, 2},                            // 2 s
+             {K::load, 0, 3},                            // 3 mask
+             {K::binary, b(BinaryOp::mul), 0, 1},        // 4 x * row
+             {K::unary, u(UnaryOp::tanh), 4},            // 5
+             {K::binary, b(BinaryOp::add), 5, 2},        // 6
+             {K::binary, b(BinaryOp::max), 6, 0},        // 7
+             {K::binary, b(BinaryOp::gt), 7, 2},         // 8 bool
+             {K::select, 0, 3, 7, 6},                    // 9 mask ? r6 : r7
+             {K::to_bool, 0, 6},                         // 10 bool
+             {K::binary, b(BinaryOp::logical_and), 8, 10},  // 11
+             {K::binary, b(BinaryOp::logical_or), 11, 3},   // 12
+             {K::binary, b(BinaryOp::logical_xor), 12, 8},  // 13
+             {K::unary, u(UnaryOp::logical_not), 13},       // 14
+             {K::unary, u(UnaryOp::exp), 9},                // 15
+             {K::unary, u(UnaryOp::is_finite), 15}};        // 16
+  p.outputs = {{9, DType::f32}, {14, DType::bool_}, {15, DType::f32}, {16, DType::bool_}, {12, DType::bool_}};
+  check_fused_same(p, {x.data(), row.data(), &scalar_v, mask.data()}, n, 2e-6, "chain");
+}

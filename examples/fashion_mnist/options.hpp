@@ -25,6 +25,7 @@ struct Options {
   std::int64_t test_limit = 0;    // evaluate on only the first N test examples (0: all)
   std::uint32_t seed = 0;
   bool eager = false;             // run the step without jit (for comparison)
+  std::string device = "cpu";     // cpu, or cuda / cuda:k: where the state and the batches live
   bool progress = true;           // the progress bar on stderr
   int keep_checkpoints = 3;
 };
@@ -44,6 +45,7 @@ inline void print_usage(std::ostream& os) {
      << "  --test-limit N      evaluate on the first N test examples only (all)\n"
      << "  --seed N            PRNG seed for init, dropout-free steps and shuffling (" << d.seed << ")\n"
      << "  --eager             run the step without jit\n"
+     << "  --device cpu|cuda   where training runs: cpu, or a GPU (cuda, cuda:1) (" << d.device << ")\n"
      << "  --no-progress       no progress bar\n"
      << "  --keep N            checkpoints to keep (" << d.keep_checkpoints << ")\n";
 }
@@ -94,6 +96,7 @@ inline Options parse_options(int argc, char** argv) {
     else if (flag == "--test-limit") o.test_limit = integer(1, 1LL << 40);
     else if (flag == "--seed") o.seed = static_cast<std::uint32_t>(integer(0, 0xffffffffLL));
     else if (flag == "--eager") o.eager = true;
+    else if (flag == "--device") o.device = value();  // checked by canopy::Device::parse in main
     else if (flag == "--no-progress") o.progress = false;
     else if (flag == "--keep") o.keep_checkpoints = static_cast<int>(integer(1, 1000));
     else throw std::invalid_argument("unknown flag '" + std::string(flag) + "' (--help lists them)");

@@ -69,6 +69,11 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 template <class Model>
 int run(const Options& o, const std::string& command_line) {
+  // Where the state and every batch are placed; ops on them run there (a GPU: cuBLAS and the
+  // CUDA kernels). Data loading, checkpoints and metrics stay on the host.
+  const Device device = Device::parse(o.device == "cuda" ? "cuda:0" : o.device);
+  const bool on_gpu = device.kind == Device::Kind::cuda;
+  auto place = [&](const auto& tree) { return on_gpu ? device_put(tree, device) : tree; };
   Data train = first(load_fashion_mnist(o.data, "train"), o.train_limit);
   Data test = first(load_fashion_mnist(o.data, "test"), o.test_limit);
   const std::int64_t steps_per_epoch = num_batches(train.labels.shape(0), o.batch_size);
@@ -96,6 +101,7 @@ int run(const Options& o, const std::string& command_line) {
     throw std::invalid_argument(o.out.string() + " already holds a run (checkpoint at step " + std::to_string(*last) +
                                 "): pass --resume to continue it or --overwrite to start afresh");
   }
+  state = place(state);
   if (state.step.template item<std::int32_t>() >= total_steps) {
     std::cout << "the run is complete: step " << state.step.template item<std::int32_t>() << " of " << total_steps
               << " (pass a larger --epochs to train on)\n";
@@ -156,7 +162,8 @@ int run(const Options& o, const std::string& command_line) {
     Array loss_sum = scalar(0.0f);
     std::int64_t epoch_steps = 0;
     for (std::int64_t i = step % steps_per_epoch; i < epoch_batches.size(); ++i) {  // a resumed run skips what it did
-      auto [next, info] = o.eager ? eager_step(state, epoch_batches[i]) : jitted_step(state, epoch_batches[i]);
+      const Data batch = place(epoch_batches[i]);
+      auto [next, info] = o.eager ? eager_step(state, batch) : jitted_step(state, batch);
       state = std::move(next);
       loss_sum = loss_sum + info.loss;
       ++epoch_steps;
@@ -166,7 +173,7 @@ int run(const Options& o, const std::string& command_line) {
     }
     const double train_seconds = seconds_since(t0);
 
-    EvalSums sums = evaluate([&](const Data& b) { return score(state.params, b); }, batches(test, 1000),
+    EvalSums sums = evaluate([&](const Data& b) { return score(state.params, place(b)); }, batches(test, 1000),
                              EvalSums{scalar(0.0f), scalar(0.0f), scalar(0.0f)});
     const double test_loss = sums.loss_sum.item<float>() / sums.count.item<float>();
     const double accuracy = sums.correct.item<float>() / sums.count.item<float>();
@@ -184,8 +191,9 @@ int run(const Options& o, const std::string& command_line) {
                                 {"train/epoch_seconds", train_seconds},
                                 {"train/steps_per_sec", steps_per_sec}});
     writer.flush();  // the curves' SVG is redrawn at each flush
-    checkpoints.save(step, state);
-    if (best.update(step, accuracy, state)) say("new best test accuracy: checkpoint in " + (o.out / "best").string());
+    const auto host_state = device_get(state);  // checkpoints are written from host memory
+    checkpoints.save(step, host_state);
+    if (best.update(step, accuracy, host_state)) say("new best test accuracy: checkpoint in " + (o.out / "best").string());
   }
   checkpoints.wait();
   best.wait();

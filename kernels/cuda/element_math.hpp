@@ -215,6 +215,38 @@ CANOPY_HD inline C binary(BinaryOp op, C x, C y) {
   }
 }
 
+/// The integer shifts as XLA defines them (shift amounts are unsigned: a negative or too large
+/// one shifts everything out; arithmetic right shifts fill with the top bit, whatever the
+/// signedness), and nextafter. The CPU primitives use these definitions too.
+template <class T>
+CANOPY_HD constexpr T shift_left(T x, T amount) {
+  using U = std::make_unsigned_t<T>;
+  constexpr U bits = sizeof(T) * 8;
+  const U s = static_cast<U>(amount);
+  return static_cast<T>(s >= bits ? U(0) : static_cast<U>(U(x) << s));
+}
+template <class T>
+CANOPY_HD constexpr T shift_right_logical(T x, T amount) {
+  using U = std::make_unsigned_t<T>;
+  constexpr U bits = sizeof(T) * 8;
+  const U s = static_cast<U>(amount);
+  return static_cast<T>(s >= bits ? U(0) : static_cast<U>(U(x) >> s));
+}
+template <class T>
+CANOPY_HD constexpr T shift_right_arithmetic(T x, T amount) {
+  using U = std::make_unsigned_t<T>;
+  constexpr U bits = sizeof(T) * 8;
+  const U s = static_cast<U>(amount);
+  const U fill = (U(x) >> (bits - 1)) ? U(~U(0)) : U(0);
+  if (s >= bits) return static_cast<T>(fill);
+  return static_cast<T>(s == 0 ? U(x) : static_cast<U>((U(x) >> s) | U(fill << (bits - s))));
+}
+template <class C>
+CANOPY_HD inline C next_after(C x, C y) {
+  if constexpr (std::is_same_v<C, float>) return ::nextafterf(x, y);
+  else return ::nextafter(x, y);
+}
+
 /// convert_element_type of one value: float -> integer truncates toward zero and saturates,
 /// NaN -> 0; -> bool is `!= 0`; everything else is the C++ conversion.
 template <class From, class To>

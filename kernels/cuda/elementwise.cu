@@ -17,6 +17,7 @@ namespace {
 
 using detail::blocks_for;
 using detail::kThreads;
+using detail::visit_width;
 
 constexpr int kMaxRank = 8;
 
@@ -39,8 +40,6 @@ __device__ inline void offsets(const Strides& s, std::int64_t i, std::int64_t& o
   }
 }
 
-#define CANOPY_GRID_LOOP(i, n) \
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); i += std::int64_t(gridDim.x) * blockDim.x)
 
 template <class T>
 __global__ void unary_kernel(UnaryOp op, const T* in, void* out, std::int64_t n) {
@@ -60,6 +59,24 @@ __global__ void binary_kernel(BinaryOp op, const T* a, const T* b, void* out, st
     const auto x = math::load(a[oa]), y = math::load(b[ob]);
     if (cmp) static_cast<bool*>(out)[i] = math::compare(op, x, y);
     else static_cast<T*>(out)[i] = math::store<T>(math::binary(op, x, y));
+  }
+}
+
+template <class T>
+__global__ void special_binary_kernel(SpecialBinaryOp op, const T* a, const T* b, T* out, std::int64_t n, Strides s) {
+  CANOPY_GRID_LOOP(i, n) {
+    std::int64_t oa, ob;
+    offsets(s, i, oa, ob);
+    const T x = a[oa], y = b[ob];
+    if constexpr (std::is_floating_point_v<T>) {
+      out[i] = math::next_after(x, y);
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      switch (op) {
+        case SpecialBinaryOp::shift_left: out[i] = math::shift_left(x, y); break;
+        case SpecialBinaryOp::shift_right_logical: out[i] = math::shift_right_logical(x, y); break;
+        default: out[i] = math::shift_right_arithmetic(x, y); break;
+      }
+    }
   }
 }
 
@@ -96,7 +113,6 @@ __global__ void iota_kernel(T* out, std::int64_t n, std::int64_t dim, std::int64
   }
 }
 
-#undef CANOPY_GRID_LOOP
 
 [[noreturn]] void rank_too_large(const char* api, std::size_t rank) {
   ::canopy::detail::raise<DeviceError>(api, "operand", ::canopy::detail::concat("rank ", rank),
@@ -104,15 +120,19 @@ __global__ void iota_kernel(T* out, std::int64_t n, std::int64_t dim, std::int64
                                        "the cuda kernels index at most 8; reshape first");
 }
 
-template <class F>
-void visit_width(std::size_t itemsize, F&& f) {
-  switch (itemsize) {
-    case 1: return f(std::type_identity<std::uint8_t>{});
-    case 2: return f(std::type_identity<std::uint16_t>{});
-    case 4: return f(std::type_identity<std::uint32_t>{});
-    default: return f(std::type_identity<std::uint64_t>{});
+Strides broadcast_strides(const Shape& a_shape, const Shape& b_shape, const Shape& out_shape) {
+  const BroadcastLayout L = collapse_broadcast(a_shape, b_shape, out_shape);
+  if (L.dims.size() > kMaxRank) rank_too_large("binary", L.dims.size());
+  Strides st;
+  st.rank = static_cast<int>(L.dims.size());
+  for (int d = 0; d < st.rank; ++d) {
+    st.dims[d] = L.dims[static_cast<std::size_t>(d)];
+    st.a[d] = L.sa[static_cast<std::size_t>(d)];
+    st.b[d] = L.sb[static_cast<std::size_t>(d)];
   }
+  return st;
 }
+
 
 }  // namespace
 
@@ -129,20 +149,27 @@ void binary(BinaryOp op, DType dtype, const void* a, const Shape& a_shape, const
             void* out, const Shape& out_shape, int device) {
   const std::int64_t n = shape_size(out_shape);
   if (n == 0) return;
-  const BroadcastLayout L = collapse_broadcast(a_shape, b_shape, out_shape);
-  if (L.dims.size() > kMaxRank) rank_too_large("binary", L.dims.size());
-  Strides st;
-  st.rank = static_cast<int>(L.dims.size());
-  for (int d = 0; d < st.rank; ++d) {
-    st.dims[d] = L.dims[static_cast<std::size_t>(d)];
-    st.a[d] = L.sa[static_cast<std::size_t>(d)];
-    st.b[d] = L.sb[static_cast<std::size_t>(d)];
-  }
+  const Strides st = broadcast_strides(a_shape, b_shape, out_shape);
   cudaStream_t s = detail::stream(device);
   visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
     binary_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const T*>(a), static_cast<const T*>(b), out, n, st);
   });
   detail::check_launch("binary");
+}
+
+void special_binary(SpecialBinaryOp op, DType dtype, const void* a, const Shape& a_shape, const void* b,
+                    const Shape& b_shape, void* out, const Shape& out_shape, int device) {
+  const std::int64_t n = shape_size(out_shape);
+  if (n == 0) return;
+  const Strides st = broadcast_strides(a_shape, b_shape, out_shape);
+  cudaStream_t s = detail::stream(device);
+  visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                  (std::is_integral_v<T> && !std::is_same_v<T, bool>))
+      special_binary_kernel<T><<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const T*>(a), static_cast<const T*>(b),
+                                                                   static_cast<T*>(out), n, st);
+  });
+  detail::check_launch("special_binary");
 }
 
 void convert(DType from, DType to, const void* in, void* out, std::int64_t n, int device) {

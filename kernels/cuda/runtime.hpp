@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include <cuda_runtime_api.h>
 
@@ -25,4 +26,21 @@ inline unsigned blocks_for(std::int64_t n) {
   return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 * 16 ? 65535 * 16 : b));
 }
 
+/// Calls f(std::type_identity<W>{}) with the unsigned integer type W of `itemsize` bytes (1, 2, 4
+/// or 8): elements that are only moved travel as such words.
+template <class F>
+void visit_width(std::size_t itemsize, F&& f) {
+  switch (itemsize) {
+    case 1: return f(std::type_identity<std::uint8_t>{});
+    case 2: return f(std::type_identity<std::uint16_t>{});
+    case 4: return f(std::type_identity<std::uint32_t>{});
+    default: return f(std::type_identity<std::uint64_t>{});
+  }
+}
+
 }  // namespace canopy::kernels::cuda::detail
+
+/// A grid-stride loop over [0, n): each thread takes i = its global index, then strides by the
+/// grid's size.
+#define CANOPY_GRID_LOOP(i, n) \
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < (n); i += std::int64_t(gridDim.x) * blockDim.x)

@@ -27,6 +27,9 @@ void unary(UnaryOp, DType, const void*, void*, std::int64_t, int) { unavailable(
 void binary(BinaryOp, DType, const void*, const Shape&, const void*, const Shape&, void*, const Shape&, int) {
   unavailable("binary");
 }
+void special_binary(SpecialBinaryOp, DType, const void*, const Shape&, const void*, const Shape&, void*, const Shape&, int) {
+  unavailable("special_binary");
+}
 void convert(DType, DType, const void*, void*, std::int64_t, int) { unavailable("convert"); }
 void copy_strided(std::size_t, const void*, std::span<const std::int64_t>, const Shape&, void*,
                   std::span<const std::int64_t>, int) {
@@ -43,6 +46,10 @@ void argminmax(bool, DType, const void*, const Shape&, int, std::int64_t*, int) 
 void matmul(DType, const void*, const void*, void*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool,
             int) {
   unavailable("matmul");
+}
+bool fused_supported(const cpu::FusedProgram&) { return false; }
+void fused_elementwise(const cpu::FusedProgram&, std::span<const void* const>, std::span<void* const>, std::int64_t, int) {
+  unavailable("fused_elementwise");
 }
 void softmax(bool, DType, const void*, void*, const Shape&, int, int) { unavailable("softmax"); }
 

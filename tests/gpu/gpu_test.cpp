@@ -156,3 +156,16 @@ TEST_CASE("device memory: freed blocks are reused; an impossible allocation is a
   CHECK_THROWS_AS((void)device_put(zeros({std::int64_t{1} << 40}, DType::u8), kGpu), ResourceError);
   (void)(device_put(zeros({4}), kGpu) + 1.0f);  // still usable
 }
+
+TEST_CASE("jit on cuda:0: elementwise chains fused into one CUDA kernel each give the CPU's values") {
+  auto f = [](const Array& x, const Array& b) {
+    const Array y = tanh(x * 2.0f + b);
+    return where(y > 0.0f, exp(-y * y), y * 0.5f) + sqrt(abs(x));
+  };
+  const Array x = random::normal(random::key(3), {64, 33}), b = random::normal(random::key(4), {33});
+  auto jf = jit(f);
+  check_close(jf(device_put(x, kGpu), device_put(b, kGpu)), jf(x, b), "fused chain");
+  set_elementwise_fusion(false);  // the same program op by op
+  check_close(jit(f)(device_put(x, kGpu), device_put(b, kGpu)), jf(x, b), "unfused");
+  set_elementwise_fusion(true);
+}

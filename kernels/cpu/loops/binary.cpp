@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "../../cuda/element_math.hpp"  // int_pow, shared with the GPU kernels
 #include "../onednn/engine.hpp"
 #include "canopy/kernels/runtime.hpp"
 #include "broadcast_layout.hpp"
@@ -64,18 +65,6 @@ loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
   }, par ? 2 : rows + 1);
 }
 
-template <class C>
-C int_pow(C base, C e) {
-  if constexpr (std::is_signed_v<C>) {
-    if (e < 0) return base == 1 ? 1 : (base == -1 ? ((e & 1) ? -1 : 1) : 0);
-  }
-  using U = wrapping_t<C>;
-  U r = 1, b = static_cast<U>(base);
-  for (auto k = static_cast<U>(e); k; k >>= 1, b *= b)
-    if (k & 1) r *= b;
-  return static_cast<C>(r);
-}
-
 template <class T>
 void binary_typed(BinaryOp op, const T* a, const Shape& as, const T* b, const Shape& bs, void* outv, const Shape& os) {
   using C = compute_t<T>;
@@ -127,7 +116,7 @@ void binary_typed(BinaryOp op, const T* a, const Shape& as, const T* b, const Sh
         });
       case BinaryOp::max: return run([](C x, C y) { return x > y ? x : y; });
       case BinaryOp::min: return run([](C x, C y) { return x < y ? x : y; });
-      case BinaryOp::pow: return run([](C x, C y) { return int_pow(x, y); });
+      case BinaryOp::pow: return run([](C x, C y) { return cuda::math::int_pow(x, y); });
       default: break;
     }
   } else {

@@ -288,10 +288,17 @@ MemoryAnalysis Executable::memory_analysis(const std::vector<bool>& donated) con
 
 Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& donated) const {
   if (detail::placement_of(name_, inputs).device.kind == Device::Kind::cuda) {
-    // On a GPU the simplified program runs equation by equation on the eager CUDA kernels: the
-    // planned arena, the fused kernels and donation are CPU-only so far.
+    // On a GPU the simplified program runs equation by equation, its elementwise chains fused
+    // into one CUDA kernel each; the planned arena, the epilogues and donation are CPU-only so far.
+    // (Unfused with fusion off, and under debug_nans, which names the primitive making a NaN.)
+    const bool fuse = fused_ && !debug_nans();
+    auto gpu = std::static_pointer_cast<const Program>(derived(fuse ? "gpu" : "gpu unfused", [&] {
+      auto q = std::make_shared<Program>(program_);
+      if (fuse) detail::fuse_elementwise_for_gpu(*q);
+      return std::shared_ptr<const void>(std::move(q));
+    }));
     TraceGuard eager(&EvalTrace::instance());
-    return detail::eval_program(program_, inputs);
+    return detail::eval_program(*gpu, inputs);
   }
   if (fused_ && debug_nans()) {
     // jax_debug_nans names the primitive that made the NaN: run the unfused program, step by step.

@@ -1,6 +1,7 @@
 // The stock checks, elementwise rules, kernels and sample inputs shared by primitive files.
 #include "common.hpp"
 
+#include "canopy/kernels/cpu_indexing.hpp"
 #include "canopy/kernels/cuda.hpp"
 
 #include <algorithm>
@@ -83,6 +84,40 @@ void cuda_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span
                         mutable_data(out[0]), out[0].shape(), gpu_of(out[0]));
 }
 
+void cuda_special_binary(kernels::cuda::SpecialBinaryOp op, std::span<const Array> in, std::span<Array> out) {
+  kernels::cuda::special_binary(op, in[0].dtype(), cdata(in[0]), in[0].shape(), cdata(in[1]), in[1].shape(),
+                                mutable_data(out[0]), out[0].shape(), gpu_of(out[0]));
+}
+
+void copy_bytes(const Array& dst, std::size_t dst_offset, const Array& src, std::size_t src_offset, std::size_t bytes) {
+  if (bytes == 0) return;
+  auto* d = static_cast<char*>(mutable_data(dst)) + dst_offset;
+  const auto* s = static_cast<const char*>(cdata(src)) + src_offset;
+  if (!on_gpu(dst) && !on_gpu(src)) std::memcpy(d, s, bytes);
+  else if (on_gpu(dst) && on_gpu(src)) kernels::cuda::copy_device(s, gpu_of(src), d, gpu_of(dst), bytes);
+  else if (on_gpu(dst)) kernels::cuda::copy_to_device(s, d, bytes, gpu_of(dst), src.impl()->buffer);
+  else kernels::cuda::copy_to_host(s, d, bytes, gpu_of(src));
+}
+
+void strided_copy(const Array& out, std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
+                  const Shape& shape) {
+  if (on_gpu(out))
+    kernels::cuda::copy_strided(itemsize, in, in_strides, shape, mutable_data(out), contiguous_strides(shape), gpu_of(out));
+  else
+    kernels::cpu::strided_copy(itemsize, in, in_strides, shape, mutable_data(out));
+}
+
+void copy_strided(const Array& out, std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
+                  const Shape& shape, void* out_data, std::span<const std::int64_t> out_strides) {
+  if (on_gpu(out)) kernels::cuda::copy_strided(itemsize, in, in_strides, shape, out_data, out_strides, gpu_of(out));
+  else kernels::cpu::copy_strided(itemsize, in, in_strides, shape, out_data, out_strides);
+}
+
+void fill(const Array& out, std::size_t itemsize, const void* value, std::int64_t n) {
+  if (on_gpu(out)) kernels::cuda::fill(itemsize, value, mutable_data(out), n, gpu_of(out));
+  else kernels::cpu::fill(itemsize, value, mutable_data(out), n);
+}
+
 void cuda_copy_bytes(std::span<const Array> in, std::span<Array> out) {
   kernels::cuda::copy_device(cdata(in[0]), gpu_of(in[0]), mutable_data(out[0]), gpu_of(out[0]),
                              static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
@@ -98,11 +133,7 @@ Array permuted_copy(const Array& x, const std::vector<int>& perm) {
     out_shape.push_back(x.shape()[static_cast<std::size_t>(p)]);
   }
   Array y = make_concrete({x.dtype(), out_shape, x.weak_type()}, x.device());
-  if (on_gpu(x))
-    kernels::cuda::copy_strided(itemsize(x.dtype()), cdata(x), pst, out_shape, mutable_data(y),
-                                contiguous_strides(out_shape), gpu_of(x));
-  else
-    kernels::cpu::strided_copy(itemsize(x.dtype()), cdata(x), pst, out_shape, mutable_data(y));
+  strided_copy(y, itemsize(x.dtype()), cdata(x), pst, out_shape);
   return y;
 }
 
@@ -111,11 +142,7 @@ Array broadcast_copy(const Array& x, const Shape& shape) {
   Shape zero;
   zero.resize(shape.size(), 0);
   Array y = make_concrete({x.dtype(), shape, x.weak_type()}, x.device());
-  if (on_gpu(x))
-    kernels::cuda::copy_strided(itemsize(x.dtype()), cdata(x), zero, shape, mutable_data(y), contiguous_strides(shape),
-                                gpu_of(x));
-  else
-    kernels::cpu::strided_copy(itemsize(x.dtype()), cdata(x), zero, shape, mutable_data(y));
+  strided_copy(y, itemsize(x.dtype()), cdata(x), zero, shape);
   return y;
 }
 

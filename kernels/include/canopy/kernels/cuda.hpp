@@ -14,6 +14,7 @@
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/buffer.hpp"
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/fused.hpp"
 #include "canopy/shape.hpp"
 
 namespace canopy::kernels::cuda {
@@ -51,6 +52,10 @@ using cpu::UnaryOp;
 void unary(UnaryOp op, DType dtype, const void* in, void* out, std::int64_t n, int device);
 void binary(BinaryOp op, DType dtype, const void* a, const Shape& a_shape, const void* b, const Shape& b_shape,
             void* out, const Shape& out_shape, int device);
+/// The binary ops outside cpu::BinaryOp: integer shifts and nextafter (with broadcasting).
+enum class SpecialBinaryOp : std::uint8_t { shift_left, shift_right_logical, shift_right_arithmetic, next_after };
+void special_binary(SpecialBinaryOp op, DType dtype, const void* a, const Shape& a_shape, const void* b,
+                    const Shape& b_shape, void* out, const Shape& out_shape, int device);
 void convert(DType from, DType to, const void* in, void* out, std::int64_t n, int device);
 /// Copies the elements of `shape` from `in` read with element strides in_strides (0 = broadcast,
 /// negative = reversed) to `out` written with out_strides: transposes, broadcasts, slices, rev,
@@ -73,6 +78,12 @@ void argminmax(bool max, DType dtype, const void* in, const Shape& shape, int ax
 /// integers as a CUDA kernel. trans_a: A is stored batch x k x m; trans_b: B is batch x n x k.
 void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k,
             std::int64_t n, bool trans_a, bool trans_b, int device);
+/// Whether fused_elementwise runs `program` (no random streams, row steps or sums; bounded size).
+bool fused_supported(const cpu::FusedProgram& program);
+/// jit's fused elementwise program over n elements (as cpu::fused_elementwise): in[k] input k's
+/// data, out[k] output k's. DeviceError for a program fused_supported rejects.
+void fused_elementwise(const cpu::FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
+                       std::int64_t n, int device);
 /// softmax / log_softmax of a floating array along `axis` (computed in f64 for log and f64, f32
 /// otherwise, as the CPU loops do).
 void softmax(bool log, DType dtype, const void* in, void* out, const Shape& shape, int axis, int device);

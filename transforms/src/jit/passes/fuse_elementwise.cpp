@@ -14,6 +14,7 @@
 #include "../../core/array_impl.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/cuda.hpp"
 #include "canopy/kernels/fused.hpp"
 #include "passes.hpp"
 
@@ -48,10 +49,11 @@ std::optional<FusedInput::Mode> read_mode(const Shape& in, const Shape& out) {
   return FusedInput::Mode::row;
 }
 
-/// Whether equation e can be a member of a fused group.
-bool fusible(const Program& p, const Eqn& e) {
+/// Whether equation e can be a member of a fused group (of a GPU program: `gpu`).
+bool fusible(const Program& p, const Eqn& e, bool gpu) {
   const Lowering& l = e.prim->lowering;
   if (l.kind == Kind::opaque || e.out.size() != 1) return false;
+  if (gpu && (l.kind == Kind::uniform01 || l.kind == Kind::log_softmax)) return false;
   if (e.prim->lowering_applies && !e.prim->lowering_applies(e.params_ref())) return false;
   const Aval& out = p.var_avals[e.out[0]];
   if (!is_value_dtype(out.dtype) || out.size() == 0) return false;
@@ -233,17 +235,23 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
   return fused;
 }
 
+template <bool gpu>
 void run_fused(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
   const FusedProgram& prog = *params.get<FusedParams>().program;
   std::vector<const void*> src;
   std::vector<void*> dst;
   for (const Array& a : in) src.push_back(cdata(a));
   for (const Array& a : out) dst.push_back(mutable_data(a));
-  kernels::cpu::fused_elementwise(prog, src, dst, prog.elements);
+  if constexpr (gpu) kernels::cuda::fused_elementwise(prog, src, dst, prog.elements, out[0].device().index);
+  else kernels::cpu::fused_elementwise(prog, src, dst, prog.elements);
 }
 
 const PrimitiveInfo& fused_primitive() {
-  static const PrimitiveInfo info = pass_primitive<FusedParams>("fused_elementwise", run_fused);
+  static const PrimitiveInfo info = [] {
+    PrimitiveInfo i = pass_primitive<FusedParams>("fused_elementwise", run_fused<false>);
+    i.cuda_kernel = run_fused<true>;
+    return i;
+  }();
   return info;
 }
 
@@ -251,7 +259,7 @@ const PrimitiveInfo& fused_primitive() {
 
 bool is_fused_elementwise(const PrimitiveInfo& prim) { return &prim == &fused_primitive(); }
 
-void fuse_elementwise(Program& p) {
+void fuse_groups(Program& p, bool gpu) {
   const std::size_t n = p.eqns.size();
   std::vector<Group> groups;
   std::vector<int> group_of_eqn(n, -1);
@@ -261,7 +269,7 @@ void fuse_elementwise(Program& p) {
   for (std::size_t k = 0; k < n; ++k) {
     const Eqn& e = p.eqns[k];
     int mine = -1;
-    if (fusible(p, e)) {
+    if (fusible(p, e, gpu)) {
       const Shape& shape = p.var_avals[e.out[0]].shape;
       // A kernel's row steps and row sums share one row length (its tiles hold whole rows).
       std::int64_t row = e.prim->lowering.kind == Kind::log_softmax ? shape.back() : 0;
@@ -293,7 +301,7 @@ void fuse_elementwise(Program& p) {
     // A sum of an open group's value becomes one of its outputs, computed as the kernel goes.
     // The group then runs where the sum stood, so no member may join after it; more sums may,
     // until something outside reads one of its values or sums.
-    if (mine < 0 && e.in.size() == 1 && e.in[0].is_var() && group_of_var[e.in[0].index] >= 0 &&
+    if (!gpu && mine < 0 && e.in.size() == 1 && e.in[0].is_var() && group_of_var[e.in[0].index] >= 0 &&
         !summed[static_cast<std::size_t>(e.in[0].index)]) {  // a member's value, not another sum
       const int g = find(groups, group_of_var[e.in[0].index]);
       Group& G = groups[static_cast<std::size_t>(g)];
@@ -342,7 +350,14 @@ void fuse_elementwise(Program& p) {
     std::sort(members.begin(), members.end());
     if (k == members.back()) out.push_back(build_fused(p, members, escapes, sums));
   }
+  // A group larger than the GPU kernel holds leaves the whole program unfused there.
+  if (gpu)
+    for (const Eqn& e : out)
+      if (is_fused_elementwise(*e.prim) && !kernels::cuda::fused_supported(*e.params_ref().get<FusedParams>().program)) return;
   p.eqns = std::move(out);
 }
+
+void fuse_elementwise(Program& p) { fuse_groups(p, false); }
+void fuse_elementwise_for_gpu(Program& p) { fuse_groups(p, true); }
 
 }  // namespace canopy::detail

@@ -62,6 +62,9 @@ bool epilogue_reads_in_place(const PrimitiveInfo& prim, const ParamsRef& params,
 /// output of that kernel (the group takes no members after it).
 /// The result is for running, not for transformations (fused_elementwise has no jvp or batch rule).
 void fuse_elementwise(Program& p);
+/// The same for programs that run on a GPU: groups of plain elementwise steps only (no random
+/// streams, row steps or sums, which the GPU kernel has not), each run by one CUDA kernel.
+void fuse_elementwise_for_gpu(Program& p);
 /// Whether `prim` is the equation fuse_elementwise makes (its kernel reads each element of every
 /// input before writing the results' element, so a result may take an input's bytes).
 bool is_fused_elementwise(const PrimitiveInfo& prim);

@@ -2,6 +2,7 @@
 // the direction of y): rules, kernel, samples, op. truncated_normal clamps with it.
 #include <cmath>
 
+#include "../../../../kernels/cuda/element_math.hpp"  // nextafter, shared with the GPU kernel
 #include "../rules.hpp"
 #include "elementwise_loop.hpp"
 
@@ -18,7 +19,10 @@ struct Nextafter {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     // std::nextafter works on the representation, so flush-to-zero does not affect it.
-    detail::eval_binary_loop<float, double>(in, out, []<class T>(T x, T y) { return std::nextafter(x, y); });
+    detail::eval_binary_loop<float, double>(in, out, []<class T>(T x, T y) { return kernels::cuda::math::next_after(x, y); });
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_special_binary(kernels::cuda::SpecialBinaryOp::next_after, in, out);
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<Nextafter>(x, bdims, params);

@@ -1,5 +1,6 @@
 // Everything canopy knows about the `shift_left` primitive (lax.shift_left: bits shifted left; amounts outside [0, bits) give 0): rules, kernel, samples, op.
 // As in XLA, the amount is read as unsigned, so negative amounts are out of range too.
+#include "../../../../kernels/cuda/element_math.hpp"  // the shift, shared with the GPU kernel
 #include "../rules.hpp"
 #include "elementwise_loop.hpp"
 
@@ -14,11 +15,11 @@ struct ShiftLeft {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary_loop<std::uint8_t, std::int8_t, std::uint16_t, std::int16_t, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t>(in, out, []<class T>(T x, T amount) {
-      using U = std::make_unsigned_t<T>;
-      constexpr U bits = sizeof(T) * 8;
-      const U s = static_cast<U>(amount);  // a negative amount is huge here: it shifts everything out
-      return static_cast<T>(s >= bits ? U(0) : static_cast<U>(U(x) << s));
+      return kernels::cuda::math::shift_left(x, amount);
     });
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_special_binary(kernels::cuda::SpecialBinaryOp::shift_left, in, out);
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<ShiftLeft>(x, bdims, params);

@@ -1,5 +1,6 @@
 // Everything canopy knows about the `shift_right_arithmetic` primitive (lax.shift_right_arithmetic: bits shifted right copying the top bit; amounts outside [0, bits) fill with it): rules, kernel, samples, op.
 // As in XLA, the amount is read as unsigned, so negative amounts are out of range too.
+#include "../../../../kernels/cuda/element_math.hpp"  // the shift, shared with the GPU kernel
 #include "../rules.hpp"
 #include "elementwise_loop.hpp"
 
@@ -14,13 +15,11 @@ struct ShiftRightArithmetic {
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::eval_binary_loop<std::uint8_t, std::int8_t, std::uint16_t, std::int16_t, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t>(in, out, []<class T>(T x, T amount) {
-      using U = std::make_unsigned_t<T>;
-      constexpr U bits = sizeof(T) * 8;
-      const U s = static_cast<U>(amount);
-      const U fill = (U(x) >> (bits - 1)) ? U(~U(0)) : U(0);  // the top bit, whatever the signedness (as XLA)
-      if (s >= bits) return static_cast<T>(fill);
-      return static_cast<T>(s == 0 ? U(x) : static_cast<U>((U(x) >> s) | U(fill << (bits - s))));
+      return kernels::cuda::math::shift_right_arithmetic(x, amount);
     });
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_special_binary(kernels::cuda::SpecialBinaryOp::shift_right_arithmetic, in, out);
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<ShiftRightArithmetic>(x, bdims, params);

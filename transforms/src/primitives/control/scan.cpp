@@ -81,6 +81,7 @@ struct Scan {
     return out;
   }
 
+  // Device-neutral: the body runs wherever its operands are; slices move within that memory.
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     const std::size_t nc = static_cast<std::size_t>(params.num_consts), nk = static_cast<std::size_t>(params.num_carry);
     const std::size_t nx = in.size() - nc - nk, ny = out.size() - nk;
@@ -90,20 +91,21 @@ struct Scan {
       const std::int64_t i = params.reverse ? params.length - 1 - k : k;
       for (std::size_t j = 0; j < nx; ++j) {  // x = xs[i]: one contiguous block
         const Array& xs = in[nc + nk + j];
-        Array x = detail::make_concrete(slice_aval(xs.aval()));
+        Array x = detail::make_concrete(slice_aval(xs.aval()), xs.device());
         const std::size_t bytes = static_cast<std::size_t>(x.size()) * itemsize(x.dtype());
-        if (bytes) std::memcpy(detail::mutable_data(x), static_cast<const char*>(detail::cdata(xs)) + i * bytes, bytes);
+        detail::copy_bytes(x, 0, xs, i * bytes, bytes);
         step[nc + nk + j] = std::move(x);
       }
       Arrays r = params.body->run(step);
       for (std::size_t j = 0; j < nk; ++j) step[nc + j] = r[j];
       for (std::size_t j = 0; j < ny; ++j) {  // ys[i] = y
         const std::size_t bytes = static_cast<std::size_t>(r[nk + j].size()) * itemsize(r[nk + j].dtype());
-        if (bytes) std::memcpy(static_cast<char*>(detail::mutable_data(out[nk + j])) + i * bytes, detail::cdata(r[nk + j]), bytes);
+        detail::copy_bytes(out[nk + j], i * bytes, r[nk + j], 0, bytes);
       }
     }
     for (std::size_t j = 0; j < nk; ++j) out[j] = step[nc + j];
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
 
   static detail::JvpResult jvp(std::span<const Array> primals, std::span<const Array> tangents, const Params& params) {
     const Program& body = params.body->program();

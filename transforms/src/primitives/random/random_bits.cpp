@@ -2,6 +2,7 @@
 // `shape` (u8, u16, u32 or u64: bit widths 8 to 64) per key of a u32[..., 2] key array, in the
 // Params' layout: rules, kernel, samples. The op is canopy::random::bits (random/src/samplers.cpp).
 #include "../rules.hpp"
+#include "canopy/kernels/cuda_random.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -24,6 +25,11 @@ struct RandomBits {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     kernels::cpu::random_bits(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2, params.dtype,
                               detail::mutable_data(out[0]), shape_size(params.shape), params.layout);
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    kernels::cuda::random_bits(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2, params.dtype,
+                               detail::mutable_data(out[0]), shape_size(params.shape), params.layout,
+                               detail::gpu_of(out[0]));
   }
   // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim, and
   // each key draws exactly what it draws alone.

@@ -2,6 +2,7 @@
 // u32[..., 2] key array hashed with the u32 message i (same batch shape): rules, kernel, samples.
 // The op is canopy::random::fold_in (random/src/keys.cpp).
 #include "../rules.hpp"
+#include "canopy/kernels/cuda_random.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -21,6 +22,12 @@ struct RandomFoldIn {
     kernels::cpu::random_fold_in(static_cast<const std::uint32_t*>(detail::cdata(in[0])),
                                  static_cast<const std::uint32_t*>(detail::cdata(in[1])),
                                  static_cast<std::uint32_t*>(detail::mutable_data(out[0])), in[1].size());
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    kernels::cuda::random_fold_in(static_cast<const std::uint32_t*>(detail::cdata(in[0])),
+                                  static_cast<const std::uint32_t*>(detail::cdata(in[1])),
+                                  static_cast<std::uint32_t*>(detail::mutable_data(out[0])), in[1].size(),
+                                  detail::gpu_of(out[0]));
   }
   // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {

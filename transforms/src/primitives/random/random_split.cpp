@@ -2,6 +2,7 @@
 // a u32[..., 2] key array becomes `shape` new keys, laid out as the Params' layout says: rules,
 // kernel, samples. The op is canopy::random::split (random/src/keys.cpp).
 #include "../rules.hpp"
+#include "canopy/kernels/cuda_random.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -21,6 +22,11 @@ struct RandomSplit {
     kernels::cpu::random_split(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
                                static_cast<std::uint32_t*>(detail::mutable_data(out[0])), shape_size(params.shape),
                                params.layout);
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    kernels::cuda::random_split(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
+                                static_cast<std::uint32_t*>(detail::mutable_data(out[0])), shape_size(params.shape),
+                                params.layout, detail::gpu_of(out[0]));
   }
   // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim, and
   // each key draws exactly what it draws alone.

@@ -4,6 +4,7 @@
 // over the output (no bits array), which is what makes uniform run at memory speed. f64 draws 64
 // bits per element, as JAX does with jax_enable_x64. The op is canopy::random::uniform.
 #include "../rules.hpp"
+#include "canopy/kernels/cuda_random.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -30,6 +31,11 @@ struct RandomUniform01 {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     kernels::cpu::random_uniform01(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
                                    params.dtype, detail::mutable_data(out[0]), shape_size(params.shape), params.layout);
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    kernels::cuda::random_uniform01(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
+                                    params.dtype, detail::mutable_data(out[0]), shape_size(params.shape), params.layout,
+                                    detail::gpu_of(out[0]));
   }
   // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim, and
   // each key draws exactly what it draws alone.

@@ -39,18 +39,10 @@ struct BroadcastInDim {
     Shape in_strides = contiguous_strides(in[0].shape());
     for (std::size_t i = 0; i < params.broadcast_dimensions.size(); ++i)
       if (in[0].shape()[i] != 1) strides[static_cast<std::size_t>(params.broadcast_dimensions[i])] = in_strides[i];
-    kernels::cpu::strided_copy(itemsize(in[0].dtype()), detail::cdata(in[0]), strides, params.shape,
-                               detail::mutable_data(out[0]));
+    detail::strided_copy(out[0], itemsize(in[0].dtype()), detail::cdata(in[0]), strides, params.shape);
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    Shape strides;
-    strides.resize(params.shape.size(), 0);
-    Shape in_strides = contiguous_strides(in[0].shape());
-    for (std::size_t i = 0; i < params.broadcast_dimensions.size(); ++i)
-      if (in[0].shape()[i] != 1) strides[static_cast<std::size_t>(params.broadcast_dimensions[i])] = in_strides[i];
-    kernels::cuda::copy_strided(itemsize(in[0].dtype()), detail::cdata(in[0]), strides, params.shape,
-                                detail::mutable_data(out[0]), contiguous_strides(params.shape), detail::gpu_of(out[0]));
-  }
+  // Device-neutral: the copy runs on out's device (host or GPU).
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     // Sum over the dims broadcasting created or stretched, then drop the created ones.

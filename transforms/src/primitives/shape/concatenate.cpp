@@ -47,26 +47,13 @@ struct Concatenate {
     const std::size_t w = itemsize(out[0].dtype());
     std::int64_t at = 0;
     for (const Array& x : in) {
-      kernels::cpu::copy_strided(w, detail::cdata(x), contiguous_strides(x.shape()), x.shape(),
-                                 static_cast<char*>(detail::mutable_data(out[0])) + at * ost[dim] * static_cast<std::int64_t>(w),
-                                 ost);
+      detail::copy_strided(out[0], w, detail::cdata(x), contiguous_strides(x.shape()), x.shape(),
+                           static_cast<char*>(detail::mutable_data(out[0])) + at * ost[dim] * static_cast<std::int64_t>(w), ost);
       at += x.shape()[dim];
     }
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const Shape& os = out[0].shape();
-    const auto dim = static_cast<std::size_t>(params.dimension < 0 ? params.dimension + static_cast<int>(os.size())
-                                                                   : params.dimension);
-    Shape ost = contiguous_strides(os);
-    const std::size_t w = itemsize(out[0].dtype());
-    std::int64_t at = 0;
-    for (const Array& x : in) {
-      kernels::cuda::copy_strided(w, detail::cdata(x), contiguous_strides(x.shape()), x.shape(),
-                                  static_cast<char*>(detail::mutable_data(out[0])) + at * ost[dim] * static_cast<std::int64_t>(w),
-                                  ost, detail::gpu_of(out[0]));
-      at += x.shape()[dim];
-    }
-  }
+  // Device-neutral: the copy runs on out's device (host or GPU).
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     // Each linear operand receives its band of the cotangent.

@@ -80,29 +80,20 @@ struct Pad {
     }
     return p;
   }
+  // Device-neutral: the fill and the copy run on out's device; the padding value (a scalar
+  // operand) is read on the host.
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     const Array& a = in[0];
     const std::size_t w = itemsize(a.dtype());
-    kernels::cpu::fill(w, detail::cdata(in[1]), detail::mutable_data(out[0]), out[0].size());
-    const Placement p = placement(a.shape(), out[0].shape(), params);
-    if (p.empty) return;
-    const auto sw = static_cast<std::int64_t>(w);
-    kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(a)) + p.src * sw, contiguous_strides(a.shape()),
-                               p.counts, static_cast<char*>(detail::mutable_data(out[0])) + p.dst * sw, p.dst_strides);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const Array& a = in[0];
-    const std::size_t w = itemsize(a.dtype());
-    const int gpu = detail::gpu_of(out[0]);
-    // The padding value is a scalar in GPU memory: the fill reads it from a host copy.
     const Array value = detail::host_copy(in[1]);
-    kernels::cuda::fill(w, detail::cdata(value), detail::mutable_data(out[0]), out[0].size(), gpu);
+    detail::fill(out[0], w, detail::cdata(value), out[0].size());
     const Placement p = placement(a.shape(), out[0].shape(), params);
     if (p.empty) return;
     const auto sw = static_cast<std::int64_t>(w);
-    kernels::cuda::copy_strided(w, static_cast<const char*>(detail::cdata(a)) + p.src * sw, contiguous_strides(a.shape()),
-                                p.counts, static_cast<char*>(detail::mutable_data(out[0])) + p.dst * sw, p.dst_strides, gpu);
+    detail::copy_strided(out[0], w, static_cast<const char*>(detail::cdata(a)) + p.src * sw, contiguous_strides(a.shape()),
+                         p.counts, static_cast<char*>(detail::mutable_data(out[0])) + p.dst * sw, p.dst_strides);
   }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     // The operand's cotangent is read back at its positions (zeros where negative padding cut it

@@ -40,22 +40,10 @@ struct Rev {
     }
     const auto* base = static_cast<const unsigned char*>(detail::cdata(in[0])) +
                        start * static_cast<std::int64_t>(itemsize(in[0].dtype()));
-    kernels::cpu::strided_copy(itemsize(in[0].dtype()), base, st, out[0].shape(), detail::mutable_data(out[0]));
+    detail::strided_copy(out[0], itemsize(in[0].dtype()), base, st, out[0].shape());
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    if (in[0].size() == 0) return;
-    Shape st = contiguous_strides(in[0].shape());
-    std::int64_t start = 0;
-    for (int d : params.dimensions) {
-      const auto i = static_cast<std::size_t>(d);
-      start += (in[0].shape()[i] - 1) * st[i];
-      st[i] = -st[i];
-    }
-    const auto* base = static_cast<const unsigned char*>(detail::cdata(in[0])) +
-                       start * static_cast<std::int64_t>(itemsize(in[0].dtype()));
-    kernels::cuda::copy_strided(itemsize(in[0].dtype()), base, st, out[0].shape(), detail::mutable_data(out[0]),
-                                contiguous_strides(out[0].shape()), detail::gpu_of(out[0]));
-  }
+  // Device-neutral: the copy runs on out's device (host or GPU).
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array>, std::span<const Aval>, const Params& params) {
     return {canopy::rev(ct[0], params.dimensions)};
   }

@@ -34,15 +34,10 @@ struct Transpose {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     Shape st = contiguous_strides(in[0].shape()), perm_st;
     for (int p : params.permutation) perm_st.push_back(st[static_cast<std::size_t>(p)]);
-    kernels::cpu::strided_copy(itemsize(in[0].dtype()), detail::cdata(in[0]), perm_st, out[0].shape(),
-                               detail::mutable_data(out[0]));
+    detail::strided_copy(out[0], itemsize(in[0].dtype()), detail::cdata(in[0]), perm_st, out[0].shape());
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    Shape st = contiguous_strides(in[0].shape()), perm_st;
-    for (int p : params.permutation) perm_st.push_back(st[static_cast<std::size_t>(p)]);
-    kernels::cuda::copy_strided(itemsize(in[0].dtype()), detail::cdata(in[0]), perm_st, out[0].shape(),
-                                detail::mutable_data(out[0]), contiguous_strides(out[0].shape()), detail::gpu_of(out[0]));
-  }
+  // Device-neutral: the copy runs on out's device (host or GPU).
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     (void)primals, (void)avals;

@@ -35,17 +35,31 @@ struct DynamicSlice {
                                   "need 0 <= size <= dim in every dimension");
     return {a.dtype, Shape(params.slice_sizes), a.weak_type};
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  /// Element offset of the slice in the operand: each start (inputs 1...) clamped to [0, dim - size].
+  /// Starts in GPU memory are read through a host copy, which waits for the GPU.
+  static std::int64_t start_offset(std::span<const Array> in, const Params& params) {
     const Shape& s = in[0].shape();
     Shape ist = contiguous_strides(s);
     std::int64_t off = 0;
     for (std::size_t d = 0; d < s.size(); ++d) {
-      std::int64_t start = detail::index_values(in[d + 1])[0];
+      std::int64_t start = detail::index_values(detail::host_copy(in[d + 1]))[0];
       off += std::clamp<std::int64_t>(start, 0, s[d] - params.slice_sizes[d]) * ist[d];
     }
+    return off;
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    const std::int64_t off = start_offset(in, params);
     const std::size_t w = itemsize(in[0].dtype());
     kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
-                               ist, out[0].shape(), detail::mutable_data(out[0]), contiguous_strides(out[0].shape()));
+                               contiguous_strides(in[0].shape()), out[0].shape(), detail::mutable_data(out[0]),
+                               contiguous_strides(out[0].shape()));
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    const std::int64_t off = start_offset(in, params);
+    const std::size_t w = itemsize(in[0].dtype());
+    kernels::cuda::copy_strided(w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
+                                contiguous_strides(in[0].shape()), out[0].shape(), detail::mutable_data(out[0]),
+                                contiguous_strides(out[0].shape()), detail::gpu_of(out[0]));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // Linear in the operand; the starts are indices.

@@ -33,16 +33,35 @@ struct DynamicUpdateSlice {
     }
     return {a.dtype, a.shape, a.weak_type && u.weak_type};
   }
+  /// Element offset of the update in the operand: each start (inputs 2...) clamped to
+  /// [0, dim - update dim]. Starts in GPU memory are read through a host copy, which waits for the GPU.
+  static std::int64_t start_offset(std::span<const Array> in) {
+    const Shape &s = in[0].shape(), &us = in[1].shape();
+    Shape ost = contiguous_strides(s);
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < s.size(); ++d)
+      off += std::clamp<std::int64_t>(detail::index_values(detail::host_copy(in[d + 2]))[0], 0, s[d] - us[d]) * ost[d];
+    return off;
+  }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
     const Shape &s = in[0].shape(), &us = in[1].shape();
     const std::size_t w = itemsize(in[0].dtype());
     std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]), static_cast<std::size_t>(in[0].size()) * w);
-    Shape ost = contiguous_strides(s);
-    std::int64_t off = 0;
-    for (std::size_t d = 0; d < s.size(); ++d)
-      off += std::clamp<std::int64_t>(detail::index_values(in[d + 2])[0], 0, s[d] - us[d]) * ost[d];
+    const std::int64_t off = start_offset(in);
     kernels::cpu::copy_strided(w, detail::cdata(in[1]), contiguous_strides(us), us,
-                               static_cast<char*>(detail::mutable_data(out[0])) + off * static_cast<std::int64_t>(w), ost);
+                               static_cast<char*>(detail::mutable_data(out[0])) + off * static_cast<std::int64_t>(w),
+                               contiguous_strides(s));
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    const Shape &s = in[0].shape(), &us = in[1].shape();
+    const std::size_t w = itemsize(in[0].dtype());
+    const int gpu = detail::gpu_of(out[0]);
+    kernels::cuda::copy_device(detail::cdata(in[0]), gpu, detail::mutable_data(out[0]), gpu,
+                               static_cast<std::size_t>(in[0].size()) * w);
+    const std::int64_t off = start_offset(in);
+    kernels::cuda::copy_strided(w, detail::cdata(in[1]), contiguous_strides(us), us,
+                                static_cast<char*>(detail::mutable_data(out[0])) + off * static_cast<std::int64_t>(w),
+                                contiguous_strides(s), gpu);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // Linear in the operand and the update jointly; the starts are indices.

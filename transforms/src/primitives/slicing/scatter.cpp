@@ -17,7 +17,10 @@ struct Scatter {
     return detail::scatter_aval(name, avals, params.dimension_numbers, detail::kAll);
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::eval_scatter(kernels::cpu::ScatterOp::set, in, out, params.dimension_numbers, params.mode);
+    detail::scatter_on_cpu(kernels::cpu::ScatterOp::set, in, out, params.dimension_numbers, params.mode);
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::scatter_on_gpu(kernels::cpu::ScatterOp::set, in, out, params.dimension_numbers, params.mode);
   }
   // jax's _scatter_jvp: which update wins where indices collide is found by scattering update
   // ids (1, 2, ...) and gathering them back; only the operand elements no update reaches and

@@ -17,7 +17,10 @@ struct ScatterAdd {
     return detail::scatter_aval(name, avals, params.dimension_numbers, detail::kFloat | detail::kInt);
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::eval_scatter(kernels::cpu::ScatterOp::add, in, out, params.dimension_numbers, params.mode);
+    detail::scatter_on_cpu(kernels::cpu::ScatterOp::add, in, out, params.dimension_numbers, params.mode);
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::scatter_on_gpu(kernels::cpu::ScatterOp::add, in, out, params.dimension_numbers, params.mode);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // Linear in the operand and the updates jointly (the indices are fixed).

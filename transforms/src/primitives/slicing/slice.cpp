@@ -40,22 +40,11 @@ struct Slice {
       step.push_back(out[0].shape()[d] > 1 ? params.strides[d] * ist[d] : 0);
     }
     const std::size_t w = itemsize(in[0].dtype());
-    kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
-                               step, out[0].shape(), detail::mutable_data(out[0]), contiguous_strides(out[0].shape()));
+    detail::strided_copy(out[0], w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
+                         step, out[0].shape());
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    Shape ist = contiguous_strides(in[0].shape()), step;
-    std::int64_t off = 0;
-    if (out[0].size() == 0) return;
-    for (std::size_t d = 0; d < ist.size(); ++d) {
-      off += params.start_indices[d] * ist[d];
-      step.push_back(out[0].shape()[d] > 1 ? params.strides[d] * ist[d] : 0);
-    }
-    const std::size_t w = itemsize(in[0].dtype());
-    kernels::cuda::copy_strided(w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
-                                step, out[0].shape(), detail::mutable_data(out[0]), contiguous_strides(out[0].shape()),
-                                detail::gpu_of(out[0]));
-  }
+  // Device-neutral: the copy runs on out's device (host or GPU).
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     // The cotangent goes back where the slice came from: zeros around and between the taken elements.

@@ -1,6 +1,8 @@
 // Dimension-number checks and window offset tables shared by the slicing primitives.
 #include "windows.hpp"
 
+#include "canopy/kernels/cuda_indexing.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -153,10 +155,15 @@ Aval scatter_aval(std::string_view prim, std::span<const Aval> avals, const Scat
   return {a.dtype, a.shape, a.weak_type};
 }
 
-void eval_scatter(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
-                  const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
-  const Array &a = in[0], &idx = in[1], &u = in[2];
-  std::memcpy(mutable_data(out[0]), cdata(a), static_cast<std::size_t>(a.size()) * itemsize(a.dtype()));
+namespace {
+
+/// Offset tables of kernels' scatter_windows: update and operand offsets of each batch (operand
+/// -1: a window leaving the operand, dropped unless the mode clips it) and of each window element.
+struct ScatterTables {
+  std::vector<std::int64_t> upd_batch, upd_window, op_batch, op_window;
+};
+ScatterTables scatter_tables(const Array& a, const Array& host_indices, const Array& u,
+                             const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
   Shape ast = contiguous_strides(a.shape()), ust = contiguous_strides(u.shape());
   std::vector<bool> inserted(a.ndim(), false), window(u.ndim(), false);
   for (int d : dn.inserted_window_dims) inserted[static_cast<std::size_t>(d)] = true;
@@ -171,11 +178,34 @@ void eval_scatter(kernels::cpu::ScatterOp op, std::span<const Array> in, std::sp
     win_ast.push_back(ast[od]);
     extent[od++] = u.shape()[i];
   }
-  // Scatter never fills: a window leaving the operand is dropped unless the mode clips it.
-  auto op_batch = window_starts(idx, dn.scatter_dims_to_operand_dims, a.shape(), extent, mode == GatherScatterMode::clip);
-  kernels::cpu::scatter_windows(op, a.dtype(), cdata(u), offset_table(batch_sizes, batch_ust),
-                                offset_table(win_sizes, win_ust), mutable_data(out[0]), op_batch,
-                                offset_table(win_sizes, win_ast));
+  return {offset_table(batch_sizes, batch_ust), offset_table(win_sizes, win_ust),
+          window_starts(host_indices, dn.scatter_dims_to_operand_dims, a.shape(), extent, mode == GatherScatterMode::clip),
+          offset_table(win_sizes, win_ast)};
+}
+
+}  // namespace
+
+/// scatter / scatter-add on the CPU: in = (operand, indices, updates).
+void scatter_on_cpu(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
+                           const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
+  const Array &a = in[0], &u = in[2];
+  std::memcpy(mutable_data(out[0]), cdata(a), static_cast<std::size_t>(a.size()) * itemsize(a.dtype()));
+  const ScatterTables t = scatter_tables(a, in[1], u, dn, mode);
+  kernels::cpu::scatter_windows(op, a.dtype(), cdata(u), t.upd_batch, t.upd_window, mutable_data(out[0]), t.op_batch,
+                                t.op_window);
+}
+
+/// The same on out[0]'s GPU. The tables come from the index values, read on the host: this waits
+/// for the GPU.
+void scatter_on_gpu(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
+                           const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
+  const Array &a = in[0], &u = in[2];
+  const int gpu = gpu_of(out[0]);
+  kernels::cuda::copy_device(cdata(a), gpu, mutable_data(out[0]), gpu,
+                             static_cast<std::size_t>(a.size()) * itemsize(a.dtype()));
+  const ScatterTables t = scatter_tables(a, host_copy(in[1]), u, dn, mode);
+  kernels::cuda::scatter_windows(op, a.dtype(), cdata(u), t.upd_batch, t.upd_window, mutable_data(out[0]), t.op_batch,
+                                 t.op_window, gpu);
 }
 
 }  // namespace canopy::detail

@@ -40,9 +40,13 @@ std::vector<Array> static_starts(const Array& x, const std::vector<std::int64_t>
 
 /// Shape rule shared by scatter and scatter-add: operand, indices, updates -> the operand's aval.
 Aval scatter_aval(std::string_view prim, std::span<const Aval> avals, const ScatterDimensionNumbers& dn, unsigned kinds);
-/// Kernel shared by scatter and scatter-add: copies the operand, then combines the update windows.
-void eval_scatter(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
-                  const ScatterDimensionNumbers& dn, GatherScatterMode mode);
+/// Kernels shared by scatter and scatter-add (in = operand, indices, updates): copy the operand,
+/// then combine the update windows into it. On a GPU the offset tables come from the index
+/// values read on the host, which waits for the GPU.
+void scatter_on_cpu(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
+                    const ScatterDimensionNumbers& dn, GatherScatterMode mode);
+void scatter_on_gpu(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
+                    const ScatterDimensionNumbers& dn, GatherScatterMode mode);
 
 /// JAX's gather fill value when none is given: NaN, lowest signed, highest unsigned, true.
 double default_fill_value(DType d);

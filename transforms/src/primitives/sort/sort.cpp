@@ -8,6 +8,7 @@
 
 #include "../rules.hpp"
 #include "../common.hpp"
+#include "canopy/kernels/cuda_indexing.hpp"
 
 namespace canopy::prim {
 namespace {
@@ -62,47 +63,81 @@ struct Sort {
     }
     return out;
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  /// The kernel's frame: `dimension` moved last, so every operand is contiguous rows of len
+  /// (a permuted copy); sort_rows(rows, sorted, nrows, len) fills `sorted`, which goes back into
+  /// `out` through copy(dst, src, bytes) (memcpy or a device copy).
+  template <class SortRows, class Copy>
+  static void by_rows(std::span<const Array> in, std::span<Array> out, const Params& params, SortRows&& sort_rows,
+                      Copy&& copy) {
     const int r = static_cast<int>(in[0].ndim()), dim = params.dimension < 0 ? params.dimension + r : params.dimension;
-    // Move `dimension` last, sort each row's index order, gather every operand, move it back.
     std::vector<int> perm, inverse(static_cast<std::size_t>(r));
     for (int i = 0; i < r; ++i) if (i != dim) perm.push_back(i);
     perm.push_back(dim);
     for (int i = 0; i < r; ++i) inverse[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])] = i;
-    std::vector<Array> rows;
-    for (const Array& x : in) rows.push_back(detail::permuted_copy(x, perm));
+    std::vector<Array> rows, sorted;
+    for (const Array& x : in) {
+      rows.push_back(detail::permuted_copy(x, perm));
+      sorted.push_back(detail::make_concrete(rows.back().aval(), rows.back().device(), name));
+    }
     const std::int64_t len = in[0].shape()[static_cast<std::size_t>(dim)];
     const std::int64_t nrows = len == 0 ? 0 : in[0].size() / len;
-    std::vector<std::vector<std::int64_t>> orders(static_cast<std::size_t>(nrows));
-    for (std::int64_t row = 0; row < nrows; ++row) {
-      std::vector<RowKey> keys;
-      for (int k = 0; k < params.num_keys; ++k) {
-        const Array& x = rows[static_cast<std::size_t>(k)];
-        keys.push_back({static_cast<const char*>(detail::cdata(x)) + row * len * itemsize(x.dtype()), x.dtype()});
-      }
-      auto& order = orders[static_cast<std::size_t>(row)];
-      order.resize(static_cast<std::size_t>(len));
-      std::iota(order.begin(), order.end(), std::int64_t{0});
-      const auto less = [&](std::int64_t i, std::int64_t j) {
-        for (const RowKey& k : keys)
-          if (int c = k.cmp(i, j)) return c < 0;
-        return false;
-      };
-      // Stable either way: an unstable request may be stable (as on XLA's CPU backend).
-      std::stable_sort(order.begin(), order.end(), less);
-    }
+    sort_rows(rows, sorted, nrows, len);
     for (std::size_t o = 0; o < in.size(); ++o) {
-      const Array& src = rows[o];
-      const std::size_t isz = itemsize(src.dtype());
-      Array sorted = detail::make_concrete(src.aval(), src.device(), name);
-      const char* s = static_cast<const char*>(detail::cdata(src));
-      char* d = static_cast<char*>(detail::mutable_data(sorted));
-      for (std::int64_t row = 0; row < nrows; ++row)
-        for (std::int64_t j = 0; j < len; ++j)
-          std::memcpy(d + (row * len + j) * isz, s + (row * len + orders[static_cast<std::size_t>(row)][static_cast<std::size_t>(j)]) * isz, isz);
-      const Array back = detail::permuted_copy(sorted, inverse);
-      if (back.size() > 0) std::memcpy(detail::mutable_data(out[o]), detail::cdata(back), isz * static_cast<std::size_t>(back.size()));
+      const Array back = detail::permuted_copy(sorted[o], inverse);
+      if (back.size() > 0)
+        copy(detail::mutable_data(out[o]), detail::cdata(back), itemsize(back.dtype()) * static_cast<std::size_t>(back.size()));
     }
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    const auto sort_rows = [&](const std::vector<Array>& rows, std::vector<Array>& sorted, std::int64_t nrows,
+                               std::int64_t len) {
+      std::vector<std::vector<std::int64_t>> orders(static_cast<std::size_t>(nrows));
+      for (std::int64_t row = 0; row < nrows; ++row) {
+        std::vector<RowKey> keys;
+        for (int k = 0; k < params.num_keys; ++k) {
+          const Array& x = rows[static_cast<std::size_t>(k)];
+          keys.push_back({static_cast<const char*>(detail::cdata(x)) + row * len * itemsize(x.dtype()), x.dtype()});
+        }
+        auto& order = orders[static_cast<std::size_t>(row)];
+        order.resize(static_cast<std::size_t>(len));
+        std::iota(order.begin(), order.end(), std::int64_t{0});
+        const auto less = [&](std::int64_t i, std::int64_t j) {
+          for (const RowKey& k : keys)
+            if (int c = k.cmp(i, j)) return c < 0;
+          return false;
+        };
+        // Stable either way: an unstable request may be stable (as on XLA's CPU backend).
+        std::stable_sort(order.begin(), order.end(), less);
+      }
+      for (std::size_t o = 0; o < rows.size(); ++o) {
+        const std::size_t isz = itemsize(rows[o].dtype());
+        const char* s = static_cast<const char*>(detail::cdata(rows[o]));
+        char* d = static_cast<char*>(detail::mutable_data(sorted[o]));
+        for (std::int64_t row = 0; row < nrows; ++row)
+          for (std::int64_t j = 0; j < len; ++j)
+            std::memcpy(d + (row * len + j) * isz, s + (row * len + orders[static_cast<std::size_t>(row)][static_cast<std::size_t>(j)]) * isz, isz);
+      }
+    };
+    by_rows(in, out, params, sort_rows, [](void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); });
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    const int gpu = detail::gpu_of(out[0]);
+    const auto sort_rows = [&](const std::vector<Array>& rows, std::vector<Array>& sorted, std::int64_t nrows,
+                               std::int64_t len) {
+      std::vector<const void*> src;
+      std::vector<void*> dst;
+      std::vector<DType> dtypes;
+      for (std::size_t o = 0; o < rows.size(); ++o) {
+        src.push_back(detail::cdata(rows[o]));
+        dst.push_back(detail::mutable_data(sorted[o]));
+        dtypes.push_back(rows[o].dtype());
+      }
+      // Stable, as on the CPU, whatever is_stable asks.
+      kernels::cuda::sort_rows(src, dtypes, params.num_keys, nrows, len, dst, gpu);
+    };
+    by_rows(in, out, params, sort_rows, [&](void* dst, const void* src, std::size_t bytes) {
+      kernels::cuda::copy_device(src, gpu, dst, gpu, bytes);
+    });
   }
   // jax's _sort_jvp: sort an iota along with the operands to learn the permutation, then
   // permute each tangent the same way.

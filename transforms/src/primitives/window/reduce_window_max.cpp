@@ -1,6 +1,7 @@
 // Everything canopy knows about `reduce_window_max` (lax.reduce_window with lax.max): the
-// maximum of each window (padding counts as -inf); rules, kernel (oneDNN pooling or loops), samples, op.
+// maximum of each window (padding counts as -inf); rules, kernels (oneDNN pooling or loops; CUDA), samples, op.
 #include "../rules.hpp"
+#include "canopy/kernels/cuda_nn.hpp"
 #include "geometry.hpp"
 
 namespace canopy::prim {
@@ -14,6 +15,11 @@ struct ReduceWindowMax {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     kernels::cpu::reduce_window(kernels::cpu::WindowOp::max, in[0].dtype(), detail::cdata(in[0]),
                                 detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params));
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    kernels::cuda::reduce_window(kernels::cpu::WindowOp::max, in[0].dtype(), detail::cdata(in[0]),
+                                 detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params),
+                                 detail::gpu_of(out[0]));
   }
   // jax's chooser rule: each window's tangent is the tangent at its maximum, the first one in
   // window order on ties (select_and_gather_add, whose transpose scatters a cotangent there).

@@ -1,6 +1,7 @@
 // Everything canopy knows about `reduce_window_sum` (lax.reduce_window with lax.add): the
-// sum of each window (padding counts as 0); rules, kernel (oneDNN pooling or loops), samples, op.
+// sum of each window (padding counts as 0); rules, kernels (oneDNN pooling or loops; CUDA), samples, op.
 #include "../rules.hpp"
+#include "canopy/kernels/cuda_nn.hpp"
 #include "geometry.hpp"
 
 namespace canopy::prim {
@@ -15,6 +16,11 @@ struct ReduceWindowSum {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     kernels::cpu::reduce_window(kernels::cpu::WindowOp::sum, in[0].dtype(), detail::cdata(in[0]),
                                 detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params));
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    kernels::cuda::reduce_window(kernels::cpu::WindowOp::sum, in[0].dtype(), detail::cdata(in[0]),
+                                 detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params),
+                                 detail::gpu_of(out[0]));
   }
   // jax's _reduce_window_sum_transpose_rule: every input element receives the cotangents of the
   // windows it lies in, i.e. a window sum (stride 1) over the cotangent spread out by the strides

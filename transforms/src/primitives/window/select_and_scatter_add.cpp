@@ -3,6 +3,7 @@
 // shape with each window's source value added at x's first maximal element of that window.
 // Linear in the source; x only selects. Rules, kernel, samples, op.
 #include "../rules.hpp"
+#include "canopy/kernels/cuda_nn.hpp"
 #include "geometry.hpp"
 
 namespace canopy::prim {
@@ -22,6 +23,11 @@ struct SelectAndScatterAdd {
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
     kernels::cpu::select_and_scatter_add(in[0].dtype(), detail::cdata(in[0]), detail::cdata(in[1]),
                                          detail::mutable_data(out[0]), detail::window_geometry(in[1], in[0], params));
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    kernels::cuda::select_and_scatter_add(in[0].dtype(), detail::cdata(in[0]), detail::cdata(in[1]),
+                                          detail::mutable_data(out[0]), detail::window_geometry(in[1], in[0], params),
+                                          detail::gpu_of(out[0]));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     const Array y = detail::select_and_scatter_add(x[0], x[1], params);

@@ -1,0 +1,120 @@
+// The GPU figures of issue #15 (run on a machine with a GPU; elsewhere it says why and exits):
+// W2 matmul f32/bf16 n = 1024...8192 through canopy next to cuBLAS called directly with the same
+// settings (no TF32), and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU next to a
+// device-to-device copy of the same bytes. Every timed iteration ends with the stream drained.
+#include <cstdio>
+#include <string>
+
+#include <benchmark/benchmark.h>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <canopy/canopy.hpp>
+#include <canopy/kernels/cuda.hpp>
+
+using namespace canopy;
+
+namespace {
+
+const Device kGpu = Device::cuda(0);
+
+Array on_gpu(const Shape& s, DType d, std::uint32_t seed) {
+  return device_put(random::normal(random::key(seed), s).astype(d), kGpu);
+}
+
+void drain() { kernels::cuda::synchronize(0); }
+
+void matmul_canopy(benchmark::State& state, DType d) {
+  const std::int64_t n = state.range(0);
+  const Array a = on_gpu({n, n}, d, 1), b = on_gpu({n, n}, d, 2);
+  (void)matmul(a, b);
+  drain();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(matmul(a, b));
+    drain();
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e12, benchmark::Counter::kIsRate);
+}
+
+// The peer: one cublasGemmEx on buffers allocated here, pedantic math as canopy asks for.
+void matmul_cublas(benchmark::State& state, DType d) {
+  const std::int64_t n = state.range(0);
+  const cudaDataType_t t = d == DType::f32 ? CUDA_R_32F : CUDA_R_16BF;
+  const std::size_t bytes = static_cast<std::size_t>(n * n) * itemsize(d);
+  void *a, *b, *c;
+  cudaMalloc(&a, bytes);
+  cudaMalloc(&b, bytes);
+  cudaMalloc(&c, bytes);
+  cudaMemset(a, 0, bytes);
+  cudaMemset(b, 0, bytes);
+  cublasHandle_t h;
+  cublasCreate(&h);
+  cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+  const float one = 1, zero = 0;
+  const int N = static_cast<int>(n);
+  auto gemm = [&] {
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, b, t, N, a, t, N, &zero, c, t, N,
+                 CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
+  };
+  gemm();
+  cudaDeviceSynchronize();
+  for (auto _ : state) {
+    gemm();
+    cudaDeviceSynchronize();
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e12, benchmark::Counter::kIsRate);
+  cublasDestroy(h);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+}
+
+void chain_jit(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const Array x = on_gpu({n}, DType::f32, 3);
+  auto f = jit([](const Array& v) { return tanh(v * 1.5f - 0.25f) * 0.75f; });
+  (void)f(x);
+  drain();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(f(x));
+    drain();
+  }
+  state.counters["GB/s"] = benchmark::Counter(8.0 * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
+// What the chain moves (4n bytes read, 4n written) as a plain device-to-device copy.
+void copy_d2d(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  void *a, *b;
+  cudaMalloc(&a, static_cast<std::size_t>(n) * 4);
+  cudaMalloc(&b, static_cast<std::size_t>(n) * 4);
+  for (auto _ : state) {
+    cudaMemcpy(b, a, static_cast<std::size_t>(n) * 4, cudaMemcpyDeviceToDevice);
+    cudaDeviceSynchronize();
+  }
+  state.counters["GB/s"] = benchmark::Counter(8.0 * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  cudaFree(a);
+  cudaFree(b);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (devices("cuda").empty()) {
+    std::printf("bench_gpu: no GPU: %s\n", gpu_unavailable_reason().c_str());
+    return 0;
+  }
+  for (DType d : {DType::f32, DType::bf16}) {
+    const std::string suffix = d == DType::f32 ? "f32" : "bf16";
+    benchmark::RegisterBenchmark(("w2_matmul_canopy/" + suffix).c_str(), matmul_canopy, d)
+        ->RangeMultiplier(2)->Range(1024, 8192)->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("w2_matmul_cublas/" + suffix).c_str(), matmul_cublas, d)
+        ->RangeMultiplier(2)->Range(1024, 8192)->UseRealTime()->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RegisterBenchmark("w5_chain_jit", chain_jit)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
+  benchmark::RegisterBenchmark("w5_copy_d2d", copy_d2d)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,119 @@
+// One element of a fused elementwise program (jit's fuse_elementwise pass) on the GPU: the
+// program flattened into a fixed-size value (FusedView) and the interpreter every thread runs
+// over its element, in __host__ __device__ code so that the CPU test suite runs it against the
+// CPU's fused kernel (tests/cuda_backend_test.cpp). Steps and bools as in canopy/kernels/fused.hpp:
+// f32 registers, bools as 0/1.
+#pragma once
+
+#include <cstdint>
+
+#include "canopy/kernels/fused.hpp"
+#include "element_math.hpp"
+
+namespace canopy::kernels::cuda {
+
+/// The largest program the GPU kernel runs (the pass leaves larger groups unfused on GPUs).
+inline constexpr int kMaxFusedSteps = 128, kMaxFusedInputs = 32, kMaxFusedOutputs = 32;
+
+struct FusedView {
+  struct Input {
+    std::uint8_t mode;  // cpu::FusedInput::Mode: full, scalar or row
+    std::uint8_t is_bool;
+    std::int64_t size;
+  };
+  struct Step {
+    std::uint8_t kind, op;  // cpu::FusedStep::Kind, its op
+    std::int16_t a, b, c;
+  };
+  struct Output {
+    std::int16_t reg;
+    std::uint8_t is_bool;
+  };
+  int num_inputs = 0, num_steps = 0, num_outputs = 0;
+  Input inputs[kMaxFusedInputs];
+  Step steps[kMaxFusedSteps];
+  Output outputs[kMaxFusedOutputs];
+};
+
+/// Whether the GPU kernel runs `p`: within the limits above, and only steps it has (no random
+/// streams, no row steps, no sums: the pass does not make those for GPUs).
+inline bool fused_view_supported(const cpu::FusedProgram& p) {
+  if (p.inputs.size() > kMaxFusedInputs || p.steps.size() > kMaxFusedSteps || p.outputs.size() > kMaxFusedOutputs)
+    return false;
+  for (const auto& in : p.inputs)
+    if (in.mode == cpu::FusedInput::Mode::words) return false;
+  for (const auto& s : p.steps)
+    if (s.kind == cpu::FusedStep::Kind::uniform01 || s.kind == cpu::FusedStep::Kind::log_softmax) return false;
+  for (const auto& o : p.outputs)
+    if (o.reduce != cpu::FusedProgram::Output::Reduce::none) return false;
+  return true;
+}
+
+/// `p` flattened (fused_view_supported(p) must hold).
+inline FusedView fused_view(const cpu::FusedProgram& p) {
+  FusedView v{};
+  v.num_inputs = static_cast<int>(p.inputs.size());
+  v.num_steps = static_cast<int>(p.steps.size());
+  v.num_outputs = static_cast<int>(p.outputs.size());
+  for (int k = 0; k < v.num_inputs; ++k) {
+    const auto& in = p.inputs[static_cast<std::size_t>(k)];
+    v.inputs[k] = {static_cast<std::uint8_t>(in.mode), static_cast<std::uint8_t>(in.dtype == DType::bool_), in.size};
+  }
+  for (int k = 0; k < v.num_steps; ++k) {
+    const auto& s = p.steps[static_cast<std::size_t>(k)];
+    v.steps[k] = {static_cast<std::uint8_t>(s.kind), s.op, static_cast<std::int16_t>(s.a), static_cast<std::int16_t>(s.b),
+                  static_cast<std::int16_t>(s.c)};
+  }
+  for (int k = 0; k < v.num_outputs; ++k) {
+    const auto& o = p.outputs[static_cast<std::size_t>(k)];
+    v.outputs[k] = {static_cast<std::int16_t>(o.reg), static_cast<std::uint8_t>(o.dtype == DType::bool_)};
+  }
+  return v;
+}
+
+/// Computes element i of every output of `p`: in[k] is input k's data, out[k] output k's.
+CANOPY_HD inline void fused_element(const FusedView& p, const void* const* in, void* const* out, std::int64_t i) {
+  using Kind = cpu::FusedStep::Kind;
+  float r[kMaxFusedSteps];
+  for (int k = 0; k < p.num_steps; ++k) {
+    const FusedView::Step s = p.steps[k];
+    float v = 0;
+    switch (static_cast<Kind>(s.kind)) {
+      case Kind::load: {
+        const FusedView::Input& x = p.inputs[s.a];
+        const std::int64_t j = x.mode == static_cast<std::uint8_t>(cpu::FusedInput::Mode::scalar) ? 0
+                               : x.mode == static_cast<std::uint8_t>(cpu::FusedInput::Mode::row) ? i % x.size
+                                                                                                  : i;
+        v = x.is_bool ? (static_cast<const bool*>(in[s.a])[j] ? 1.0f : 0.0f) : static_cast<const float*>(in[s.a])[j];
+        break;
+      }
+      case Kind::unary: {
+        const auto op = static_cast<UnaryOp>(s.op);
+        if (op == UnaryOp::logical_not) v = r[s.a] != 0 ? 0.0f : 1.0f;  // bools as 0/1
+        else v = math::unary(op, r[s.a]);
+        break;
+      }
+      case Kind::binary: {
+        const auto op = static_cast<BinaryOp>(s.op);
+        const float a = r[s.a], b = r[s.b];
+        if (math::is_comparison(op)) v = math::compare(op, a, b) ? 1.0f : 0.0f;
+        else if (op == BinaryOp::logical_and) v = a * b;
+        else if (op == BinaryOp::logical_or) v = a > b ? a : b;
+        else if (op == BinaryOp::logical_xor) v = a != b ? 1.0f : 0.0f;
+        else v = math::binary(op, a, b);
+        break;
+      }
+      case Kind::select: v = r[s.a] != 0 ? r[s.c] : r[s.b]; break;
+      case Kind::to_bool: v = r[s.a] != 0 ? 1.0f : 0.0f; break;
+      default: break;  // uniform01 and log_softmax: not in a GPU program (fused_view_supported)
+    }
+    r[k] = v;
+  }
+  for (int o = 0; o < p.num_outputs; ++o) {
+    const float v = r[p.outputs[o].reg];
+    if (p.outputs[o].is_bool) static_cast<bool*>(out[o])[i] = v != 0;
+    else static_cast<float*>(out[o])[i] = v;
+  }
+}
+
+}  // namespace canopy::kernels::cuda

@@ -1,0 +1,235 @@
+// CUDA kernels of the indexing primitives: window gather and scatter over the primitives' offset
+// tables (uploaded to the device per call), and sort's rows on CUB. Each element is one of
+// indexing_math.hpp's definitions, which the CPU test suite checks against the CPU kernels.
+// scatter writes conflict-free windows directly (the host proves them disjoint); otherwise `add`
+// is atomic and `set` finds each element's last writer by a stable radix sort of (target, index).
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <cub/device/device_merge_sort.cuh>
+#include <cub/device/device_radix_sort.cuh>
+
+#include "canopy/kernels/cuda.hpp"
+#include "canopy/kernels/cuda_indexing.hpp"
+#include "indexing_math.hpp"
+#include "runtime.hpp"
+
+namespace canopy::kernels::cuda {
+namespace {
+
+using detail::blocks_for;
+using detail::kThreads;
+using detail::visit_width;
+using I64 = std::int64_t;
+using U64 = unsigned long long;  // CUB's and atomicAdd's 64-bit unsigned
+
+
+template <class W>
+__global__ void gather_kernel(const W* in, const I64* in_batch, const I64* in_window, W fill, W* out,
+                              const I64* out_batch, const I64* out_window, I64 nw, I64 total) {
+  CANOPY_GRID_LOOP(t, total) indexing::gather_element(t, nw, in, in_batch, in_window, fill, out, out_batch, out_window);
+}
+
+// Windows proven disjoint: every element has one writer.
+template <class T>
+__global__ void scatter_direct_kernel(bool add, const T* upd, const I64* upd_batch, const I64* upd_window, T* op,
+                                      const I64* op_batch, const I64* op_window, I64 nw, I64 total) {
+  CANOPY_GRID_LOOP(t, total) {
+    const I64 dst = indexing::scatter_target(t, nw, op_batch, op_window);
+    if (dst < 0) continue;
+    const T v = upd[indexing::scatter_source(t, nw, upd_batch, upd_window)];
+    op[dst] = add ? indexing::add_value(op[dst], v) : v;
+  }
+}
+
+// atomicAdd where CUDA has one for the type (f32, f64, 32- and 64-bit integers: wrapping adds are
+// the same bits signed or unsigned); a compare-and-swap loop on the enclosing 32-bit word for the
+// 8- and 16-bit types (bf16 and f16 add in f32 and round once, as the CPU loop does).
+template <class T>
+__device__ void atomic_add(T* p, T v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int> ||
+                std::is_same_v<T, unsigned>) {
+    atomicAdd(p, v);
+  } else if constexpr (sizeof(T) == 8) {
+    atomicAdd(reinterpret_cast<U64*>(p), static_cast<U64>(v));
+  } else {
+    const auto addr = reinterpret_cast<std::uintptr_t>(p);
+    auto* word = reinterpret_cast<unsigned*>(addr & ~std::uintptr_t{3});
+    const unsigned shift = static_cast<unsigned>(addr & 3u) * 8u;
+    constexpr unsigned mask = sizeof(T) == 1 ? 0xFFu : 0xFFFFu;
+    unsigned old = *word, assumed;
+    do {
+      assumed = old;
+      const unsigned cur_bits = (assumed >> shift) & mask;
+      T cur;
+      memcpy(&cur, &cur_bits, sizeof(T));  // little-endian: the low bytes
+      const T next = indexing::add_value(cur, v);
+      unsigned next_bits = 0;
+      memcpy(&next_bits, &next, sizeof(T));
+      old = atomicCAS(word, assumed, (assumed & ~(mask << shift)) | (next_bits << shift));
+    } while (old != assumed);
+  }
+}
+
+template <class T>
+__global__ void scatter_atomic_kernel(const T* upd, const I64* upd_batch, const I64* upd_window, T* op,
+                                      const I64* op_batch, const I64* op_window, I64 nw, I64 total) {
+  CANOPY_GRID_LOOP(t, total) {
+    const I64 dst = indexing::scatter_target(t, nw, op_batch, op_window);
+    if (dst >= 0) atomic_add(op + dst, upd[indexing::scatter_source(t, nw, upd_batch, upd_window)]);
+  }
+}
+
+// `set` with possible conflicts: (target + 1, t) pairs (0: dropped), stably sorted by target, so
+// each run of one target ends with its last batch, which alone writes.
+__global__ void scatter_keys_kernel(const I64* op_batch, const I64* op_window, I64 nw, U64* keys, U64* ids, I64 total) {
+  CANOPY_GRID_LOOP(t, total) {
+    keys[t] = static_cast<U64>(indexing::scatter_target(t, nw, op_batch, op_window) + 1);
+    ids[t] = static_cast<U64>(t);
+  }
+}
+template <class W>
+__global__ void scatter_last_kernel(const U64* keys, const U64* ids, const W* upd, const I64* upd_batch,
+                                    const I64* upd_window, W* op, I64 nw, I64 total) {
+  CANOPY_GRID_LOOP(p, total) {
+    const U64 k = keys[p];
+    if (k == 0 || (p + 1 < total && keys[p + 1] == k)) continue;
+    op[k - 1] = upd[indexing::scatter_source(static_cast<I64>(ids[p]), nw, upd_batch, upd_window)];
+  }
+}
+
+__global__ void iota_kernel(I64* out, I64 n) {
+  CANOPY_GRID_LOOP(i, n) out[i] = i;
+}
+template <class W>
+__global__ void take_kernel(const W* in, const I64* order, W* out, I64 n) {
+  CANOPY_GRID_LOOP(i, n) out[i] = in[order[i]];
+}
+
+
+
+// The tables in one device block, uploaded on the stream; `at[i]` points at table i.
+struct DeviceTables {
+  std::shared_ptr<Buffer> block;
+  std::vector<const I64*> at;
+};
+DeviceTables upload(std::initializer_list<std::span<const I64>> tables, int device) {
+  auto host = std::make_shared<std::vector<I64>>();
+  std::vector<std::size_t> offsets;
+  for (std::span<const I64> t : tables) {
+    offsets.push_back(host->size());
+    host->insert(host->end(), t.begin(), t.end());
+  }
+  if (host->empty()) host->push_back(0);
+  const std::size_t bytes = host->size() * sizeof(I64);
+  DeviceTables d{allocate(bytes, device), {}};
+  copy_to_device(host->data(), d.block->data(), bytes, device, host);
+  for (std::size_t o : offsets) d.at.push_back(static_cast<const I64*>(d.block->data()) + o);
+  return d;
+}
+
+// Device scratch from the caching allocator, held until the call returns (stream order keeps the
+// kernels queued before its reuse correct, as select_n's pointer table).
+struct Scratch {
+  int device;
+  std::vector<std::shared_ptr<Buffer>> held;
+  void* get(std::size_t bytes) {
+    held.push_back(allocate(bytes > 0 ? bytes : 1, device));
+    return held.back()->data();
+  }
+};
+
+void scatter_last_wins(std::size_t itemsize, const void* updates, const DeviceTables& t, void* operand, I64 nw,
+                       I64 total, int end_bit, int device) {
+  cudaStream_t s = detail::stream(device);
+  Scratch scratch{device, {}};
+  auto* keys = static_cast<U64*>(scratch.get(2 * total * sizeof(U64)));
+  auto* ids = static_cast<U64*>(scratch.get(2 * total * sizeof(U64)));
+  scatter_keys_kernel<<<blocks_for(total), kThreads, 0, s>>>(t.at[2], t.at[3], nw, keys, ids, total);
+  detail::check_launch("scatter");
+  std::size_t bytes = 0;
+  detail::check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, keys + total, ids, ids + total, total, 0, end_bit, s),
+                "scatter: cub::DeviceRadixSort");
+  detail::check(cub::DeviceRadixSort::SortPairs(scratch.get(bytes), bytes, keys, keys + total, ids, ids + total, total, 0,
+                                                end_bit, s),
+                "scatter: cub::DeviceRadixSort");
+  visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
+    scatter_last_kernel<W><<<blocks_for(total), kThreads, 0, s>>>(keys + total, ids + total, static_cast<const W*>(updates),
+                                                                  t.at[0], t.at[1], static_cast<W*>(operand), nw, total);
+  });
+  detail::check_launch("scatter");
+}
+
+}  // namespace
+
+void gather_windows(std::size_t itemsize, const void* in, std::span<const std::int64_t> in_batch,
+                    std::span<const std::int64_t> in_window, const void* fill_value, void* out,
+                    std::span<const std::int64_t> out_batch, std::span<const std::int64_t> out_window, int device) {
+  const auto nw = static_cast<I64>(in_window.size()), total = static_cast<I64>(in_batch.size()) * nw;
+  if (total == 0) return;
+  const DeviceTables t = upload({in_batch, in_window, out_batch, out_window}, device);
+  cudaStream_t s = detail::stream(device);
+  visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
+    W fill;
+    std::memcpy(&fill, fill_value, sizeof(W));
+    gather_kernel<W><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const W*>(in), t.at[0], t.at[1], fill,
+                                                            static_cast<W*>(out), t.at[2], t.at[3], nw, total);
+  });
+  detail::check_launch("gather");
+}
+
+void scatter_windows(ScatterOp op, DType dtype, const void* updates, std::span<const std::int64_t> upd_batch,
+                     std::span<const std::int64_t> upd_window, void* operand, std::span<const std::int64_t> op_batch,
+                     std::span<const std::int64_t> op_window, int device) {
+  const auto nw = static_cast<I64>(op_window.size()), total = static_cast<I64>(op_batch.size()) * nw;
+  if (total == 0) return;
+  const bool disjoint = indexing::windows_disjoint(op_batch, op_window);
+  const DeviceTables t = upload({upd_batch, upd_window, op_batch, op_window}, device);
+  cudaStream_t s = detail::stream(device);
+  if (op == ScatterOp::set && !disjoint) {
+    // Radix passes over the bits a target + 1 can have.
+    const I64 top = *std::max_element(op_batch.begin(), op_batch.end()) +
+                    *std::max_element(op_window.begin(), op_window.end()) + 1;
+    const int end_bit = std::max(1, static_cast<int>(std::bit_width(static_cast<std::uint64_t>(std::max<I64>(top, 1)))));
+    return scatter_last_wins(itemsize(dtype), updates, t, operand, nw, total, end_bit, device);
+  }
+  visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
+    auto* o = static_cast<T*>(operand);
+    const auto* u = static_cast<const T*>(updates);
+    if (disjoint)
+      scatter_direct_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(op == ScatterOp::add, u, t.at[0], t.at[1], o,
+                                                                      t.at[2], t.at[3], nw, total);
+    else
+      scatter_atomic_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(u, t.at[0], t.at[1], o, t.at[2], t.at[3], nw, total);
+  });
+  detail::check_launch("scatter");
+}
+
+void sort_rows(std::span<const void* const> operands, std::span<const DType> dtypes, int num_keys, std::int64_t rows,
+               std::int64_t len, std::span<void* const> out, int device) {
+  const I64 n = rows * len;
+  if (n == 0) return;
+  cudaStream_t s = detail::stream(device);
+  Scratch scratch{device, {}};
+  // Positions sorted by (row, keys), then every operand gathered through them.
+  auto* order = static_cast<I64*>(scratch.get(static_cast<std::size_t>(n) * sizeof(I64)));
+  iota_kernel<<<blocks_for(n), kThreads, 0, s>>>(order, n);
+  detail::check_launch("sort");
+  const auto k = static_cast<std::size_t>(num_keys);
+  for (const indexing::RowOrder& pass : indexing::sort_passes(operands.first(k), dtypes.first(k), len)) {
+    std::size_t bytes = 0;
+    detail::check(cub::DeviceMergeSort::StableSortKeys(nullptr, bytes, order, n, pass, s), "sort: cub::DeviceMergeSort");
+    detail::check(cub::DeviceMergeSort::StableSortKeys(scratch.get(bytes), bytes, order, n, pass, s),
+                  "sort: cub::DeviceMergeSort");
+  }
+  for (std::size_t o = 0; o < operands.size(); ++o)
+    visit_width(itemsize(dtypes[o]), [&]<class W>(std::type_identity<W>) {
+      take_kernel<W><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const W*>(operands[o]), order, static_cast<W*>(out[o]), n);
+    });
+  detail::check_launch("sort");
+}
+
+}  // namespace canopy::kernels::cuda

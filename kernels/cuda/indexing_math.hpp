@@ -1,0 +1,135 @@
+// What one element of the GPU indexing kernels is (gather's copy or fill, scatter's combine, sort's
+// comparison in JAX's total order), as __host__ __device__ functions that the CUDA kernels run and
+// the CPU test suite runs for the host against the CPU kernels (tests/cuda_indexing_test.cpp); plus
+// the host-side test of whether scatter windows may be written in parallel without a conflict.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "element_math.hpp"
+
+namespace canopy::kernels::cuda::indexing {
+
+/// Element t (batch t / nw, window element t % nw) of a window gather:
+/// out[out_batch[b] + out_window[w]] = in_batch[b] < 0 ? fill : in[in_batch[b] + in_window[w]].
+template <class W>
+CANOPY_HD inline void gather_element(std::int64_t t, std::int64_t nw, const W* in, const std::int64_t* in_batch,
+                                     const std::int64_t* in_window, W fill, W* out, const std::int64_t* out_batch,
+                                     const std::int64_t* out_window) {
+  const std::int64_t b = t / nw, w = t - b * nw;
+  const std::int64_t base = in_batch[b];
+  out[out_batch[b] + out_window[w]] = base < 0 ? fill : in[base + in_window[w]];
+}
+
+/// Where element t of a window scatter lands in the operand, or -1 for a dropped window.
+CANOPY_HD inline std::int64_t scatter_target(std::int64_t t, std::int64_t nw, const std::int64_t* op_batch,
+                                             const std::int64_t* op_window) {
+  const std::int64_t b = t / nw;
+  return op_batch[b] < 0 ? -1 : op_batch[b] + op_window[t - b * nw];
+}
+/// The update element t of a window scatter reads.
+CANOPY_HD inline std::int64_t scatter_source(std::int64_t t, std::int64_t nw, const std::int64_t* upd_batch,
+                                             const std::int64_t* upd_window) {
+  const std::int64_t b = t / nw;
+  return upd_batch[b] + upd_window[t - b * nw];
+}
+
+/// scatter-add's combine, as the CPU loop: in the compute type (float for the 16-bit floats),
+/// integers wrapping; bool is `or`.
+template <class T>
+CANOPY_HD inline T add_value(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return a || b;
+  else return math::store<T>(math::binary(math::BinaryOp::add, math::load(a), math::load(b)));
+}
+
+/// Whether the windows at `op_batch` (negative: dropped) with element offsets `op_window` touch
+/// no operand element twice, proven cheaply: sorted window starts further apart than a window
+/// spans. (Within one window the elements are distinct.) false means "maybe": the caller then
+/// resolves conflicts on the device.
+inline bool windows_disjoint(std::span<const std::int64_t> op_batch, std::span<const std::int64_t> op_window) {
+  if (op_window.empty()) return true;
+  const auto [lo, hi] = std::minmax_element(op_window.begin(), op_window.end());
+  std::vector<std::int64_t> starts;
+  for (std::int64_t s : op_batch)
+    if (s >= 0) starts.push_back(s);
+  std::sort(starts.begin(), starts.end());
+  for (std::size_t i = 1; i < starts.size(); ++i)
+    if (starts[i] - starts[i - 1] <= *hi - *lo) return false;
+  return true;
+}
+
+/// -1, 0 or 1 comparing a and b in JAX's total order (sort.cpp's): -0.0 equals 0.0, every NaN
+/// sorts after every number and equals every other NaN.
+template <class C>
+CANOPY_HD inline int total_order(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    const bool na = a != a, nb = b != b;
+    if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
+  }
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+/// total_order of elements i and j of `data`, an array of `dtype` (the 16-bit floats compare as f32).
+CANOPY_HD inline int compare_at(DType dtype, const void* data, std::int64_t i, std::int64_t j) {
+  const auto cmp = [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(data);
+    return total_order(math::load(p[i]), math::load(p[j]));
+  };
+  switch (dtype) {
+    case DType::bool_: return cmp(bool{});
+    case DType::i32: return cmp(std::int32_t{});
+    case DType::u32: return cmp(std::uint32_t{});
+    case DType::bf16: return cmp(bf16{});
+    case DType::f32: return cmp(float{});
+    case DType::u8: return cmp(std::uint8_t{});
+    case DType::i8: return cmp(std::int8_t{});
+    case DType::u16: return cmp(std::uint16_t{});
+    case DType::i16: return cmp(std::int16_t{});
+    case DType::f16: return cmp(f16{});
+    case DType::i64: return cmp(std::int64_t{});
+    case DType::u64: return cmp(std::uint64_t{});
+    default: return cmp(double{});
+  }
+}
+
+/// Strict weak order on positions of a rows x len array: by row, then lexicographically by up to
+/// kMax key operands (each rows x len, of its own dtype). Sorting positions stably with it once
+/// per group of kMax keys, the last group first, orders each row as sort.cpp's stable sort does.
+struct RowOrder {
+  static constexpr int kMax = 4;
+  std::int64_t len = 1;
+  int count = 0;
+  const void* data[kMax] = {};
+  DType dtype[kMax] = {};
+  CANOPY_HD bool operator()(std::int64_t i, std::int64_t j) const {
+    const std::int64_t ri = i / len, rj = j / len;
+    if (ri != rj) return ri < rj;
+    for (int k = 0; k < count; ++k)
+      if (const int c = compare_at(dtype[k], data[k], i, j)) return c < 0;
+    return false;
+  }
+};
+
+/// The orders sort's passes use: keys [first, first + kMax) of `keys` for each group, last group first.
+inline std::vector<RowOrder> sort_passes(std::span<const void* const> keys, std::span<const DType> dtypes,
+                                         std::int64_t len) {
+  std::vector<RowOrder> passes;
+  const int n = static_cast<int>(keys.size());
+  for (int first = ((n - 1) / RowOrder::kMax) * RowOrder::kMax; first >= 0; first -= RowOrder::kMax) {
+    RowOrder o;
+    o.len = len;
+    for (int k = first; k < n && k < first + RowOrder::kMax; ++k) {
+      o.data[o.count] = keys[static_cast<std::size_t>(k)];
+      o.dtype[o.count++] = dtypes[static_cast<std::size_t>(k)];
+    }
+    passes.push_back(o);
+  }
+  return passes;
+}
+
+}  // namespace canopy::kernels::cuda::indexing

@@ -1,0 +1,115 @@
+// Convolution and pooling on the GPU: direct kernels, one thread per output element, each element
+// computed by nn_math.hpp (the definitions the CPU suite checks against the CPU loops). Max
+// pooling's transpose runs one thread per operand element, which gathers the windows that selected
+// it: no atomics, so results are deterministic and equal the CPU's summation order.
+#include <algorithm>
+
+#include "canopy/kernels/cuda.hpp"
+#include "canopy/kernels/cuda_nn.hpp"
+#include "nn_math.hpp"
+#include "runtime.hpp"
+
+namespace canopy::kernels::cuda {
+namespace {
+
+using detail::blocks_for;
+using detail::kThreads;
+
+template <class T>
+__global__ void conv_kernel(const T* lhs, const T* rhs, T* out, nn::ConvParams p) {
+  CANOPY_GRID_LOOP(i, p.outputs) {
+    std::int64_t off = 0;
+    const T v = nn::conv_element(lhs, rhs, p, i, off);
+    out[off] = v;
+  }
+}
+
+template <class T>
+__global__ void reduce_window_kernel(nn::WindowOp op, const T* in, T* out, nn::WindowParams p) {
+  CANOPY_GRID_LOOP(w, p.outputs) out[w] = nn::reduce_window_element(op, in, p, w);
+}
+
+template <class T>
+__global__ void gather_kernel(const T* tangent, const T* x, T* out, nn::WindowParams p) {
+  CANOPY_GRID_LOOP(w, p.outputs) out[w] = nn::gather_element(tangent, x, p, w);
+}
+
+template <class T>
+__global__ void selection_kernel(const T* x, std::int64_t* sel, nn::WindowParams p) {
+  CANOPY_GRID_LOOP(w, p.outputs) sel[w] = nn::window_selection(x, p, w);
+}
+
+template <class T>
+__global__ void scatter_kernel(const T* source, const std::int64_t* sel, T* out, nn::WindowParams p) {
+  CANOPY_GRID_LOOP(e, p.inputs) out[e] = nn::scatter_element(source, sel, p, e);
+}
+
+
+/// f(type_identity<T>) for the floating dtypes; the primitives admit no other here.
+template <class F>
+void visit_float(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::f32: return f(std::type_identity<float>{});
+    case DType::f64: return f(std::type_identity<double>{});
+    case DType::bf16: return f(std::type_identity<bf16>{});
+    case DType::f16: return f(std::type_identity<f16>{});
+    default: return;
+  }
+}
+
+}  // namespace
+
+void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device) {
+  const nn::ConvParams p = nn::conv_params(g);
+  if (p.outputs == 0) return;
+  cudaStream_t s = detail::stream(device);
+  visit_float(dtype, [&]<class T>(std::type_identity<T>) {
+    conv_kernel<T><<<blocks_for(p.outputs), kThreads, 0, s>>>(static_cast<const T*>(lhs), static_cast<const T*>(rhs),
+                                                               static_cast<T*>(out), p);
+  });
+  detail::check_launch("conv_general_dilated");
+}
+
+void reduce_window(cpu::WindowOp op, DType dtype, const void* in, void* out, const cpu::WindowGeometry& g, int device) {
+  const nn::WindowParams p = nn::window_params(g, "reduce_window");
+  if (p.outputs == 0) return;
+  cudaStream_t s = detail::stream(device);
+  visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
+    reduce_window_kernel<T><<<blocks_for(p.outputs), kThreads, 0, s>>>(op, static_cast<const T*>(in),
+                                                                        static_cast<T*>(out), p);
+  });
+  detail::check_launch("reduce_window");
+}
+
+void select_and_gather_add(DType dtype, const void* tangent, const void* operand, void* out,
+                           const cpu::WindowGeometry& g, int device) {
+  const nn::WindowParams p = nn::window_params(g, "select_and_gather_add");
+  if (p.outputs == 0) return;
+  cudaStream_t s = detail::stream(device);
+  visit_float(dtype, [&]<class T>(std::type_identity<T>) {
+    gather_kernel<T><<<blocks_for(p.outputs), kThreads, 0, s>>>(
+        static_cast<const T*>(tangent), static_cast<const T*>(operand), static_cast<T*>(out), p);
+  });
+  detail::check_launch("select_and_gather_add");
+}
+
+void select_and_scatter_add(DType dtype, const void* source, const void* operand, void* out,
+                            const cpu::WindowGeometry& g, int device) {
+  const nn::WindowParams p = nn::window_params(g, "select_and_scatter_add");
+  if (p.inputs == 0) return;
+  // Each window's selection first (a block from the device's cache: it goes back to the cache
+  // when this returns, and work issued later on the same stream runs after these kernels).
+  const auto sel_bytes = static_cast<std::size_t>(std::max<std::int64_t>(p.outputs, 1)) * sizeof(std::int64_t);
+  const std::shared_ptr<Buffer> sel_block = allocate(sel_bytes, device);
+  auto* sel = static_cast<std::int64_t*>(sel_block->data());
+  cudaStream_t s = detail::stream(device);
+  visit_float(dtype, [&]<class T>(std::type_identity<T>) {
+    if (p.outputs > 0)
+      selection_kernel<T><<<blocks_for(p.outputs), kThreads, 0, s>>>(static_cast<const T*>(operand), sel, p);
+    scatter_kernel<T><<<blocks_for(p.inputs), kThreads, 0, s>>>(static_cast<const T*>(source), sel,
+                                                                 static_cast<T*>(out), p);
+  });
+  detail::check_launch("select_and_scatter_add");
+}
+
+}  // namespace canopy::kernels::cuda

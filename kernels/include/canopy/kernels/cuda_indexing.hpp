@@ -1,0 +1,35 @@
+// The GPU kernels of the indexing primitives: cpu_indexing.hpp's window gather and scatter, driven
+// by the same offset tables (host memory; the kernels copy them to `device`), and sort's rows.
+// Raw device pointers, as cuda.hpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "canopy/dtype.hpp"
+#include "canopy/kernels/cpu_indexing.hpp"
+
+namespace canopy::kernels::cuda {
+
+using cpu::ScatterOp;
+
+/// Window gather (cpu::gather_windows) on `device`; `fill_value` is one element in host memory.
+void gather_windows(std::size_t itemsize, const void* in, std::span<const std::int64_t> in_batch,
+                    std::span<const std::int64_t> in_window, const void* fill_value, void* out,
+                    std::span<const std::int64_t> out_batch, std::span<const std::int64_t> out_window, int device);
+
+/// Window scatter (cpu::scatter_windows), in place on `operand` on `device`. `set`: where windows
+/// overlap, the last batch wins, as on the CPU. `add`: overlapping windows add atomically, so
+/// float sums of duplicates may round in another order than the CPU's (integers are exact).
+void scatter_windows(ScatterOp op, DType dtype, const void* updates, std::span<const std::int64_t> upd_batch,
+                     std::span<const std::int64_t> upd_window, void* operand, std::span<const std::int64_t> op_batch,
+                     std::span<const std::int64_t> op_window, int device);
+
+/// sort's kernel: each of `rows` rows of `len` elements of every operand (rows x len, contiguous)
+/// reordered into `out` by a stable sort on the first `num_keys` operands, lexicographically, in
+/// JAX's total order (-0.0 == 0.0, NaNs last).
+void sort_rows(std::span<const void* const> operands, std::span<const DType> dtypes, int num_keys, std::int64_t rows,
+               std::int64_t len, std::span<void* const> out, int device);
+
+}  // namespace canopy::kernels::cuda

@@ -1,0 +1,27 @@
+// The GPU kernels of the nn primitives: convolution, windowed reductions (pooling) and max
+// pooling's derivative. Same calls as the CPU ones in nn.hpp (raw device pointers plus geometry),
+// with the device ordinal each runs on; direct CUDA kernels, one thread per output element,
+// deterministic (no atomics). Convolution does not use cuDNN.
+#pragma once
+
+#include "canopy/dtype.hpp"
+#include "canopy/kernels/nn.hpp"
+
+namespace canopy::kernels::cuda {
+
+/// out = conv(lhs, rhs) as cpu::conv_loop (sums in double); f32, f64, bf16, f16. At most 6
+/// spatial dims (DeviceError beyond).
+void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device);
+/// out = reduce_window(in) as the CPU loops (compute type, padding holds the identity); every
+/// dtype, at most 8 dims.
+void reduce_window(cpu::WindowOp op, DType dtype, const void* in, void* out, const cpu::WindowGeometry& g, int device);
+/// Max pooling's jvp: out[i] = tangent at window i's first maximal operand element (0 when that is
+/// padding or the window holds a NaN), as cpu::select_and_gather_add. Floating dtypes.
+void select_and_gather_add(DType dtype, const void* tangent, const void* operand, void* out,
+                           const cpu::WindowGeometry& g, int device);
+/// Its transpose: out (operand's shape) = the sum of the source values of the windows that
+/// selected each element, added in window order as cpu::select_and_scatter_add. Floating dtypes.
+void select_and_scatter_add(DType dtype, const void* source, const void* operand, void* out,
+                            const cpu::WindowGeometry& g, int device);
+
+}  // namespace canopy::kernels::cuda
