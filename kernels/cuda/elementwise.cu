@@ -227,10 +227,9 @@ void select_n(DType which_dtype, const void* which, std::span<const void* const>
   if (n == 0) return;
   // The case pointers go to the device in a block of their own; stream order keeps it alive
   // for the kernel even though it returns to the cache when this function ends.
-  auto table = std::make_shared<std::vector<const void*>>(cases.begin(), cases.end());
-  const std::size_t bytes = table->size() * sizeof(void*);
+  const std::size_t bytes = cases.size() * sizeof(void*);
   std::shared_ptr<Buffer> dev_table = allocate(bytes, device);
-  copy_to_device(table->data(), dev_table->data(), bytes, device, table);
+  copy_to_device(cases.data(), dev_table->data(), bytes, device);
   cudaStream_t s = detail::stream(device);
   visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
     auto* t = static_cast<const W* const*>(dev_table->data());

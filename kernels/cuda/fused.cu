@@ -38,7 +38,7 @@ void fused_elementwise(const cpu::FusedProgram& program, std::span<const void* c
   for (std::size_t k = 0; k < in.size(); ++k) launch->in[k] = in[k];
   for (std::size_t k = 0; k < out.size(); ++k) launch->out[k] = out[k];
   std::shared_ptr<Buffer> block = allocate(sizeof(FusedLaunch), device);
-  copy_to_device(launch.get(), block->data(), sizeof(FusedLaunch), device, launch);
+  copy_to_device(launch.get(), block->data(), sizeof(FusedLaunch), device);
   fused_kernel<<<detail::blocks_for(n), detail::kThreads, 0, detail::stream(device)>>>(
       static_cast<const FusedLaunch*>(block->data()), n);
   detail::check_launch("fused_elementwise");

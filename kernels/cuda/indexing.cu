@@ -126,7 +126,7 @@ DeviceTables upload(std::initializer_list<std::span<const I64>> tables, int devi
   if (host->empty()) host->push_back(0);
   const std::size_t bytes = host->size() * sizeof(I64);
   DeviceTables d{allocate(bytes, device), {}};
-  copy_to_device(host->data(), d.block->data(), bytes, device, host);
+  copy_to_device(host->data(), d.block->data(), bytes, device);
   for (std::size_t o : offsets) d.at.push_back(static_cast<const I64*>(d.block->data()) + o);
   return d;
 }

@@ -30,8 +30,11 @@ void* device_block(std::size_t bytes, void* ctx) {
 // cudaFree waits for the device, so it only runs when the cache is over its limit or emptied.
 void free_device_block(void* p, void* ctx) {
   const int device = static_cast<int>(reinterpret_cast<std::intptr_t>(ctx));
+  int current = device;
+  (void)cudaGetDevice(&current);
   (void)cudaSetDevice(device);
   (void)cudaFree(p);
+  (void)cudaSetDevice(current);  // a caller may be between stream(d) and a launch on d
 }
 
 BlockCache& cache(int device) {
@@ -49,8 +52,6 @@ BlockCache& cache(int device) {
   }
   return *c;
 }
-
-void release_host_owner(void* owner) { delete static_cast<std::shared_ptr<const void>*>(owner); }
 
 }  // namespace
 
@@ -70,13 +71,11 @@ std::shared_ptr<Buffer> allocate(std::size_t bytes, int device) {
 AllocatorStats allocator_stats(int device) { return cache(device).stats(); }
 void empty_cache(int device) { cache(device).empty(); }
 
-void copy_to_device(const void* host, void* dst, std::size_t bytes, int device, std::shared_ptr<const void> keep_alive) {
+void copy_to_device(const void* host, void* dst, std::size_t bytes, int device) {
   if (bytes == 0) return;
-  cudaStream_t s = detail::stream(device);
-  detail::check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, s), "device_put");
-  if (keep_alive)  // the host block stays until the stream has read it
-    detail::check(cudaLaunchHostFunc(s, release_host_owner, new std::shared_ptr<const void>(std::move(keep_alive))),
-                  "device_put");
+  // From pageable memory cudaMemcpyAsync returns once the bytes are staged (CUDA's documented
+  // behaviour for pageable host-to-device copies), so nothing need keep `host` alive after.
+  detail::check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, detail::stream(device)), "device_put");
 }
 
 void copy_to_host(const void* src, void* host, std::size_t bytes, int device) {

@@ -19,7 +19,7 @@ std::string unavailable_reason() {
 std::shared_ptr<Buffer> allocate(std::size_t, int) { unavailable("allocate"); }
 AllocatorStats allocator_stats(int) { unavailable("allocator_stats"); }
 void empty_cache(int) { unavailable("empty_cache"); }
-void copy_to_device(const void*, void*, std::size_t, int, std::shared_ptr<const void>) { unavailable("device_put"); }
+void copy_to_device(const void*, void*, std::size_t, int) { unavailable("device_put"); }
 void copy_to_host(const void*, void*, std::size_t, int) { unavailable("device_get"); }
 void copy_device(const void*, int, void*, int, std::size_t) { unavailable("device_put"); }
 void synchronize(int) { unavailable("synchronize"); }

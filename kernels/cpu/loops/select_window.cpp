@@ -94,7 +94,8 @@ std::vector<std::int64_t> selections(const T* x, const WindowGeometry& g) {
       bool whole = !dilated, outside = false;
       for (std::size_t d = 0; d < wr; ++d) {
         outside |= __builtin_sub_overflow(o[d] * g.strides[d], g.pad_lo[d], &start[d]);
-        whole = whole && start[d] >= 0 && start[d] + (g.window[d] - 1) * g.window_dilation[d] < g.in[d];
+        // (The last tap's position is compared by subtraction: start may be near INT64_MAX.)
+        whole = whole && start[d] >= 0 && start[d] < g.in[d] - (g.window[d] - 1) * g.window_dilation[d];
       }
       std::int64_t* out = sel.data() + row * len;
       if (outside) continue;  // every tap is padding: the first (-inf) is the selection, -1

@@ -64,8 +64,9 @@ Array device_get_array(const Array& x);
 /// jax.device_put: the tree with every Array leaf placed on `device` and committed to it. Arrays
 /// committed to different devices never meet in one op (DeviceError naming the arguments and
 /// their devices); uncommitted arrays (made without device_put) go wherever their partner is.
-/// CPU devices share host memory, so placing an array there copies nothing; a copy to or from a
-/// GPU is issued on the GPU's stream and the call returns before it ran (reads wait). Inside a
+/// CPU devices share host memory, so placing an array there copies nothing; a copy to a GPU is
+/// issued on the GPU's stream and the call returns before it ran (reads wait); a copy from a GPU
+/// waits for it. Inside a
 /// transformation, values are placed when they are computed: tracers pass through unchanged.
 template <class T>
 T device_put(const T& tree, Device device) {

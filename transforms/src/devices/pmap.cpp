@@ -132,11 +132,14 @@ std::vector<Arrays> shard_inputs(const Arrays& xs, const std::vector<std::option
   std::vector<Arrays> per_device(static_cast<std::size_t>(n));
   const int base = first_local_device();
   for (std::size_t i = 0; i < xs.size(); ++i) {
+    // pmap's devices are this process's CPU devices: an argument on a GPU is copied to the host
+    // (as jax.pmap moves its arguments to its devices).
+    const Array xi = host_copy(xs[i]);
     if (!axes[i]) {
-      for (std::int64_t k = 0; k < n; ++k) per_device[static_cast<std::size_t>(k)].push_back(xs[i]);
+      for (std::int64_t k = 0; k < n; ++k) per_device[static_cast<std::size_t>(k)].push_back(xi);
       continue;
     }
-    const Array x = leading(xs[i], normalised_axis(*axes[i], xs[i].ndim()));
+    const Array x = leading(xi, normalised_axis(*axes[i], xi.ndim()));
     for (std::int64_t k = 0; k < n; ++k)
       per_device[static_cast<std::size_t>(k)].push_back(row(x, k, n, Device::cpu(base + static_cast<int>(k))));
   }

@@ -29,7 +29,7 @@ Array to_device_memory(const Array& x, Device dev, bool committed) {
   if (dev.kind == Device::Kind::cpu)
     kernels::cuda::copy_to_host(cdata(x), mutable_data(y), bytes, from.index);
   else if (from.kind == Device::Kind::cpu)
-    kernels::cuda::copy_to_device(cdata(x), mutable_data(y), bytes, dev.index, x.impl()->buffer);
+    kernels::cuda::copy_to_device(cdata(x), mutable_data(y), bytes, dev.index);
   else
     kernels::cuda::copy_device(cdata(x), from.index, mutable_data(y), dev.index, bytes);
   return y;

@@ -287,7 +287,16 @@ MemoryAnalysis Executable::memory_analysis(const std::vector<bool>& donated) con
 }
 
 Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& donated) const {
-  if (detail::placement_of(name_, inputs).device.kind == Device::Kind::cuda) {
+  // A GPU program: its arguments are on a GPU, or (none being committed elsewhere) arrays it
+  // captured are (the constants).
+  detail::Placement gpu_place = detail::placement_of(name_, inputs);
+  if (gpu_place.device.kind != Device::Kind::cuda && !gpu_place.committed)
+    for (const Array& c : program_.consts)
+      if (detail::on_gpu(c)) {
+        gpu_place = {c.device(), c.impl()->committed};
+        break;
+      }
+  if (gpu_place.device.kind == Device::Kind::cuda) {
     // On a GPU the simplified program runs equation by equation, its elementwise chains fused
     // into one CUDA kernel each; the planned arena, the epilogues and donation are CPU-only so far.
     // (Unfused with fusion off, and under debug_nans, which names the primitive making a NaN.)
@@ -298,7 +307,11 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
       return std::shared_ptr<const void>(std::move(q));
     }));
     TraceGuard eager(&EvalTrace::instance());
-    return detail::eval_program(*gpu, inputs);
+    Arrays results = detail::eval_program(*gpu, inputs);
+    // Every result is a new handle on the program's device (as jax's outputs are), never the
+    // cached constant itself nor a host array (a constant or symbolic zero output).
+    for (Array& r : results) r = detail::to_device_memory(r, gpu_place.device, gpu_place.committed);
+    return results;
   }
   if (fused_ && debug_nans()) {
     // jax_debug_nans names the primitive that made the NaN: run the unfused program, step by step.
@@ -310,7 +323,7 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
   SlotLease lease(plan.num_slots);
   std::vector<Array>& slots = *lease.slots;
   for (std::size_t i = 0; i < plan.in_slots.size(); ++i) slots[plan.in_slots[i]] = inputs[i];
-  for (const auto& [s, c] : plan.constants) slots[s] = c;
+  for (const auto& [s, c] : plan.constants) slots[s] = detail::on_gpu(c) ? detail::host_copy(c) : c;  // CPU kernels read host memory
   Arrays& operands = *lease.operands;
   std::vector<std::weak_ptr<kernels::Buffer>>& placed = *lease.placed;
   const bool check = debug_nans();

@@ -95,7 +95,7 @@ void copy_bytes(const Array& dst, std::size_t dst_offset, const Array& src, std:
   const auto* s = static_cast<const char*>(cdata(src)) + src_offset;
   if (!on_gpu(dst) && !on_gpu(src)) std::memcpy(d, s, bytes);
   else if (on_gpu(dst) && on_gpu(src)) kernels::cuda::copy_device(s, gpu_of(src), d, gpu_of(dst), bytes);
-  else if (on_gpu(dst)) kernels::cuda::copy_to_device(s, d, bytes, gpu_of(dst), src.impl()->buffer);
+  else if (on_gpu(dst)) kernels::cuda::copy_to_device(s, d, bytes, gpu_of(dst));
   else kernels::cuda::copy_to_host(s, d, bytes, gpu_of(src));
 }
 

@@ -50,6 +50,16 @@ void strided_copy(const Array& out, std::size_t itemsize, const void* in, std::s
                   const Shape& shape);
 void copy_strided(const Array& out, std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
                   const Shape& shape, void* out_data, std::span<const std::int64_t> out_strides);
+/// Runs a device-neutral kernel (cond, while_loop, scan, pure_callback) whose results may come
+/// back in host memory (a branch returning a constant, a callback) and puts every result on the
+/// device the op was placed on, as the outputs EvalTrace allocated say.
+template <class Kernel>
+void keep_results_on_device(std::span<Array> out, Kernel&& kernel) {
+  const Device dev = out.empty() ? Device::cpu() : out[0].device();
+  const bool committed = !out.empty() && out[0].impl()->committed;
+  kernel();
+  for (Array& o : out) o = to_device_memory(o, dev, committed);
+}
 /// Sets n elements of `out` (on its device) to the element at host address `value`.
 void fill(const Array& out, std::size_t itemsize, const void* value, std::int64_t n);
 /// out[0] = in[0]'s bytes, on its GPU (reshape, bitcast, stop_gradient).

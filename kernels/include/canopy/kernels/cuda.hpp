@@ -35,8 +35,10 @@ AllocatorStats allocator_stats(int device);
 /// Returns the device's cached free blocks to the driver.
 void empty_cache(int device);
 
-/// host -> device, asynchronous: `keep_alive` (the host block's owner) is held until the copy ran.
-void copy_to_device(const void* host, void* dst, std::size_t bytes, int device, std::shared_ptr<const void> keep_alive);
+/// host -> device, asynchronous. `host` must be pageable memory (all that canopy allocates is):
+/// CUDA has staged those bytes when the call returns, so the host block may be freed or reused
+/// at once, while the transfer to the device runs in stream order.
+void copy_to_device(const void* host, void* dst, std::size_t bytes, int device);
 /// device -> host; returns when the bytes are in `host` (waits for the work before it).
 void copy_to_host(const void* src, void* host, std::size_t bytes, int device);
 /// device -> device, on the same device or between two (peer copy).

@@ -42,8 +42,11 @@ struct JitCall {
     Arrays r = params.executable->run(in);
     for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
   }
-  // Device-neutral: the sub-programs run wherever their operands are (item() reads a GPU's flag).
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
+  // Device-neutral: the sub-programs run wherever their operands are (item() reads a GPU's flag);
+  // results that come back in host memory (a constant) move to the GPU.
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::keep_results_on_device(out, [&] { eval_cpu(in, out, params); });
+  }
   /// The program's primal part (outputs, then residuals) and its tangent part (residuals, then
   /// tangents -> output tangents), each compiled.
   struct JvpSplit {

@@ -54,8 +54,11 @@ struct Cond {
     Arrays r = params.branches[branch_index(in[0], params.branches.size())]->run(in.subspan(1));
     for (std::size_t i = 0; i < r.size(); ++i) out[i] = r[i];
   }
-  // Device-neutral: the sub-programs run wherever their operands are (item() reads a GPU's flag).
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
+  // Device-neutral: the sub-programs run wherever their operands are (item() reads a GPU's flag);
+  // results that come back in host memory (a constant) move to the GPU.
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::keep_results_on_device(out, [&] { eval_cpu(in, out, params); });
+  }
 
   static detail::JvpResult jvp(std::span<const Array> primals, std::span<const Array> tangents, const Params& params) {
     const std::size_t nb = params.branches.size();

@@ -105,7 +105,9 @@ struct Scan {
     }
     for (std::size_t j = 0; j < nk; ++j) out[j] = step[nc + j];
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::keep_results_on_device(out, [&] { eval_cpu(in, out, params); });
+  }
 
   static detail::JvpResult jvp(std::span<const Array> primals, std::span<const Array> tangents, const Params& params) {
     const Program& body = params.body->program();

@@ -56,12 +56,9 @@ struct PureCallback {
   // The callback is host code (jax.pure_callback hands it numpy arrays): GPU operands are copied
   // to the host for it, and its results back to the GPU.
   static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const Device dev = out.empty() ? Device::cpu() : out[0].device();
-    const bool committed = !out.empty() && out[0].impl()->committed;
     Arrays host;
     for (const Array& x : in) host.push_back(detail::host_copy(x));
-    eval_cpu(host, out, params);
-    for (Array& o : out) o = detail::to_device_memory(o, dev, committed);
+    detail::keep_results_on_device(out, [&] { eval_cpu(host, out, params); });
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     const std::int64_t n = detail::batch_size(x, bdims);
