@@ -17,7 +17,6 @@ namespace {
 
 using detail::blocks_for;
 using detail::kThreads;
-using detail::visit_width;
 
 constexpr int kMaxRank = 8;
 

@@ -22,7 +22,6 @@ namespace {
 
 using detail::blocks_for;
 using detail::kThreads;
-using detail::visit_width;
 using I64 = std::int64_t;
 using U64 = unsigned long long;  // CUB's and atomicAdd's 64-bit unsigned
 

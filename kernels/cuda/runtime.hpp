@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <string_view>
-#include <type_traits>
 
 #include <cuda_runtime_api.h>
 
@@ -24,18 +23,6 @@ inline constexpr int kThreads = 256;
 inline unsigned blocks_for(std::int64_t n) {
   const std::int64_t b = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 * 16 ? 65535 * 16 : b));
-}
-
-/// Calls f(std::type_identity<W>{}) with the unsigned integer type W of `itemsize` bytes (1, 2, 4
-/// or 8): elements that are only moved travel as such words.
-template <class F>
-void visit_width(std::size_t itemsize, F&& f) {
-  switch (itemsize) {
-    case 1: return f(std::type_identity<std::uint8_t>{});
-    case 2: return f(std::type_identity<std::uint16_t>{});
-    case 4: return f(std::type_identity<std::uint32_t>{});
-    default: return f(std::type_identity<std::uint64_t>{});
-  }
 }
 
 }  // namespace canopy::kernels::cuda::detail

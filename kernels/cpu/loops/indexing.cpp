@@ -14,17 +14,6 @@
 namespace canopy::kernels::cpu {
 namespace {
 
-// Elements move as unsigned integers of their width: plain scalars that loops vectorise.
-template <class F>
-void by_width(std::size_t w, F&& f) {
-  switch (w) {
-    case 1: return f(std::type_identity<std::uint8_t>{});
-    case 2: return f(std::type_identity<std::uint16_t>{});
-    case 4: return f(std::type_identity<std::uint32_t>{});
-    default: return f(std::type_identity<std::uint64_t>{});
-  }
-}
-
 template <class W>
 void copy_strided_typed(const W* in, std::span<const std::int64_t> ist, std::span<const std::int64_t> shape, W* out,
                         std::span<const std::int64_t> ost) {
@@ -128,13 +117,13 @@ void scatter_typed(ScatterOp op, const T* upd, std::span<const std::int64_t> upd
 void copy_strided(std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
                   std::span<const std::int64_t> shape, void* out, std::span<const std::int64_t> out_strides) {
   ensure_runtime();
-  by_width(itemsize, [&]<class W>(std::type_identity<W>) {
+  visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
     copy_strided_typed(static_cast<const W*>(in), in_strides, shape, static_cast<W*>(out), out_strides);
   });
 }
 
 void fill(std::size_t itemsize, const void* value, void* out, std::int64_t n) {
-  by_width(itemsize, [&]<class W>(std::type_identity<W>) {
+  visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
     W v;
     std::memcpy(&v, value, sizeof(W));
     std::fill_n(static_cast<W*>(out), n, v);
@@ -145,7 +134,7 @@ void gather_windows(std::size_t itemsize, const void* in, std::span<const std::i
                     std::span<const std::int64_t> in_window, const void* fill_value, void* out,
                     std::span<const std::int64_t> out_batch, std::span<const std::int64_t> out_window) {
   ensure_runtime();
-  by_width(itemsize, [&]<class W>(std::type_identity<W>) {
+  visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
     gather_typed(static_cast<const W*>(in), in_batch, in_window, static_cast<const W*>(fill_value),
                  static_cast<W*>(out), out_batch, out_window);
   });

@@ -99,8 +99,9 @@ std::vector<std::int64_t> selections(const T* x, const WindowGeometry& g) {
       }
       std::int64_t* out = sel.data() + row * len;
       if (outside) continue;  // every tap is padding: the first (-inf) is the selection, -1
-      std::int64_t corner = 0;
-      for (std::size_t d = 0; d < wr; ++d) corner += start[d] * in_st[d];
+      std::int64_t corner = 0;  // only for a window wholly inside (a start may be near INT64_MAX)
+      if (whole)
+        for (std::size_t d = 0; d < wr; ++d) corner += start[d] * in_st[d];
       for (std::int64_t t = 0; t < taps; ++t) {
         std::int64_t base = 0;
         bool inside = true;

@@ -207,4 +207,16 @@ decltype(auto) visit_dtype(DType d, F&& f) {
   }
 }
 
+/// Calls `f(std::type_identity<W>{})` with the unsigned integer W of `bytes` bytes (1, 2, 4 or 8):
+/// elements that are only moved travel as such words.
+template <class F>
+decltype(auto) visit_width(std::size_t bytes, F&& f) {
+  switch (bytes) {
+    case 1: return f(std::type_identity<std::uint8_t>{});
+    case 2: return f(std::type_identity<std::uint16_t>{});
+    case 4: return f(std::type_identity<std::uint32_t>{});
+    default: return f(std::type_identity<std::uint64_t>{});
+  }
+}
+
 }  // namespace canopy
