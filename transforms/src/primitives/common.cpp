@@ -118,11 +118,6 @@ void fill(const Array& out, std::size_t itemsize, const void* value, std::int64_
   else kernels::cpu::fill(itemsize, value, mutable_data(out), n);
 }
 
-void cuda_copy_bytes(std::span<const Array> in, std::span<Array> out) {
-  kernels::cuda::copy_device(cdata(in[0]), gpu_of(in[0]), mutable_data(out[0]), gpu_of(out[0]),
-                             static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
-}
-
 Array permuted_copy(const Array& x, const std::vector<int>& perm) {
   bool identity = true;
   for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int>(i);

@@ -62,8 +62,6 @@ void keep_results_on_device(std::span<Array> out, Kernel&& kernel) {
 }
 /// Sets n elements of `out` (on its device) to the element at host address `value`.
 void fill(const Array& out, std::size_t itemsize, const void* value, std::int64_t n);
-/// out[0] = in[0]'s bytes, on its GPU (reshape, bitcast, stop_gradient).
-void cuda_copy_bytes(std::span<const Array> in, std::span<Array> out);
 
 
 /// Kernel-level helpers for eval_cpu and eval_cuda bodies: they never dispatch, so a kernel behaves

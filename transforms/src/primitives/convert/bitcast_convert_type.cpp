@@ -36,10 +36,10 @@ struct BitcastConvertType {
     return {to, s, false};
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]),
-                static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
+    detail::copy_bytes(out[0], 0, in[0], 0, static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) { detail::cuda_copy_bytes(in, out); }
+  // Device-neutral: the bytes are copied within out's memory (host or GPU).
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   // The trailing axis is the bytes of one element: the batch axis goes in front, out of its way.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return {bind<BitcastConvertType>(detail::batched_at_front(x, bdims), params), {0}};

@@ -10,9 +10,10 @@ struct StopGradient {
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) { return avals[0]; }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]), static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
+    detail::copy_bytes(out[0], 0, in[0], 0, static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) { detail::cuda_copy_bytes(in, out); }
+  // Device-neutral: the bytes are copied within out's memory (host or GPU).
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array>, const Params&) { return {{stop_gradient(x[0])}, {Array()}}; }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<StopGradient>(x, bdims, params);

@@ -21,10 +21,10 @@ struct Reshape {
     return {a.dtype, params.new_sizes, a.weak_type};
   }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]),
-                static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
+    detail::copy_bytes(out[0], 0, in[0], 0, static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) { detail::cuda_copy_bytes(in, out); }
+  // Device-neutral: the bytes are copied within out's memory (host or GPU).
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params&) {
     (void)primals;
