@@ -1,7 +1,9 @@
 // Host-side checks of the GPU's convolution and pooling kernels: the per-element definitions they
 // run (kernels/cuda/nn_math.hpp, compiled here for the host) against the CPU loops, bit for bit,
 // on random geometries (strides, padding of both signs, dilations, feature groups, layouts) and on
-// the primitives' samples. The runs on a GPU are tests/gpu/gpu_test.cpp.
+// the primitives' samples; and the tensors and convolution handed to cuDNN
+// (kernels/cuda/cudnn_conv_problem.hpp), evaluated here as cuDNN defines them. The runs on a GPU
+// are tests/gpu/gpu_test.cpp; cudnn_plan_test.cpp builds cuDNN's plans for these problems.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -25,6 +27,7 @@
 #include <canopy/kernels/nn.hpp>
 
 #include "../kernels/cpu/loops/nn_loops.hpp"
+#include "../kernels/cuda/cudnn_conv_problem.hpp"
 #include "../kernels/cuda/nn_math.hpp"
 #include "../transforms/src/primitives/conv/conv_geometry.hpp"
 #include "../transforms/src/primitives/window/geometry.hpp"
@@ -345,7 +348,123 @@ std::int64_t check_window(const WindowGeometry& g, DType d) {
   return bad;
 }
 
+// cuDNN's forward convolution (as cudnn_conv_problem.hpp states it) evaluated on the host: lhs
+// first spread into the dilated buffer when the problem has one, then the cross-correlation of x
+// (from x_offset) with rhs into out. f64, so that only the mapping can make a difference.
+void run_cudnn_problem(const kernels::cuda::cudnn::ConvProblem& p, const double* lhs, const Dims& lhs_strides,
+                       const double* rhs, double* out) {
+  std::vector<double> spread;
+  const double* base = lhs;
+  if (p.dilated_input) {
+    const auto& d = *p.dilated_input;
+    spread.assign(static_cast<std::size_t>(d.elements), 0.0);
+    const std::int64_t n = count(d.shape);
+    for (std::int64_t i = 0; i < n; ++i) {  // every lhs element, row-major over its logical dims
+      std::int64_t rem = i, from = 0, to = 0;
+      for (std::size_t k = d.shape.size(); k-- > 0;) {
+        const std::int64_t idx = rem % d.shape[k];
+        rem /= d.shape[k];
+        from += idx * lhs_strides[k];
+        to += idx * d.strides[k];
+      }
+      spread[static_cast<std::size_t>(to)] = lhs[from];
+    }
+    base = spread.data();
+  }
+  const double* x = base + p.x_offset;
+  const std::size_t nd = p.x_dims.size(), nsp = nd - 2;
+  const std::int64_t cw = p.w_dims[1], per_group = p.w_dims[0] / (p.x_dims[1] / cw);
+  Dims taps(p.w_dims.begin() + 2, p.w_dims.end());
+  for (std::int64_t i = 0; i < count(p.y_dims); ++i) {
+    Dims y(nd);
+    std::int64_t rem = i, y_off = 0;
+    for (std::size_t k = nd; k-- > 0;) {
+      y[k] = rem % p.y_dims[k];
+      rem /= p.y_dims[k];
+      y_off += y[k] * p.y_strides[k];
+    }
+    double acc = 0.0;
+    for (std::int64_t c = 0; c < cw; ++c)
+      for (std::int64_t t = 0; t < count(taps); ++t) {
+        std::int64_t r = t, x_off = y[0] * p.x_strides[0] + (y[1] / per_group * cw + c) * p.x_strides[1];
+        std::int64_t w_off = y[1] * p.w_strides[0] + c * p.w_strides[1];
+        bool inside = true;
+        for (std::size_t k = nsp; k-- > 0;) {
+          const std::int64_t tap = r % taps[k];
+          r /= taps[k];
+          const std::int64_t pos = y[2 + k] * p.stride[k] - p.pre_pad[k] + tap * p.dilation[k];
+          inside = inside && pos >= 0 && pos < p.x_dims[2 + k];
+          x_off += pos * p.x_strides[2 + k];
+          w_off += tap * p.w_strides[2 + k];
+        }
+        if (inside) acc += x[x_off] * rhs[w_off];
+      }
+    out[y_off] = acc;
+  }
+}
+
+// Outputs of the cuDNN problem for c that differ from cpu::conv_loop's (beyond f64 rounding), or
+// -1 when the problem's extents disagree with the geometry's.
+std::int64_t cudnn_problem_mismatches(const ConvCase& c, const kernels::cuda::cudnn::ConvProblem& p) {
+  const std::size_t nsp = c.g.in_size.size();
+  for (std::size_t k = 0; k < p.stride.size(); ++k) {
+    const std::int64_t span = (p.w_dims[2 + k] - 1) * p.dilation[k] + 1;
+    if ((p.x_dims[2 + k] + p.pre_pad[k] + p.post_pad[k] - span) / p.stride[k] + 1 != p.y_dims[2 + k]) return -1;
+    if (k < nsp && p.y_dims[2 + k] != c.out[2 + k]) return -1;
+  }
+  const std::vector<double> lhs = reals(count(c.lhs)), rhs = reals(count(c.rhs));
+  std::vector<double> want(static_cast<std::size_t>(count(c.out))), got(want.size(), std::nan(""));
+  kernels::cpu::conv_loop(DType::f64, lhs.data(), rhs.data(), want.data(), c.g);
+  run_cudnn_problem(p, lhs.data(), c.g.lhs_strides, rhs.data(), got.data());
+  std::int64_t bad = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) bad += !(std::abs(got[i] - want[i]) <= 1e-12);
+  return bad;
+}
+
 }  // namespace
+
+TEST_CASE("cudnn conv problem: cuDNN's convolution of the mapped tensors equals cpu::conv_loop on random geometries") {
+  // Every geometry of the random family (1-3 spatial dims, strides, padding of both signs, lhs
+  // and rhs dilation, groups, any layouts), mapped as cudnn::conv would hand it to cuDNN.
+  int mapped = 0, dilated = 0, cropped = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const ConvCase c = random_conv();
+    CAPTURE(c.what);
+    const auto p = kernels::cuda::cudnn::conv_problem(c.g);
+    if (!p) continue;
+    ++mapped;
+    dilated += p->dilated_input.has_value();
+    cropped += p->x_offset != 0;
+    CHECK(p->x_dims.size() >= 4);
+    CHECK(cudnn_problem_mismatches(c, *p) == 0);
+  }
+  CHECK(mapped > 250);  // all but geometries whose negative padding crops a whole dim
+  CHECK(dilated > 30);
+  CHECK(cropped > 20);
+}
+
+TEST_CASE("cudnn conv problem: a wrong mapping shows as mismatches, and what cuDNN cannot run is declined") {
+  const std::vector<int> nhwc{0, 2, 3, 1}, hwio{2, 3, 1, 0};
+  // lhs-dilated (a strided convolution's input gradient), grouped, padded on both sides.
+  const ConvCase c = *conv_case(2, 2, 2, 3, {{5, 3, 1, 2, 1, 2, 1}, {4, 2, 1, 1, 2, -1, 1}}, nhwc, hwio, nhwc);
+  auto p = *kernels::cuda::cudnn::conv_problem(c.g);
+  REQUIRE(p.dilated_input);
+  CHECK(cudnn_problem_mismatches(c, p) == 0);
+  auto bad = p;
+  std::swap(bad.pre_pad[0], bad.post_pad[0]);
+  CHECK(cudnn_problem_mismatches(c, bad) != 0);
+  bad = p;
+  bad.dilated_input->strides[2] /= 2;  // not spread by lhs_dilation
+  CHECK(cudnn_problem_mismatches(c, bad) != 0);
+  bad = p;
+  bad.x_offset += 1;
+  CHECK(cudnn_problem_mismatches(c, bad) != 0);
+  // Four spatial dims: cuDNN convolves at most three.
+  const ConvCase four = *conv_case(1, 1, 1, 1, {{3, 2, 1, 1, 1, 0, 0}, {3, 2, 1, 1, 1, 0, 0}, {3, 2, 1, 1, 1, 0, 0},
+                                                {3, 2, 1, 1, 1, 0, 0}}, {0, 1, 2, 3, 4, 5}, {0, 1, 2, 3, 4, 5},
+                                   {0, 1, 2, 3, 4, 5});
+  CHECK_FALSE(kernels::cuda::cudnn::conv_problem(four.g));
+}
 
 TEST_CASE("cuda nn math: convolution elements equal cpu::conv_loop bit for bit on random geometries") {
   int checked = 0;

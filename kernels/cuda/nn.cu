@@ -1,11 +1,13 @@
-// Convolution and pooling on the GPU: direct kernels, one thread per output element, each element
-// computed by nn_math.hpp (the definitions the CPU suite checks against the CPU loops). Max
-// pooling's transpose runs one thread per operand element, which gathers the windows that selected
-// it: no atomics, so results are deterministic and equal the CPU's summation order.
+// Convolution and pooling on the GPU. Convolution goes to cuDNN where it has a plan
+// (cudnn_conv.cpp); otherwise, and for pooling, direct kernels run: one thread per output
+// element, each computed by nn_math.hpp (the definitions the CPU suite checks against the CPU
+// loops). Max pooling's transpose runs one thread per operand element, which gathers the windows
+// that selected it: no atomics, so results are deterministic and equal the CPU's summation order.
 #include <algorithm>
 
 #include "canopy/kernels/cuda.hpp"
 #include "canopy/kernels/cuda_nn.hpp"
+#include "cudnn_entry.hpp"
 #include "nn_math.hpp"
 #include "runtime.hpp"
 
@@ -60,6 +62,7 @@ void visit_float(DType dtype, F&& f) {
 }  // namespace
 
 void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device) {
+  if (cudnn::conv(dtype, lhs, rhs, out, g, device)) return;
   const nn::ConvParams p = nn::conv_params(g);
   if (p.outputs == 0) return;
   cudaStream_t s = detail::stream(device);

@@ -1,12 +1,13 @@
 // Reductions on the GPU: one thread block per output element (its threads stride over the
 // reduced elements, then combine in shared memory), for sums, products, max/min, arg-extrema and
-// softmax rows. Floating sums and products accumulate in double, as the CPU's do, so that both
-// devices agree to rounding.
+// softmax rows (where cuDNN does not take them: cudnn_softmax.cpp). Floating sums and products
+// accumulate in double, as the CPU's do, so that both devices agree to rounding.
 #include <limits>
 #include <vector>
 
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
+#include "cudnn_entry.hpp"
 #include "element_math.hpp"
 #include "runtime.hpp"
 
@@ -241,6 +242,7 @@ void softmax(bool log, DType dtype, const void* in, void* out, const Shape& shap
   for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
   const std::int64_t rows = outer * inner;
   if (rows == 0 || n == 0) return;
+  if (cudnn::softmax(log, dtype, in, out, shape, axis, device)) return;
   cudaStream_t s = detail::stream(device);
   auto run = [&]<class T>(std::type_identity<T>) {
     const auto* x = static_cast<const T*>(in);

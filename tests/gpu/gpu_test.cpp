@@ -10,6 +10,7 @@
 #include <canopy/canopy.hpp>
 #include <canopy/core/primitive.hpp>
 #include <canopy/kernels/cuda.hpp>
+#include <canopy/kernels/cuda_nn.hpp>
 
 using namespace canopy;
 
@@ -114,6 +115,52 @@ TEST_CASE("grad, vmap, jit and their compositions run on cuda:0 and agree with c
   auto j = jacfwd([](const Array& v) { return tanh(v) * v; });
   const Array v = slice(x.reshape({-1}), {0}, {5});
   check_close(j(device_put(v, kGpu)), j(v), "jacfwd");
+}
+
+TEST_CASE("cuDNN and the direct kernels: convolution and softmax samples, and a strided CNN's gradients, equal the CPU's") {
+  // Where cuDNN has a plan it runs these; with it off the direct kernels do. Both must agree with
+  // the CPU: the registry walk above saw the cuDNN path, this sees both.
+  MESSAGE("cuDNN built: " << kernels::cuda::cudnn_built());
+  struct Restore {
+    ~Restore() { kernels::cuda::set_use_cudnn(true); }
+  } restore;
+  for (bool use : {true, false}) {
+    kernels::cuda::set_use_cudnn(use);
+    CAPTURE(use);
+    int checked = 0;
+    for (const PrimitiveInfo* p : registered_primitives()) {
+      if (p->name != "conv_general_dilated" && p->name != "softmax" && p->name != "log_softmax") continue;
+      for (const ErasedSample& s : p->samples()) {
+        CAPTURE(std::string(p->name));
+        CAPTURE(s.note);
+        const Arrays want = detail::bind(*p, s.inputs, s.ref());
+        const Arrays got = detail::bind(*p, on_gpu(s.inputs), s.ref());
+        for (std::size_t o = 0; o < got.size(); ++o) check_close(got[o], want[o], "output " + std::to_string(o));
+        ++checked;
+      }
+    }
+    CHECK(checked > 5);
+    // A stride-2 NHWC convolution: its input gradient is an lhs-dilated convolution (cuDNN reads a
+    // spread copy), its weight gradient one whose window is the output's extent.
+    const ConvDimensionNumbers nhwc{"NHWC", "HWIO", "NHWC"};
+    auto loss = [&](const Array& w, const Array& x) {
+      const Array y = conv_general_dilated(x, w, {2, 2}, "SAME", {}, {}, nhwc);
+      return sum(nn::log_softmax(y.reshape({4, -1}), -1) * y.reshape({4, -1}));
+    };
+    const Array w = random::normal(random::key(3), {3, 3, 4, 8}) * 0.3;
+    const Array x = random::normal(random::key(4), {4, 9, 9, 4});
+    const auto [want_w, want_x] = grad(loss, argnums<0, 1>)(w, x);
+    const auto [got_w, got_x] = grad(loss, argnums<0, 1>)(device_put(w, kGpu), device_put(x, kGpu));
+    check_close(got_w, want_w, "d loss / d w");
+    check_close(got_x, want_x, "d loss / d x");
+    for (DType d : {DType::bf16, DType::f16}) {  // tensor-core engines for the half types
+      CAPTURE(name(d));
+      const Array y = conv_general_dilated(x.astype(d), w.astype(d), {1, 1}, "SAME", {}, {}, nhwc);
+      const Array gy = conv_general_dilated(device_put(x.astype(d), kGpu), device_put(w.astype(d), kGpu), {1, 1}, "SAME",
+                                            {}, {}, nhwc);
+      check_close(gy, y, "half conv");
+    }
+  }
 }
 
 TEST_CASE("control flow on cuda:0: cond and while_loop read their predicates from the GPU") {

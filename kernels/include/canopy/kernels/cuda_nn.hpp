@@ -1,7 +1,7 @@
 // The GPU kernels of the nn primitives: convolution, windowed reductions (pooling) and max
 // pooling's derivative. Same calls as the CPU ones in nn.hpp (raw device pointers plus geometry),
 // with the device ordinal each runs on; direct CUDA kernels, one thread per output element,
-// deterministic (no atomics). Convolution does not use cuDNN.
+// deterministic (no atomics). Convolution tries cuDNN first (kernels/cuda/cudnn_conv.cpp).
 #pragma once
 
 #include "canopy/dtype.hpp"
@@ -9,8 +9,16 @@
 
 namespace canopy::kernels::cuda {
 
-/// out = conv(lhs, rhs) as cpu::conv_loop (sums in double); f32, f64, bf16, f16. At most 6
-/// spatial dims (DeviceError beyond).
+/// Whether convolutions and softmax run on cuDNN where it has a plan for them (the default in a
+/// build with cuDNN); off, or in a build without it, they run canopy's direct kernels. The GPU
+/// suite checks both paths against the CPU.
+void set_use_cudnn(bool on);
+bool use_cudnn();
+/// Whether this build has cuDNN (9.8 or later: the graph API with device properties).
+bool cudnn_built();
+
+/// out = conv(lhs, rhs): on cuDNN (1 to 3 spatial dims; see use_cudnn), else a direct kernel as
+/// cpu::conv_loop (sums in double). f32, f64, bf16, f16. At most 6 spatial dims (DeviceError beyond).
 void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device);
 /// out = reduce_window(in) as the CPU loops (compute type, padding holds the identity); every
 /// dtype, at most 8 dims.

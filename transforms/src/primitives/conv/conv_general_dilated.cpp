@@ -1,6 +1,6 @@
 // Everything canopy knows about `conv_general_dilated` (lax semantics): rules, kernels (oneDNN
-// convolution for f32 reading the operands in their own layouts, loops otherwise; a direct CUDA
-// kernel on the GPU), samples, op.
+// convolution for f32 reading the operands in their own layouts, loops otherwise; cuDNN on the
+// GPU, a direct CUDA kernel where it has no plan), samples, op.
 #include <algorithm>
 #include <string>
 

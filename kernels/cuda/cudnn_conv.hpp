@@ -1,0 +1,34 @@
+// Internal to kernels/cuda: conv_general_dilated on cuDNN's graph API (one forward-convolution
+// operation). The direct kernel in nn.cu stays as the reference and runs what cuDNN cannot.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "canopy/dtype.hpp"
+#include "cudnn_backend.hpp"
+#include "cudnn_conv_problem.hpp"
+#include "cudnn_entry.hpp"
+
+namespace canopy::kernels::cuda::cudnn {
+
+/// A finalized execution plan for one problem, dtype and alignment, and its workspace.
+struct ConvPlan {
+  Descriptor plan;
+  std::int64_t workspace_bytes = 0;
+  std::int64_t engine = -1;  ///< cuDNN's global engine index (for tests and logs)
+  std::vector<cudnnBackendNumericalNote_t> notes;  ///< the engine's numerical notes
+};
+
+/// Builds the plan for `p` on operands of `dtype` whose addresses are multiples of `alignment`
+/// bytes, for `target`; nullptr when no engine canopy accepts runs it.
+/// Accepted: deterministic engines that accumulate in f32 or wider; for f32 and f64 also none
+/// that computes on tensor cores (TF32) or down-converts (the same pedantic precision as the
+/// cuBLAS matmuls); no FFT or Winograd engines (their rounding departs from the direct sum).
+std::shared_ptr<const ConvPlan> build_conv_plan(const ConvProblem& p, DType dtype, std::int64_t alignment,
+                                                const Target& target);
+
+// conv (cudnn_entry.hpp) runs on the device's stream and caches plans per problem.
+
+}  // namespace canopy::kernels::cuda::cudnn

@@ -1,0 +1,16 @@
+// Internal to kernels/cuda: the cuDNN paths the kernels try first (cudnn_conv.cpp,
+// cudnn_softmax.cpp; without_cudnn.cpp in a build without cuDNN). Each returns false, having done
+// nothing, where cuDNN is off or has no plan; the caller then runs canopy's direct kernel.
+// Declared apart from cudnn_backend.hpp so that nvcc-compiled files need no cuDNN header.
+#pragma once
+
+#include "canopy/dtype.hpp"
+#include "canopy/kernels/nn.hpp"
+#include "canopy/shape.hpp"
+
+namespace canopy::kernels::cuda::cudnn {
+
+bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device);
+bool softmax(bool log, DType dtype, const void* in, void* out, const Shape& shape, int axis, int device);
+
+}  // namespace canopy::kernels::cuda::cudnn

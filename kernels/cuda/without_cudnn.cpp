@@ -1,0 +1,15 @@
+// A build without cuDNN (or with one older than 9.8): the kernels' cuDNN paths decline, and the
+// direct kernels run everything.
+#include "canopy/kernels/cuda_nn.hpp"
+#include "cudnn_entry.hpp"
+
+namespace canopy::kernels::cuda {
+
+bool cudnn_built() { return false; }
+
+namespace cudnn {
+bool conv(DType, const void*, const void*, void*, const cpu::ConvGeometry&, int) { return false; }
+bool softmax(bool, DType, const void*, void*, const Shape&, int, int) { return false; }
+}  // namespace cudnn
+
+}  // namespace canopy::kernels::cuda

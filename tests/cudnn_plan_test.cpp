@@ -1,0 +1,177 @@
+// cuDNN's plans built here, without a GPU: cuDNN 9.8+ finalizes heuristics and execution plans
+// for a device-properties descriptor, so the CPU suite runs the graph construction, engine
+// filtering and plan finalization of kernels/cuda/cudnn_conv.cpp for an H100. A GPU run builds
+// the same graph bound to its handle instead; that and the execution need the GPU
+// (tests/gpu/gpu_test.cpp). Built where cuDNN is found.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <canopy/kernels/nn.hpp>
+
+#include "../kernels/cuda/cudnn_conv.hpp"
+
+using namespace canopy;
+using kernels::cpu::ConvGeometry;
+namespace cudnn = canopy::kernels::cuda::cudnn;
+
+namespace {
+
+// An H100 SXM5 80GB as cudaGetDeviceProperties describes it (NVIDIA's published figures), in
+// cuDNN's device-properties JSON. deviceVer is the compute capability times 100.
+constexpr const char* kH100 = R"({"maxGridSize":[2147483647,65535,65535],"maxBlockSize":[1024,1024,64],
+"regsPerBlock":65536,"multiProcessorCount":132,"warpSize":32,"maxSharedMemoryPerBlock":49152,
+"maxSharedMemoryPerBlockOptin":232448,"reservedSharedMemoryPerBlock":1024,"maxRegistersPerSM":65536,"maxCtasPerSM":32,
+"maxThreadsPerBlock":1024,"maxThreadsPerSM":2048,"pciDeviceId":9008,"isTccDriver":0,"supportCoopLaunch":1,
+"smClockRateKHz":1980000,"memClockRateKHz":2619000,"l2CacheSize":52428800,"totalGlobalMem":85020000256,
+"deviceName":"NVIDIA H100 80GB HBM3","cudaDeviceId":0,"deviceVer":900,"driverVer":13000})";
+
+cudnn::Target h100() {
+  static const cudnn::Descriptor d = cudnn::device_properties_from_json(kH100);
+  return {nullptr, &d};
+}
+
+using Dims = std::vector<std::int64_t>;
+
+// Element strides of logical dims laid out in `order` (order[0] outermost).
+Dims strides_in(const Dims& dims, const std::vector<int>& order) {
+  Dims st(dims.size());
+  std::int64_t acc = 1;
+  for (std::size_t j = order.size(); j-- > 0;) {
+    st[static_cast<std::size_t>(order[j])] = acc;
+    acc *= dims[static_cast<std::size_t>(order[j])];
+  }
+  return st;
+}
+
+struct Conv {
+  std::string what;
+  std::int64_t batch, in, out, groups;
+  Dims size, window, strides, lo, hi, lhs_dil, rhs_dil;
+  bool channels_last;
+  bool hwio = false;  ///< rhs as (spatial..., I, O), lax's and the examples' kernel layout
+};
+
+ConvGeometry geometry(const Conv& c) {
+  ConvGeometry g;
+  g.batch = c.batch;
+  g.in_features = c.in;
+  g.out_features = c.out;
+  g.groups = c.groups;
+  g.in_size = c.size;
+  g.window = c.window;
+  g.strides = c.strides;
+  g.pad_lo = c.lo;
+  g.pad_hi = c.hi;
+  g.lhs_dilation = c.lhs_dil;
+  g.rhs_dilation = c.rhs_dil;
+  Dims l = {c.batch, c.in}, r = {c.out, c.in / c.groups}, o = {c.batch, c.out};
+  for (std::size_t d = 0; d < c.size.size(); ++d) {
+    const std::int64_t padded = (c.size[d] - 1) * c.lhs_dil[d] + 1 + c.lo[d] + c.hi[d];
+    g.out_size.push_back((padded - ((c.window[d] - 1) * c.rhs_dil[d] + 1)) / c.strides[d] + 1);
+    l.push_back(c.size[d]);
+    r.push_back(c.window[d]);
+    o.push_back(g.out_size.back());
+  }
+  std::vector<int> order(l.size()), last(l.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  last = order;
+  last.erase(last.begin() + 1);
+  last.push_back(1);  // (N, spatial..., C) / (O, spatial..., I)
+  const auto& layout = c.channels_last ? last : order;
+  std::vector<int> hwio(order.begin() + 2, order.end());
+  hwio.push_back(1);
+  hwio.push_back(0);
+  g.lhs_strides = strides_in(l, layout);
+  g.rhs_strides = strides_in(r, c.hwio ? hwio : layout);
+  g.out_strides = strides_in(o, layout);
+  return g;
+}
+
+std::vector<Conv> convs() {
+  const Dims one2{1, 1}, zero2{0, 0};
+  return {
+      {"3x3 same, NCHW", 8, 16, 32, 1, {28, 28}, {3, 3}, one2, one2, one2, one2, one2, false},
+      {"3x3 same, NHWC", 8, 16, 32, 1, {28, 28}, {3, 3}, one2, one2, one2, one2, one2, true},
+      {"fashion_mnist conv 1 (NHWC, HWIO, 1 -> 32)", 128, 1, 32, 1, {28, 28}, {3, 3}, one2, one2, one2, one2, one2, true, true},
+      {"fashion_mnist conv 2 (NHWC, HWIO, 32 -> 64)", 128, 32, 64, 1, {14, 14}, {3, 3}, one2, one2, one2, one2, one2, true, true},
+      {"strided 2, valid", 4, 8, 8, 1, {17, 17}, {3, 3}, {2, 2}, zero2, zero2, one2, one2, false},
+      {"rhs dilated 2", 2, 4, 6, 1, {16, 16}, {3, 3}, one2, {2, 2}, {2, 2}, one2, {2, 2}, true},
+      {"depthwise (groups = channels)", 4, 16, 16, 16, {14, 14}, {3, 3}, one2, one2, one2, one2, one2, true},
+      {"grouped (4 groups)", 2, 16, 32, 4, {10, 10}, {3, 3}, one2, one2, one2, one2, one2, false},
+      {"asymmetric padding", 2, 3, 5, 1, {9, 7}, {3, 2}, one2, {2, 0}, {0, 1}, one2, one2, false},
+      {"negative padding (cropped)", 2, 3, 5, 1, {9, 9}, {3, 3}, one2, {-1, 1}, {1, -2}, one2, one2, true},
+      {"input gradient of a stride-2 conv (lhs dilated)", 4, 8, 8, 1, {8, 8}, {3, 3}, one2, {2, 2}, {2, 2}, {2, 2}, one2, true},
+      {"weight gradient (window = output extent)", 8, 4, 8, 1, {28, 28}, {28, 28}, one2, one2, one2, one2, one2, false},
+      {"1-D, NWC", 4, 8, 16, 1, {50}, {5}, {1}, {2}, {2}, {1}, {1}, true},
+      {"1-D, NCW, strided", 4, 8, 16, 1, {50}, {4}, {2}, {0}, {0}, {1}, {1}, false},
+      {"3-D, NCDHW", 2, 4, 8, 1, {6, 8, 8}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false},
+      {"3-D, NDHWC", 2, 4, 8, 1, {6, 8, 8}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, true},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("cudnn plans: the convolutions canopy hands cuDNN get execution plans for an H100, in every float dtype") {
+  for (const Conv& c : convs()) {
+    const ConvGeometry g = geometry(c);
+    const auto p = cudnn::conv_problem(g);
+    CAPTURE(c.what);
+    REQUIRE(p);
+    for (DType d : {DType::f32, DType::bf16, DType::f16}) {
+      CAPTURE(name(d));
+      const auto plan = cudnn::build_conv_plan(*p, d, 16, h100());
+      REQUIRE(plan);
+      CHECK(plan->engine >= 0);
+      CHECK(plan->workspace_bytes >= 0);
+    }
+  }
+}
+
+bool has_note(const cudnn::ConvPlan& plan, cudnnBackendNumericalNote_t note) {
+  for (auto n : plan.notes)
+    if (n == note) return true;
+  return false;
+}
+
+TEST_CASE("cudnn plans: deterministic engines, and none computing f32 on tensor cores (TF32)") {
+  // The heuristics rank TF32 tensor-core engines first for NHWC f32: the plans must be others.
+  int tensor_core_f16 = 0;
+  for (const Conv& c : convs()) {
+    const auto p = cudnn::conv_problem(geometry(c));
+    REQUIRE(p);
+    CAPTURE(c.what);
+    for (DType d : {DType::f32, DType::f64, DType::bf16, DType::f16}) {
+      CAPTURE(name(d));
+      const auto plan = cudnn::build_conv_plan(*p, d, 16, h100());
+      if (!plan) {
+        CHECK(d == DType::f64);  // double convolutions are cuDNN's legacy engines': not all shapes
+        continue;
+      }
+      CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC));
+      CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_FFT));
+      CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_WINOGRAD));
+      if (d == DType::f32 || d == DType::f64) {
+        CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_TENSOR_CORE));
+        CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS));
+      }
+      tensor_core_f16 += d == DType::f16 && has_note(*plan, CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
+    }
+  }
+  CHECK(tensor_core_f16 > 0);  // half precision keeps its tensor cores
+}
+
+TEST_CASE("cudnn plans: operands aligned to their element only still get plans") {
+  // A view into a buffer can start anywhere a multiple of its itemsize.
+  const auto p = cudnn::conv_problem(geometry(convs()[0]));
+  REQUIRE(p);
+  CHECK(cudnn::build_conv_plan(*p, DType::f32, 4, h100()));
+  CHECK(cudnn::build_conv_plan(*p, DType::bf16, 2, h100()));
+}
+
+TEST_CASE("cudnn plans: integer dtypes get none (the direct kernel's error path is the primitive's)") {
+  const auto p = cudnn::conv_problem(geometry(convs()[0]));
+  REQUIRE(p);
+  CHECK_FALSE(cudnn::build_conv_plan(*p, DType::i32, 16, h100()));
+}
