@@ -1,7 +1,8 @@
 // The GPU figures of issue #15 (run on a machine with a GPU; elsewhere it says why and exits):
 // W2 matmul f32/bf16 n = 1024...8192 through canopy next to cuBLAS called directly with the same
 // settings (no TF32), and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU next to a
-// device-to-device copy of the same bytes. Every timed iteration ends with the stream drained.
+// device-to-device copy of the same bytes; W4's two convolutions (NHWC, HWIO, 3x3 SAME, batch 64)
+// on cuDNN next to canopy's direct kernel. Every timed iteration ends with the stream drained.
 #include <cstdio>
 #include <string>
 
@@ -11,6 +12,7 @@
 
 #include <canopy/canopy.hpp>
 #include <canopy/kernels/cuda.hpp>
+#include <canopy/kernels/cuda_nn.hpp>
 
 using namespace canopy;
 
@@ -97,6 +99,24 @@ void copy_d2d(benchmark::State& state) {
   cudaFree(b);
 }
 
+// W4's convolutions: (64, hw, hw, in) * (3, 3, in, out), on cuDNN or on the direct kernel.
+void conv_w4(benchmark::State& state, bool cudnn) {
+  const std::int64_t hw = state.range(0), in = state.range(1), out = state.range(2);
+  const Array x = on_gpu({64, hw, hw, in}, DType::f32, 4), w = on_gpu({3, 3, in, out}, DType::f32, 5);
+  const ConvDimensionNumbers nhwc{"NHWC", "HWIO", "NHWC"};
+  kernels::cuda::set_use_cudnn(cudnn);
+  auto conv = [&] { return conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, nhwc); };
+  (void)conv();
+  drain();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(conv());
+    drain();
+  }
+  kernels::cuda::set_use_cudnn(true);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * 64 * hw * hw * out * in * 9 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -113,6 +133,9 @@ int main(int argc, char** argv) {
   }
   benchmark::RegisterBenchmark("w5_chain_jit", chain_jit)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
   benchmark::RegisterBenchmark("w5_copy_d2d", copy_d2d)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
+  for (bool cudnn : {true, false})
+    benchmark::RegisterBenchmark(cudnn ? "w4_conv/cudnn" : "w4_conv/direct", conv_w4, cudnn)
+        ->Args({28, 1, 32})->Args({14, 32, 64})->UseRealTime()->Unit(benchmark::kMicrosecond);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

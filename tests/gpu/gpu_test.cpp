@@ -67,10 +67,10 @@ TEST_CASE("every primitive with a cuda kernel: GPU results equal CPU results on 
   CHECK(checked > 250);
 }
 
-TEST_CASE("every primitive of the registry has a cuda kernel (the collectives aside: pmap runs on CPU devices)") {
+TEST_CASE("every primitive of the registry has a cuda kernel (axis_index aside: it has no operand to place)") {
   std::string missing;
   for (const PrimitiveInfo* p : registered_primitives())
-    if (!p->cuda_kernel && !p->collective) missing += std::string(missing.empty() ? "" : ", ") + std::string(p->name);
+    if (!p->cuda_kernel && p->name != "axis_index") missing += std::string(missing.empty() ? "" : ", ") + std::string(p->name);
   CHECK_MESSAGE(missing.empty(), "no cuda kernel yet: ", missing);
 }
 
@@ -232,4 +232,50 @@ TEST_CASE("jit on cuda:0: captured GPU arrays and constant results stay on the G
   auto doubled = pmap([](const Array& v) { return v * 2.0f; });
   CHECK(doubled(device_put(ones({local_device_count(), 2}), kGpu)).to_vector<float>() ==
         std::vector<float>(static_cast<std::size_t>(2 * local_device_count()), 2.0f));
+}
+
+TEST_CASE("pmap over GPUs (on_devices): every collective gives what vmap with the axis name gives on the CPU") {
+  const std::vector<Device> gpus = devices("cuda");
+  const auto n = static_cast<std::int64_t>(gpus.size());  // 1 on a one-GPU machine: still the whole path
+  auto body = [](const Array& v, const Array& h) {
+    return std::make_tuple(psum(v, "d"), pmean(v, "d"), pmax(v, "d"), pmin(v, "d"), all_gather(v, "d"),
+                           ppermute(v, "d", {{0, 0}}), psum_scatter(v.reshape({-1}), "d", 0, true),
+                           psum(h, "d"), v * axis_index("d").astype(DType::f32), sum(v * v));
+  };
+  const Array x = random::normal(random::key(5), {n, 4, 2 * n});
+  const Array half = random::normal(random::key(6), {n, 3}).astype(DType::bf16);
+  auto want = vmap(body, axis_name("d"))(x, half);
+  auto got = pmap(body, axis_name("d"), on_devices(gpus))(device_put(x, kGpu), half);
+  auto check = [&](const Array& g, const Array& w, const char* what) {
+    CHECK(g.device() == gpus.front());  // stacked on the first GPU
+    check_close(g, w, what);
+  };
+  check(std::get<0>(got), std::get<0>(want), "psum");
+  check(std::get<1>(got), std::get<1>(want), "pmean");
+  check(std::get<2>(got), std::get<2>(want), "pmax");
+  check(std::get<3>(got), std::get<3>(want), "pmin");
+  check(std::get<4>(got), std::get<4>(want), "all_gather");
+  check(std::get<5>(got), std::get<5>(want), "ppermute");
+  check(std::get<6>(got), std::get<6>(want), "psum_scatter");
+  check(std::get<7>(got), std::get<7>(want), "psum of bf16");
+  check(std::get<8>(got), std::get<8>(want), "axis_index");
+  check(std::get<9>(got), std::get<9>(want), "per-device sum");
+  // A data-parallel gradient step: grads averaged over the GPUs equal the whole batch's.
+  const Mlp params = init_mlp();
+  const Array bx = random::normal(random::key(7), {n, 8, 8});
+  const Array by = one_hot(random::randint(random::key(8), {n, 8}, 0, 4), 4);
+  auto step = pmap([](const Mlp& p, const Array& xb, const Array& yb) {
+    const Mlp g = grad(mlp_loss)(p, xb, yb);
+    return tree_map([](const Array& leaf) { return pmean(leaf, "batch"); }, g);
+  }, axis_name("batch"), in_axes(none, 0, 0), out_axes(none), on_devices(gpus));
+  const Mlp avg = step(device_put(params, kGpu), bx, by);
+  const Mlp whole = grad(mlp_loss)(params, bx.reshape({-1, 8}), by.reshape({-1, 4}));
+  check_tree_close(avg, whole);
+}
+
+TEST_CASE("pmap over GPUs: an argument larger than the device list, or a CPU device in it, is a DeviceError") {
+  const std::vector<Device> gpus = devices("cuda");
+  auto f = pmap([](const Array& v) { return v; }, on_devices(gpus));
+  CHECK_THROWS_AS(f(zeros({static_cast<std::int64_t>(gpus.size()) + 1, 2})), DeviceError);
+  CHECK_THROWS_AS(pmap([](const Array& v) { return v; }, on_devices({Device::cpu(0)}))(zeros({1})), DeviceError);
 }

@@ -11,6 +11,7 @@
 #include "../core/array_impl.hpp"
 #include "canopy/devices.hpp"
 #include "canopy/error.hpp"
+#include "canopy/kernels/cuda.hpp"
 #include "canopy/numpy.hpp"
 #include "collectives.hpp"
 #include "runtime.hpp"
@@ -55,6 +56,39 @@ Array row(const Array& x, std::int64_t k, std::int64_t n, Device device) {
   return Array(std::move(impl));
 }
 
+/// on_devices' list: GPUs, no repeats, within one process.
+void check_pmap_devices(const std::vector<Device>& devices) {
+  if (devices.empty())
+    raise<DeviceError>("pmap", "on_devices", "{}", "is empty",
+                       "devices(\"cuda\") is empty without a GPU: check it, or leave on_devices out for the CPU devices");
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const Device d = devices[i];
+    if (d.kind != Device::Kind::cuda)
+      raise<DeviceError>("pmap", "on_devices", to_string(d), "is not a GPU",
+                         "a pmap without on_devices runs on this process's CPU devices");
+    for (std::size_t j = 0; j < i; ++j)
+      if (devices[j] == d) raise<DeviceError>("pmap", "on_devices", to_string(d), "appears twice");
+  }
+  if (process_count() > 1)
+    raise<DeviceError>("pmap", "on_devices", to_string(devices.front()), "is a GPU, and this runs under mpirun",
+                       "pmap over GPUs runs within one process so far");
+}
+
+/// `bytes` of src written at byte `offset` of dst, wherever each lives.
+void copy_bytes_into(const Array& dst, std::size_t offset, const Array& src, std::size_t bytes) {
+  if (bytes == 0) return;
+  char* to = static_cast<char*>(mutable_data(dst)) + offset;
+  const bool from_gpu = on_gpu(src), to_gpu = on_gpu(dst);
+  if (from_gpu && to_gpu)
+    kernels::cuda::copy_device(cdata(src), src.device().index, to, dst.device().index, bytes);
+  else if (from_gpu)
+    kernels::cuda::copy_to_host(cdata(src), to, bytes, src.device().index);
+  else if (to_gpu)
+    kernels::cuda::copy_to_device(cdata(src), to, bytes, dst.device().index);
+  else
+    std::memcpy(to, cdata(src), bytes);
+}
+
 /// Mixes the collectives of `p` (and of its sub-programs) into `h`, in program order: what the
 /// processes must agree on. Constants may differ (a key folded with process_index()).
 void hash_collectives(const Program& p, std::uint64_t& h) {
@@ -89,7 +123,8 @@ bool pmap_runs_as_vmap(const Arrays& xs) {
 }
 
 std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<int>>& axes,
-                            const std::function<std::vector<std::string>()>& names) {
+                            const std::function<std::vector<std::string>()>& names, const PmapDevices& devices) {
+  if (devices) check_pmap_devices(*devices);
   std::int64_t n = -1;
   std::size_t from = 0;
   auto name = [&](std::size_t i) {
@@ -116,6 +151,14 @@ std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<in
     }
   }
   if (n < 0) raise<ShapeError>("pmap", "in_axes", "", "map no input", "pmap needs at least one mapped input");
+  if (devices) {
+    const auto given = static_cast<std::int64_t>(devices->size());
+    if (n > given)
+      raise<DeviceError>("pmap", "mapped axis", concat(name(from), " ", to_string(xs[from].aval())),
+                         concat("has size ", n, " but on_devices gave ", given, " device", given == 1 ? "" : "s"),
+                         "map at most as many entries as devices");
+    return n;
+  }
   const int local = local_device_count();
   if (n == 0 || n > local)
     raise<DeviceError>("pmap", "mapped axis", concat(name(from), " ", to_string(xs[from].aval())),
@@ -128,8 +171,22 @@ std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<in
   return n;
 }
 
-std::vector<Arrays> shard_inputs(const Arrays& xs, const std::vector<std::optional<int>>& axes, std::int64_t n) {
+std::vector<Arrays> shard_inputs(const Arrays& xs, const std::vector<std::optional<int>>& axes, std::int64_t n,
+                                 const PmapDevices& devices) {
   std::vector<Arrays> per_device(static_cast<std::size_t>(n));
+  if (devices) {
+    // GPUs: row k is a view of the input where it is (moved so the mapped axis leads there),
+    // copied to GPU k unless it is already on it.
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const Array x = axes[i] ? leading(xs[i], normalised_axis(*axes[i], xs[i].ndim())) : xs[i];
+      for (std::int64_t k = 0; k < n; ++k) {
+        const Device target = (*devices)[static_cast<std::size_t>(k)];
+        const Array part = axes[i] ? row(x, k, n, x.device()) : x;
+        per_device[static_cast<std::size_t>(k)].push_back(to_device_memory(part, target, true));
+      }
+    }
+    return per_device;
+  }
   const int base = first_local_device();
   for (std::size_t i = 0; i < xs.size(); ++i) {
     // pmap's devices are this process's CPU devices: an argument on a GPU is copied to the host
@@ -147,7 +204,8 @@ std::vector<Arrays> shard_inputs(const Arrays& xs, const std::vector<std::option
 }
 
 Arrays run_pmapped(const std::shared_ptr<const Executable>& exe, const std::vector<Arrays>& per_device,
-                   const std::string& axis_name, const std::vector<std::optional<int>>& out_axes) {
+                   const std::string& axis_name, const std::vector<std::optional<int>>& out_axes,
+                   const PmapDevices& devices) {
   const auto n = static_cast<std::int64_t>(per_device.size());
   const std::int64_t global = n * process_count();
   if (process_count() > 1 && !processes::all_equal(fingerprint(*exe, n), "pmap"))
@@ -163,7 +221,7 @@ Arrays run_pmapped(const std::shared_ptr<const Executable>& exe, const std::vect
     auto dims = a.shape.vec();
     dims.insert(dims.begin(), n);
     a.shape = Shape(dims);
-    stacked[o] = make_concrete(std::move(a), default_device(), "pmap");
+    stacked[o] = make_concrete(std::move(a), devices ? devices->front() : default_device(), "pmap", devices.has_value());
   }
   Arrays first(nout);
   auto rendezvous = std::make_shared<Rendezvous>(axis_name, static_cast<int>(n));
@@ -179,8 +237,7 @@ Arrays run_pmapped(const std::shared_ptr<const Executable>& exe, const std::vect
           continue;
         }
         const std::size_t bytes = static_cast<std::size_t>(outs[o].size()) * itemsize(outs[o].dtype());
-        if (bytes)
-          std::memcpy(static_cast<char*>(mutable_data(stacked[o])) + static_cast<std::size_t>(k) * bytes, cdata(outs[o]), bytes);
+        copy_bytes_into(stacked[o], static_cast<std::size_t>(k) * bytes, outs[o], bytes);
       }
     } catch (const std::exception& e) {
       rendezvous->abort(k, e.what());

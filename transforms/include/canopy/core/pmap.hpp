@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "canopy/array.hpp"
+#include "canopy/device.hpp"
 #include "canopy/core/jit.hpp"
 
 namespace canopy::detail {
@@ -40,19 +41,28 @@ class PmapAxisBinding {
 /// a tracer or one is current) or jit is disabled.
 bool pmap_runs_as_vmap(const Arrays& xs);
 
-/// The size of the mapped axis: every mapped input has it (ShapeError naming two that differ),
-/// it fits on the local devices (DeviceError) and, under mpirun, equals the local device count.
-/// `names` gives the inputs' key paths, called only for an error message.
-std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<int>>& axes,
-                            const std::function<std::vector<std::string>()>& names);
+/// The devices of a pmap: `devices` when given (on_devices: GPUs of this process), else this
+/// process's CPU devices.
+using PmapDevices = std::optional<std::vector<Device>>;
 
-/// What local device k sees: slice k of each mapped input (along its axis; without a copy when
-/// the axis is the leading one) and every unmapped input whole, committed to device k.
-std::vector<Arrays> shard_inputs(const Arrays& xs, const std::vector<std::optional<int>>& axes, std::int64_t n);
+/// The size of the mapped axis: every mapped input has it (ShapeError naming two that differ),
+/// it fits on the devices (DeviceError) and, under mpirun, equals the local device count.
+/// DeviceError for a `devices` list that is empty, holds a non-GPU or a repeat, or is used under
+/// mpirun. `names` gives the inputs' key paths, called only for an error message.
+std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<int>>& axes,
+                            const std::function<std::vector<std::string>()>& names, const PmapDevices& devices);
+
+/// What device k sees: slice k of each mapped input (along its axis; without a copy when the axis
+/// is the leading one and the input is already there) and every unmapped input whole, committed
+/// to device k.
+std::vector<Arrays> shard_inputs(const Arrays& xs, const std::vector<std::optional<int>>& axes, std::int64_t n,
+                                 const PmapDevices& devices);
 
 /// Runs `exe` on each device's inputs on that device's thread, with `axis_name` bound to the
-/// devices; each output stacked along its out axis, or device 0's value when that is none.
+/// devices; each output stacked along its out axis (on the first GPU of `devices`, else the
+/// default device), or device 0's value when that is none.
 Arrays run_pmapped(const std::shared_ptr<const Executable>& exe, const std::vector<Arrays>& per_device,
-                   const std::string& axis_name, const std::vector<std::optional<int>>& out_axes);
+                   const std::string& axis_name, const std::vector<std::optional<int>>& out_axes,
+                   const PmapDevices& devices);
 
 }  // namespace canopy::detail

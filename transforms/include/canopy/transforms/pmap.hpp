@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 #include <type_traits>
 #include <utility>
 
@@ -24,6 +25,14 @@ template <int... I>
 struct StaticBroadcastedArgnums {};
 template <int... I>
 inline constexpr StaticBroadcastedArgnums<I...> static_broadcasted_argnums{};
+
+/// The devices a pmap runs on (jax.pmap's `devices`): `pmap(f, on_devices(devices("cuda")))`
+/// maps over GPUs, slice k on the k-th of them. GPUs only, within one process (DeviceError
+/// otherwise, and for an empty list); without it a pmap runs on this process's CPU devices.
+struct OnDevices {
+  std::vector<Device> list;
+};
+inline OnDevices on_devices(std::vector<Device> list) { return {std::move(list)}; }
 
 namespace detail {
 
@@ -44,8 +53,9 @@ class Pmapped<F, In, Out, std::integer_sequence<int, S...>, std::integer_sequenc
   using Compiled = Jitted<PerDevice, std::integer_sequence<int, 0, (S + 1)...>, std::integer_sequence<int>>;
 
  public:
-  Pmapped(F f, In in, Out out, std::string axis, std::string name, std::size_t capacity)
-      : f_(f), in_(std::move(in)), out_(std::move(out)), axis_(std::move(axis)),
+  Pmapped(F f, In in, Out out, std::string axis, std::string name, std::size_t capacity,
+          std::optional<std::vector<Device>> devices)
+      : f_(f), in_(std::move(in)), out_(std::move(out)), axis_(std::move(axis)), devices_(std::move(devices)),
         compiled_(PerDevice{std::move(f)}, std::move(name), capacity) {}
 
   template <class... A>
@@ -65,8 +75,8 @@ class Pmapped<F, In, Out, std::integer_sequence<int, S...>, std::integer_sequenc
     // vmap with the same axis name, on the calling thread.
     if (pmap_runs_as_vmap(xs)) return as_vmap(args...);
     auto names = [&] { return mapped_names(args...); };
-    const std::int64_t n = pmap_axis_size(xs, axes, names);
-    const std::vector<Arrays> shards = shard_inputs(xs, axes, n);
+    const std::int64_t n = pmap_axis_size(xs, axes, names, devices_);
+    const std::vector<Arrays> shards = shard_inputs(xs, axes, n, devices_);
     std::size_t pos = 0;
     const std::tuple<A...> first = [&]<std::size_t... K>(std::index_sequence<K...>) {
       return std::tuple<A...>{rebuild<K>(std::get<K>(arg_refs), shards[0], pos)...};  // braces: in order
@@ -74,7 +84,7 @@ class Pmapped<F, In, Out, std::integer_sequence<int, S...>, std::integer_sequenc
     const PmapAxis axis{axis_, n * process_count()};
     auto entry = std::apply([&](const auto&... a) { return compiled_.compile(axis, a...); }, first);
     const auto& skeleton = *static_cast<const Result*>(entry->out_skeleton.get());
-    Arrays outs = run_pmapped(entry->executable, shards, axis_, output_axes(skeleton));
+    Arrays outs = run_pmapped(entry->executable, shards, axis_, output_axes(skeleton), devices_);
     if constexpr (sizeof...(D) > 0) {
       Arrays donated;
       ((append_arrays(std::get<D>(arg_refs), donated)), ...);
@@ -156,6 +166,7 @@ class Pmapped<F, In, Out, std::integer_sequence<int, S...>, std::integer_sequenc
   In in_;
   Out out_;
   std::string axis_;
+  std::optional<std::vector<Device>> devices_;
   Compiled compiled_;
 };
 
@@ -166,6 +177,7 @@ struct PmapOptions {
   std::string axis;
   std::string name = "pmapped";
   std::size_t capacity = 256;
+  std::optional<std::vector<Device>> devices;
 };
 
 template <class In, class Out, class St, class Do>
@@ -174,16 +186,16 @@ auto pmap_parse(PmapOptions<In, Out, St, Do> o) {
 }
 template <class In, class Out, class St, class Do, class... S, class... Rest>
 auto pmap_parse(PmapOptions<In, Out, St, Do> o, InAxes<S...> in, Rest... rest) {
-  return pmap_parse(PmapOptions<InAxes<S...>, Out, St, Do>{std::move(in), std::move(o.out), std::move(o.axis), std::move(o.name), o.capacity},
+  return pmap_parse(PmapOptions<InAxes<S...>, Out, St, Do>{std::move(in), std::move(o.out), std::move(o.axis), std::move(o.name), o.capacity, std::move(o.devices)},
                     rest...);
 }
 template <class In, class Out, class St, class Do, class S, class... Rest>
 auto pmap_parse(PmapOptions<In, Out, St, Do> o, OutAxes<S> out, Rest... rest) {
   if constexpr (std::is_integral_v<S>)
-    return pmap_parse(PmapOptions<In, int, St, Do>{std::move(o.in), static_cast<int>(out.spec), std::move(o.axis), std::move(o.name), o.capacity},
+    return pmap_parse(PmapOptions<In, int, St, Do>{std::move(o.in), static_cast<int>(out.spec), std::move(o.axis), std::move(o.name), o.capacity, std::move(o.devices)},
                       rest...);
   else
-    return pmap_parse(PmapOptions<In, OutAxes<S>, St, Do>{std::move(o.in), std::move(out), std::move(o.axis), std::move(o.name), o.capacity},
+    return pmap_parse(PmapOptions<In, OutAxes<S>, St, Do>{std::move(o.in), std::move(out), std::move(o.axis), std::move(o.name), o.capacity, std::move(o.devices)},
                       rest...);
 }
 template <class In, class Out, class St, class Do, class... Rest>
@@ -197,6 +209,11 @@ auto pmap_parse(PmapOptions<In, Out, St, Do> o, JitName n, Rest... rest) {
   return pmap_parse(std::move(o), rest...);
 }
 template <class In, class Out, class St, class Do, class... Rest>
+auto pmap_parse(PmapOptions<In, Out, St, Do> o, OnDevices d, Rest... rest) {
+  o.devices = std::move(d.list);
+  return pmap_parse(std::move(o), rest...);
+}
+template <class In, class Out, class St, class Do, class... Rest>
 auto pmap_parse(PmapOptions<In, Out, St, Do> o, CacheCapacity c, Rest... rest) {
   o.capacity = c.n;
   return pmap_parse(std::move(o), rest...);
@@ -204,13 +221,13 @@ auto pmap_parse(PmapOptions<In, Out, St, Do> o, CacheCapacity c, Rest... rest) {
 template <class In, class Out, class St, class Do, int... I, class... Rest>
 auto pmap_parse(PmapOptions<In, Out, St, Do> o, StaticBroadcastedArgnums<I...>, Rest... rest) {
   return pmap_parse(PmapOptions<In, Out, std::integer_sequence<int, I...>, Do>{std::move(o.in), std::move(o.out), std::move(o.axis),
-                                                                               std::move(o.name), o.capacity},
+                                                                               std::move(o.name), o.capacity, std::move(o.devices)},
                     rest...);
 }
 template <class In, class Out, class St, class Do, int... I, class... Rest>
 auto pmap_parse(PmapOptions<In, Out, St, Do> o, DonateArgnums<I...>, Rest... rest) {
   return pmap_parse(PmapOptions<In, Out, St, std::integer_sequence<int, I...>>{std::move(o.in), std::move(o.out), std::move(o.axis),
-                                                                              std::move(o.name), o.capacity},
+                                                                              std::move(o.name), o.capacity, std::move(o.devices)},
                     rest...);
 }
 
@@ -225,7 +242,8 @@ Do pmap_donate_of(const PmapOptions<In, Out, St, Do>&);
 /// order: `in_axes(...)` (default: axis 0 of every Array leaf; `none` broadcasts), `out_axes(...)`
 /// (default 0; `none` returns the replicated value of device 0), `axis_name("i")` for the
 /// collectives, `static_broadcasted_argnums<...>`, `donate_argnums<...>`, `jit_name`,
-/// `cache_capacity`. The mapped size must not exceed local_device_count() (CANOPY_CPU_DEVICES).
+/// `cache_capacity`, `on_devices(devices("cuda"))` for GPUs. The mapped size must not exceed
+/// local_device_count() (CANOPY_CPU_DEVICES), or the number of devices given.
 /// Non-Array leaves are static and every distinct value compiles anew (autojit). Inside an
 /// enclosing grad, vmap or jit, pmap computes the same values as vmap with the same axis name.
 ///
@@ -236,12 +254,13 @@ Do pmap_donate_of(const PmapOptions<In, Out, St, Do>&);
 template <class F, class... Opts>
 auto pmap(F f, Opts... opts) {
   auto o = detail::pmap_parse(
-      detail::PmapOptions<std::tuple<>, int, std::integer_sequence<int>, std::integer_sequence<int>>{{}, 0, {}, "pmapped", 256},
+      detail::PmapOptions<std::tuple<>, int, std::integer_sequence<int>, std::integer_sequence<int>>{{}, 0, {}, "pmapped", 256, std::nullopt},
       std::move(opts)...);
   using St = decltype(detail::pmap_static_of(o));
   using Do = decltype(detail::pmap_donate_of(o));
   return detail::Pmapped<F, decltype(o.in), decltype(o.out), St, Do>(std::move(f), std::move(o.in), std::move(o.out),
-                                                                    std::move(o.axis), std::move(o.name), o.capacity);
+                                                                    std::move(o.axis), std::move(o.name), o.capacity,
+                                                                    std::move(o.devices));
 }
 
 /// flax's jax_utils.replicate: every Array leaf stacked local_device_count() times along a new
