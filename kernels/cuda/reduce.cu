@@ -1,7 +1,8 @@
 // Reductions on the GPU: one thread block per output element (its threads stride over the
-// reduced elements, then combine in shared memory), for sums, products, max/min, arg-extrema and
-// softmax rows (where cuDNN does not take them: cudnn_softmax.cpp). Floating sums and products
-// accumulate in double, as the CPU's do, so that both devices agree to rounding.
+// reduced elements, then combine in shared memory; few outputs over long reductions are split
+// over several blocks per output and combined by a second launch), for sums, products, max/min,
+// arg-extrema and softmax rows (where cuDNN does not take them: cudnn_softmax.cpp). Floating sums
+// and products accumulate in double, as the CPU's do, so that both devices agree to rounding.
 #include <limits>
 #include <vector>
 
@@ -80,14 +81,18 @@ __device__ inline A identity(Combine c) {
   }
 }
 
-// A: the accumulator (double for floating sums and products, the compute type otherwise).
-template <class T, class A>
-__global__ void reduce_kernel(Combine c, const T* in, T* out, ReduceLayout L) {
+// A: the accumulator (double for floating sums and products, the compute type otherwise). Block b
+// reduces output b / chunks over its chunk b % chunks of `chunk` reduced elements (chunks = 1: the
+// whole reduction) and writes `out[b]`: the result, or a partial that a second launch combines.
+template <class In, class A, class Out>
+__global__ void reduce_kernel(Combine c, const In* in, Out* out, ReduceLayout L, std::int64_t chunks, std::int64_t chunk) {
   __shared__ A partial[kBlock];
-  for (std::int64_t o = blockIdx.x; o < L.outputs; o += gridDim.x) {
+  for (std::int64_t b = blockIdx.x; b < L.outputs * chunks; b += gridDim.x) {
+    const std::int64_t o = b / chunks, begin = b % chunks * chunk;
+    const std::int64_t end = begin + chunk < L.reduced ? begin + chunk : L.reduced;
     const std::int64_t base = offset_of(o, L.kept_rank, L.kept_dims, L.kept_strides);
     A acc = identity<A>(c);
-    for (std::int64_t r = threadIdx.x; r < L.reduced; r += blockDim.x)
+    for (std::int64_t r = begin + threadIdx.x; r < end; r += blockDim.x)
       acc = combine(c, acc, static_cast<A>(math::load(in[base + offset_of(r, L.red_rank, L.red_dims, L.red_strides)])));
     partial[threadIdx.x] = acc;
     __syncthreads();
@@ -95,7 +100,7 @@ __global__ void reduce_kernel(Combine c, const T* in, T* out, ReduceLayout L) {
       if (threadIdx.x < half) partial[threadIdx.x] = combine(c, partial[threadIdx.x], partial[threadIdx.x + half]);
       __syncthreads();
     }
-    if (threadIdx.x == 0) out[o] = math::store<T>(partial[0]);
+    if (threadIdx.x == 0) out[b] = math::store<Out>(partial[0]);
     __syncthreads();
   }
 }
@@ -194,19 +199,50 @@ unsigned grid_for(std::int64_t outputs) {
 template <class T>
 using accumulator_t = std::conditional_t<std::is_floating_point_v<compute_type_t<T>>, double, compute_type_t<T>>;
 
+// Reduced elements per block when an output's reduction is split over blocks.
+constexpr std::int64_t kChunk = 16384;
+// Below this many outputs the GPU would idle with one block each: long reductions are split.
+constexpr std::int64_t kSplitBelowOutputs = 512;
+
+/// Runs the reduction of `L` with accumulator A: one block per output, or, for few outputs over a
+/// long reduction, a first launch of `chunks` blocks per output writing partials (in A, to a
+/// block from the device's cache) and a second combining each output's partials in chunk order.
+/// The split is fixed by the shapes, so results are the same on every run.
+template <class T, class A>
+void launch_reduce(Combine c, const T* in, T* out, const ReduceLayout& L, cudaStream_t s, int device) {
+  const std::int64_t chunks = L.outputs < kSplitBelowOutputs ? (L.reduced + kChunk - 1) / kChunk : 1;
+  if (chunks <= 1) {
+    reduce_kernel<T, A, T><<<grid_for(L.outputs), threads_for(L.reduced), 0, s>>>(c, in, out, L, 1, L.reduced);
+    return;
+  }
+  const std::shared_ptr<Buffer> block = allocate(static_cast<std::size_t>(L.outputs * chunks) * sizeof(A), device);
+  A* partials = static_cast<A*>(block->data());
+  reduce_kernel<T, A, A><<<grid_for(L.outputs * chunks), kBlock, 0, s>>>(c, in, partials, L, chunks, kChunk);
+  ReduceLayout P;  // the partials: (outputs, chunks), reduced over chunks
+  P.kept_rank = 1;
+  P.kept_dims[0] = L.outputs;
+  P.kept_strides[0] = chunks;
+  P.red_rank = 1;
+  P.red_dims[0] = chunks;
+  P.red_strides[0] = 1;
+  P.outputs = L.outputs;
+  P.reduced = chunks;
+  reduce_kernel<A, A, T><<<grid_for(L.outputs), threads_for(chunks), 0, s>>>(c, partials, out, P, 1, chunks);
+}
+
 void run_reduce(Combine c, DType dtype, const void* in, const Shape& shape, std::span<const int> axes, void* out,
                 int device) {
   const ReduceLayout L = layout(shape, axes);
   if (L.outputs == 0) return;
   cudaStream_t s = detail::stream(device);
   visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
+    const auto* x = static_cast<const T*>(in);
+    auto* y = static_cast<T*>(out);
     // max/min keep the compute type (exact); sums and products widen floats to double.
     if (c == Combine::max || c == Combine::min)
-      reduce_kernel<T, compute_type_t<T>><<<grid_for(L.outputs), threads_for(L.reduced), 0, s>>>(
-          c, static_cast<const T*>(in), static_cast<T*>(out), L);
+      launch_reduce<T, compute_type_t<T>>(c, x, y, L, s, device);
     else
-      reduce_kernel<T, accumulator_t<T>><<<grid_for(L.outputs), threads_for(L.reduced), 0, s>>>(
-          c, static_cast<const T*>(in), static_cast<T*>(out), L);
+      launch_reduce<T, accumulator_t<T>>(c, x, y, L, s, device);
   });
   detail::check_launch("reduce");
 }

@@ -279,3 +279,18 @@ TEST_CASE("pmap over GPUs: an argument larger than the device list, or a CPU dev
   CHECK_THROWS_AS(f(zeros({static_cast<std::int64_t>(gpus.size()) + 1, 2})), DeviceError);
   CHECK_THROWS_AS(pmap([](const Array& v) { return v; }, on_devices({Device::cpu(0)}))(zeros({1})), DeviceError);
 }
+
+TEST_CASE("long reductions with few outputs (split over blocks, then combined) equal the CPU's") {
+  const Array x = random::normal(random::key(9), {3, 1 << 18});  // 3 outputs of 262144 elements
+  const Array g = device_put(x, kGpu);
+  check_close(sum(g), sum(x), "full sum");
+  check_close(sum(g, 1), sum(x, 1), "row sums");
+  check_close(max(g, 1), max(x, 1), "row max");
+  check_close(min(g), min(x), "full min");
+  check_close(prod(g * 0.0 + 1.0), prod(x * 0.0 + 1.0), "product");
+  const Array b = device_put(x.astype(DType::bf16), kGpu);
+  check_close(sum(b), sum(x.astype(DType::bf16)), "bf16 sum");
+  const Array i = device_put((x * 100.0).astype(DType::i32), kGpu);
+  check_close(sum(i), sum((x * 100.0).astype(DType::i32)), "int sum");
+  check_close(sum(g, 0), sum(x, 0), "many outputs: one block each");
+}
