@@ -301,9 +301,14 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
     // into one CUDA kernel each; the planned arena, the epilogues and donation are CPU-only so far.
     // (Unfused with fusion off, and under debug_nans, which names the primitive making a NaN.)
     const bool fuse = fused_ && !debug_nans();
-    auto gpu = std::static_pointer_cast<const Program>(derived(fuse ? "gpu" : "gpu unfused", [&] {
+    const Device dev = gpu_place.device;
+    const std::string key = detail::concat(fuse ? "gpu " : "gpu unfused ", dev.index);
+    auto gpu = std::static_pointer_cast<const Program>(derived(key, [&] {
       auto q = std::make_shared<Program>(program_);
       if (fuse) detail::fuse_elementwise_for_gpu(*q);
+      // The constants it captured live on this GPU, uploaded once rather than at every call.
+      for (Array& c : q->consts)
+        if (!detail::on_gpu(c)) c = detail::to_device_memory(c, dev, false);
       return std::shared_ptr<const void>(std::move(q));
     }));
     TraceGuard eager(&EvalTrace::instance());
