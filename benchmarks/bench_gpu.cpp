@@ -2,7 +2,9 @@
 // W2 matmul f32/bf16 n = 1024...8192 through canopy next to cuBLAS called directly with the same
 // settings (no TF32), and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU next to a
 // device-to-device copy of the same bytes; W4's two convolutions (NHWC, HWIO, 3x3 SAME, batch 64)
-// on cuDNN next to canopy's direct kernel. Every timed iteration ends with the stream drained.
+// on cuDNN next to canopy's direct kernel; the jitted W3 (MLP SGD) and W4 (CNN SGD) steps on the
+// GPU next to the same steps on the CPU in the same run. Every timed iteration ends with the
+// stream drained.
 #include <cstdio>
 #include <string>
 
@@ -13,6 +15,10 @@
 #include <canopy/canopy.hpp>
 #include <canopy/kernels/cuda.hpp>
 #include <canopy/kernels/cuda_nn.hpp>
+#include <canopy/train.hpp>
+
+#include "../examples/fashion_mnist/model.hpp"
+#include "w3_mlp.hpp"
 
 using namespace canopy;
 
@@ -117,6 +123,48 @@ void conv_w4(benchmark::State& state, bool cudnn) {
       benchmark::Counter(2.0 * 64 * hw * hw * out * in * 9 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// W3: the jitted SGD step of the MLP at batch 128, its state and batch on the GPU or the CPU.
+void w3_step(benchmark::State& state, bool gpu) {
+  w3::Mlp m = w3::make_mlp();
+  w3::Batch b = w3::make_batch(128);
+  if (gpu) {
+    m = device_put(m, kGpu);
+    b = {device_put(b.x, kGpu), device_put(b.onehot, kGpu)};
+  }
+  auto step = jit(w3::sgd_step);
+  m = step(m, b.x, b.onehot);
+  drain();
+  for (auto _ : state) {
+    m = step(m, b.x, b.onehot);
+    if (gpu) drain();
+    else benchmark::DoNotOptimize(m[2].b.data<float>());
+  }
+}
+
+// W4: the jitted SGD step of the examples' CNN at batch 64 (random images and labels).
+void w4_step(benchmark::State& st, bool gpu) {
+  using Data = ImageClassification;
+  auto tx = optim::sgd(0.01);
+  auto state = init_train_state(fashion_mnist::Cnn::init(random::key(0)), tx, random::key(1));
+  auto loss = [](const fashion_mnist::Cnn& p, const Data& b, const Array&) {
+    return fashion_mnist::cross_entropy(p(b.images), b.labels);
+  };
+  auto step = jit(make_train_step(loss, tx));
+  Data batch{random::uniform(random::key(2), {64, 784}), random::randint(random::key(3), {64}, 0, 10)};
+  if (gpu) {
+    state = device_put(state, kGpu);
+    batch = device_put(batch, kGpu);
+  }
+  state = std::get<0>(step(state, batch));
+  drain();
+  for (auto _ : st) {
+    auto [next, info] = step(state, batch);
+    state = std::move(next);
+    if (gpu) drain();
+    else benchmark::DoNotOptimize(info.loss.item<float>());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,6 +184,12 @@ int main(int argc, char** argv) {
   for (bool cudnn : {true, false})
     benchmark::RegisterBenchmark(cudnn ? "w4_conv/cudnn" : "w4_conv/direct", conv_w4, cudnn)
         ->Args({28, 1, 32})->Args({14, 32, 64})->UseRealTime()->Unit(benchmark::kMicrosecond);
+  for (bool gpu : {true, false}) {
+    benchmark::RegisterBenchmark(gpu ? "w3_mlp_step/gpu" : "w3_mlp_step/cpu", w3_step, gpu)
+        ->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(gpu ? "w4_cnn_step/gpu" : "w4_cnn_step/cpu", w4_step, gpu)
+        ->UseRealTime()->Unit(benchmark::kMillisecond);
+  }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
