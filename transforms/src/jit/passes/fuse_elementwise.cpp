@@ -31,6 +31,7 @@ using Kind = Lowering::Kind;
 struct FusedParams {
   std::shared_ptr<const FusedProgram> program;
   std::string ops;  ///< the fused primitives' names, in order, for printing
+  std::vector<Aval> out_avals;
   const void* identity() const { return program.get(); }
 };
 
@@ -231,7 +232,9 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
     }
   }
   kernels::cpu::plan_direct_outputs(*prog);
-  fused.params = std::make_shared<FusedParams>(FusedParams{std::move(prog), ops.str()});
+  std::vector<Aval> out_avals;
+  for (int v : fused.out) out_avals.push_back(p.var_avals[static_cast<std::size_t>(v)]);
+  fused.params = std::make_shared<FusedParams>(FusedParams{std::move(prog), ops.str(), std::move(out_avals)});
   return fused;
 }
 
