@@ -93,7 +93,8 @@ Array on_buffer(const Aval& aval, std::shared_ptr<kernels::Buffer> buffer, const
 Executable::Executable(Program program, std::string name)
     : Executable(std::move(program), std::move(name), elementwise_fusion()) {}
 
-Executable::Executable(Program program, std::string name, bool fuse) : program_(std::move(program)), name_(std::move(name)) {
+Executable::Executable(Program program, std::string name, bool fuse)
+    : program_(std::move(program)), fuse_(fuse), epilogues_(fuse && epilogue_fusion()), name_(std::move(name)) {
   detail::fold_constants(program_);
   detail::eliminate_common_subexpressions(program_);
   detail::eliminate_dead_code(program_);
@@ -101,7 +102,7 @@ Executable::Executable(Program program, std::string name, bool fuse) : program_(
   // runs is its lowered form, with elementwise chains fused.
   compiled_ = program_;
   if (fuse) {
-    if (epilogue_fusion()) detail::fuse_epilogues(compiled_);
+    if (epilogues_) detail::fuse_epilogues(compiled_);
     detail::fuse_elementwise(compiled_);
   }
   fused_ = compiled_.eqns.size() != program_.eqns.size();
@@ -286,6 +287,19 @@ MemoryAnalysis Executable::memory_analysis(const std::vector<bool>& donated) con
   return m;
 }
 
+std::shared_ptr<const Program> Executable::gpu_program(bool fuse) const {
+  return std::static_pointer_cast<const Program>(derived(fuse ? "gpu" : "gpu unfused", [&] {
+    auto q = std::make_shared<Program>(program_);
+    if (fuse) {
+      if (epilogues_) detail::fuse_epilogues_for_gpu(*q);
+      detail::fuse_elementwise_for_gpu(*q);
+    }
+    return std::shared_ptr<const void>(std::move(q));
+  }));
+}
+
+const Program& Executable::gpu_program() const { return *gpu_program(fuse_); }
+
 Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& donated) const {
   // A GPU program: its arguments are on a GPU, or (none being committed elsewhere) arrays it
   // captured are (the constants).
@@ -297,15 +311,11 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
         break;
       }
   if (gpu_place.device.kind == Device::Kind::cuda) {
-    // On a GPU the simplified program runs equation by equation, its elementwise chains fused
-    // into one CUDA kernel each; the planned arena, the epilogues and donation are CPU-only so far.
-    // (Unfused with fusion off, and under debug_nans, which names the primitive making a NaN.)
-    const bool fuse = fused_ && !debug_nans();
-    auto gpu = std::static_pointer_cast<const Program>(derived(fuse ? "gpu" : "gpu unfused", [&] {
-      auto q = std::make_shared<Program>(program_);
-      if (fuse) detail::fuse_elementwise_for_gpu(*q);
-      return std::shared_ptr<const void>(std::move(q));
-    }));
+    // On a GPU the simplified program runs equation by equation, its matmuls with their bias and
+    // relu as one cuBLASLt call each and its elementwise chains as one CUDA kernel each; the
+    // planned arena and donation are CPU-only so far. (Unfused with fusion off, and under
+    // debug_nans, which names the primitive making a NaN.)
+    const std::shared_ptr<const Program> gpu = gpu_program(fuse_ && !debug_nans());
     TraceGuard eager(&EvalTrace::instance());
     Arrays results = detail::eval_program(*gpu, inputs);
     // Every result is a new handle on the program's device (as jax's outputs are), never the
