@@ -192,7 +192,7 @@ TEST_CASE("gpu epilogue: the gradient of a relu layer fuses its forward matmul a
   check_gpu_program_values(l, {w, b});
 }
 
-TEST_CASE("gpu epilogue: a GPU program's pass-made equations run when bound one by one") {
+TEST_CASE("gpu epilogue: a GPU program's pass-made equations run when bound one by one; long chains stay unfused") {
   // A GPU call runs its program with eval_program: fused_elementwise equations too (their
   // results' avals come from the pass that made them).
   const Array x = uniform_array(1, {6, 5});
@@ -202,4 +202,18 @@ TEST_CASE("gpu epilogue: a GPU program's pass-made equations run when bound one 
   const Arrays got = detail::eval_program(l.executable->compiled_program(), std::vector<Array>{x});
   const Arrays want = l.executable->run(std::vector<Array>{x});
   check_same(got[0], want[0]);
+  // A chain longer than the GPU's fused kernel holds leaves the GPU program's elementwise
+  // equations as they are (the matmul's epilogue still fused).
+  const Array w = uniform_array(2, {5, 4}), b = uniform_array(3, {4});
+  auto long_chain = [](const Array& x, const Array& w, const Array& b) {
+    Array y = nn::relu(matmul(x, w) + b);
+    for (int i = 0; i < 80; ++i) y = tanh(y) + 0.5f;
+    return y;
+  };
+  const Lowered chain = jit(long_chain).lower(x, w, b);
+  const std::string text = chain.gpu_text();
+  CHECK(count(text, "dot_general_bias_relu") == 1);
+  CHECK(count(text, "fused_elementwise") == 0);
+  CHECK(count(text, " tanh ") == 80);
+  check_gpu_program_values(chain, {x, w, b});
 }

@@ -346,7 +346,9 @@ void fuse_groups(Program& p, bool gpu) {
   for (std::size_t k = 0; k < n; ++k) {
     int g = group_of_eqn[k] >= 0 ? find(groups, group_of_eqn[k]) : -1;
     if (g < 0 || groups[static_cast<std::size_t>(g)].eqns.size() < 2) {
-      out.push_back(std::move(p.eqns[k]));
+      // A GPU program may yet be left as it is (below): its equations are copied, not moved.
+      if (gpu) out.push_back(p.eqns[k]);
+      else out.push_back(std::move(p.eqns[k]));
       continue;
     }
     std::vector<std::size_t>& members = groups[static_cast<std::size_t>(g)].eqns;
