@@ -47,6 +47,10 @@ void matmul(DType, const void*, const void*, void*, std::int64_t, std::int64_t, 
             int) {
   unavailable("matmul");
 }
+bool matmul_epilogue(DType, const void*, const void*, const void*, void*, std::int64_t, std::int64_t, std::int64_t,
+                     std::int64_t, bool, bool, MatmulEpilogue, int) {
+  unavailable("matmul_epilogue");
+}
 bool fused_supported(const cpu::FusedProgram&) { return false; }
 void fused_elementwise(const cpu::FusedProgram&, std::span<const void* const>, std::span<void* const>, std::int64_t, int) {
   unavailable("fused_elementwise");

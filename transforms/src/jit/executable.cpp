@@ -93,7 +93,8 @@ Array on_buffer(const Aval& aval, std::shared_ptr<kernels::Buffer> buffer, const
 Executable::Executable(Program program, std::string name)
     : Executable(std::move(program), std::move(name), elementwise_fusion()) {}
 
-Executable::Executable(Program program, std::string name, bool fuse) : program_(std::move(program)), name_(std::move(name)) {
+Executable::Executable(Program program, std::string name, bool fuse)
+    : program_(std::move(program)), fuse_(fuse), epilogues_(fuse && epilogue_fusion()), name_(std::move(name)) {
   detail::fold_constants(program_);
   detail::eliminate_common_subexpressions(program_);
   detail::eliminate_dead_code(program_);
@@ -101,7 +102,7 @@ Executable::Executable(Program program, std::string name, bool fuse) : program_(
   // runs is its lowered form, with elementwise chains fused.
   compiled_ = program_;
   if (fuse) {
-    if (epilogue_fusion()) detail::fuse_epilogues(compiled_);
+    if (epilogues_) detail::fuse_epilogues(compiled_);
     detail::fuse_elementwise(compiled_);
   }
   fused_ = compiled_.eqns.size() != program_.eqns.size();
@@ -286,6 +287,19 @@ MemoryAnalysis Executable::memory_analysis(const std::vector<bool>& donated) con
   return m;
 }
 
+std::shared_ptr<const Program> Executable::gpu_program(bool fuse) const {
+  return std::static_pointer_cast<const Program>(derived(fuse ? "gpu" : "gpu unfused", [&] {
+    auto q = std::make_shared<Program>(program_);
+    if (fuse) {
+      if (epilogues_) detail::fuse_epilogues_for_gpu(*q);
+      detail::fuse_elementwise_for_gpu(*q);
+    }
+    return std::shared_ptr<const void>(std::move(q));
+  }));
+}
+
+const Program& Executable::gpu_program() const { return *gpu_program(fuse_); }
+
 Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& donated) const {
   // A GPU program: its arguments are on a GPU, or (none being committed elsewhere) arrays it
   // captured are (the constants).
@@ -297,16 +311,16 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
         break;
       }
   if (gpu_place.device.kind == Device::Kind::cuda) {
-    // On a GPU the simplified program runs equation by equation, its elementwise chains fused
-    // into one CUDA kernel each; the planned arena, the epilogues and donation are CPU-only so far.
-    // (Unfused with fusion off, and under debug_nans, which names the primitive making a NaN.)
-    const bool fuse = fused_ && !debug_nans();
+    // On a GPU the simplified program runs equation by equation, its matmuls with their bias and
+    // relu as one cuBLASLt call each and its elementwise chains as one CUDA kernel each; the
+    // planned arena and donation are CPU-only so far. (Unfused with fusion off, and under
+    // debug_nans, which names the primitive making a NaN.)
+    const bool fuse = fuse_ && !debug_nans();
+    const std::shared_ptr<const Program> lowered = gpu_program(fuse);
     const Device dev = gpu_place.device;
-    const std::string key = detail::concat(fuse ? "gpu " : "gpu unfused ", dev.index);
-    auto gpu = std::static_pointer_cast<const Program>(derived(key, [&] {
-      auto q = std::make_shared<Program>(program_);
-      if (fuse) detail::fuse_elementwise_for_gpu(*q);
+    auto gpu = std::static_pointer_cast<const Program>(derived(detail::concat(fuse ? "gpu" : "gpu unfused", " on ", dev.index), [&] {
       // The constants it captured live on this GPU, uploaded once rather than at every call.
+      auto q = std::make_shared<Program>(*lowered);
       for (Array& c : q->consts)
         if (!detail::on_gpu(c)) c = detail::to_device_memory(c, dev, false);
       return std::shared_ptr<const void>(std::move(q));

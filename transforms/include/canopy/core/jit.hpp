@@ -60,6 +60,10 @@ class Executable {
   const Program& program() const { return program_; }
   /// The program that runs: the simplified one with its elementwise chains fused.
   const Program& compiled_program() const { return compiled_; }
+  /// The program run() runs when its arguments are on a GPU (outside debug_nans): the simplified
+  /// one with jit's GPU passes applied (matmuls with their bias and relu for cuBLASLt, then
+  /// elementwise chains), built on first use.
+  const Program& gpu_program() const;
   /// The arrays the compiled program holds as constants.
   const Arrays& constants() const { return compiled_.consts; }
   const std::string& name() const { return name_; }
@@ -71,8 +75,12 @@ class Executable {
 
  private:
   struct Plan;
+  /// The GPU program, fused or not, derived once each.
+  std::shared_ptr<const Program> gpu_program(bool fuse) const;
   Program program_;
   Program compiled_;
+  bool fuse_ = false;       ///< fusion passes were asked for (the `fuse` argument)
+  bool epilogues_ = false;  ///< and epilogue fusion was on then
   bool fused_ = false;  ///< compiled_ holds a fused_elementwise equation
   std::string name_;
   std::unique_ptr<const Plan> plan_;
@@ -91,6 +99,8 @@ struct Lowered {
   std::string as_text() const { return to_string(executable->program()); }
   /// The program that runs, fused_elementwise equations included (jax's `compile().as_text()`).
   std::string compiled_text() const { return to_string(executable->compiled_program()); }
+  /// The program that runs when the arguments are on a GPU (jit's GPU passes applied).
+  std::string gpu_text() const { return to_string(executable->gpu_program()); }
   const Program& program() const { return executable->program(); }
 };
 

@@ -31,6 +31,7 @@ using Kind = Lowering::Kind;
 struct FusedParams {
   std::shared_ptr<const FusedProgram> program;
   std::string ops;  ///< the fused primitives' names, in order, for printing
+  std::vector<Aval> out_avals;
   const void* identity() const { return program.get(); }
 };
 
@@ -231,7 +232,9 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
     }
   }
   kernels::cpu::plan_direct_outputs(*prog);
-  fused.params = std::make_shared<FusedParams>(FusedParams{std::move(prog), ops.str()});
+  std::vector<Aval> out_avals;
+  for (int v : fused.out) out_avals.push_back(p.var_avals[static_cast<std::size_t>(v)]);
+  fused.params = std::make_shared<FusedParams>(FusedParams{std::move(prog), ops.str(), std::move(out_avals)});
   return fused;
 }
 
@@ -343,7 +346,9 @@ void fuse_groups(Program& p, bool gpu) {
   for (std::size_t k = 0; k < n; ++k) {
     int g = group_of_eqn[k] >= 0 ? find(groups, group_of_eqn[k]) : -1;
     if (g < 0 || groups[static_cast<std::size_t>(g)].eqns.size() < 2) {
-      out.push_back(std::move(p.eqns[k]));
+      // A GPU program may yet be left as it is (below): its equations are copied, not moved.
+      if (gpu) out.push_back(p.eqns[k]);
+      else out.push_back(std::move(p.eqns[k]));
       continue;
     }
     std::vector<std::size_t>& members = groups[static_cast<std::size_t>(g)].eqns;

@@ -33,6 +33,7 @@ struct Epilogue {
 struct EpilogueParams {
   std::shared_ptr<const Epilogue> epilogue;
   std::string ops;  ///< the fused primitives' names, in order, for printing
+  std::vector<Aval> out_avals;
   const void* identity() const { return epilogue.get(); }
 };
 
@@ -217,8 +218,8 @@ void fuse_epilogues(Program& p) {
     if (epilogue.steps.empty()) continue;
     absorbed[k] = true;
     out.out = {v};
-    out.params = std::make_shared<EpilogueParams>(
-        EpilogueParams{std::make_shared<const Epilogue>(std::move(epilogue)), std::move(ops)});
+    out.params = std::make_shared<EpilogueParams>(EpilogueParams{std::make_shared<const Epilogue>(std::move(epilogue)),
+                                                                 std::move(ops), {p.var_avals[static_cast<std::size_t>(v)]}});
     fused.emplace_back(last, std::move(out));
   }
   if (fused.empty()) return;

@@ -21,12 +21,14 @@ namespace canopy::detail {
 void fold_constants(Program& p, std::int64_t max_elements = 64);
 
 /// The rules of an equation a pass makes (fused_elementwise, dot_general_epilogue): it runs and
-/// prints (`ops=` P::ops), and two are equal when they share what P::identity() points to.
+/// prints (`ops=` P::ops), its results are P::out_avals (so detail::bind runs it eagerly, as a
+/// GPU program's equations run), and two are equal when they share what P::identity() points to.
 template <class P>
 PrimitiveInfo pass_primitive(std::string_view name, KernelFn kernel) {
   PrimitiveInfo i;
   i.name = name;
   i.params_type = &typeid(P);
+  i.abstract_eval = [](std::span<const Aval>, const ParamsRef& params) { return params.get<P>().out_avals; };
   i.cpu_kernel = kernel;
   i.params_to_string = [](const ParamsRef& params) { return "ops=" + params.get<P>().ops; };
   i.params_equal = [](const ParamsRef& a, const ParamsRef& b) { return a.get<P>().identity() == b.get<P>().identity(); };
@@ -53,6 +55,13 @@ void fuse_epilogues(Program& p);
 /// (a full-size addend or subtrahend, read in place by oneDNN's sum post-op); false for any
 /// other primitive.
 bool epilogue_reads_in_place(const PrimitiveInfo& prim, const ParamsRef& params, std::size_t operand);
+
+/// For programs that run on a GPU: replaces each `dot_general` of f32, bf16 or f16 whose operands
+/// are read in place, together with what only it feeds (a bias row added, then max(., 0), i.e.
+/// nn::relu; or that max alone; reshapes between them), by one `dot_general_bias_relu` equation:
+/// one cuBLASLt matmul with its bias/relu epilogue. Runs before fuse_elementwise_for_gpu; for
+/// running, not for transformations. On a CPU that equation runs the steps one by one.
+void fuse_epilogues_for_gpu(Program& p);
 
 /// Replaces each maximal group of two or more elementwise equations of one output shape (f32
 /// and bool values; operands of that shape, scalars or trailing rows; random_uniform01 streams of

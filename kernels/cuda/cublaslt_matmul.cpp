@@ -1,0 +1,186 @@
+// jit's matmul epilogues on the GPU: one cuBLASLt matmul that adds a bias row and/or applies relu
+// as it writes the product (CUBLASLT_EPILOGUE_BIAS / RELU / RELU_BIAS). A plan (descriptors,
+// layouts, the heuristic's algorithm) is built once per shape, dtype, epilogue, alignment and
+// device and reused; a call cuBLASLt has no algorithm for is remembered too (nullptr), and the
+// caller runs the plain matmul and the epilogue's own kernels instead.
+#include <cublasLt.h>
+
+#include <cassert>
+#include <limits>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "canopy/error.hpp"
+#include "canopy/kernels/cuda.hpp"
+#include "cublaslt_layout.hpp"
+#include "runtime.hpp"
+
+namespace canopy::kernels::cuda {
+namespace {
+
+// What the heuristic may ask for; NVIDIA suggests 32 MiB on Hopper. Only what the chosen
+// algorithm needs is taken, per call, from the device's caching allocator.
+constexpr std::uint64_t kMaxWorkspace = 32ull << 20;
+
+void check_lt(cublasStatus_t st, const char* api) {
+  if (st == CUBLAS_STATUS_SUCCESS) return;
+  if (st == CUBLAS_STATUS_ALLOC_FAILED)
+    ::canopy::detail::raise<ResourceError>(api, "host or device memory", "", "is exhausted (cuBLASLt)");
+  ::canopy::detail::raise<DeviceError>(api, "cuBLASLt call", "",
+                                       ::canopy::detail::concat("failed: ", cublasLtGetStatusString(st)));
+}
+
+// One handle per host thread and device, as for cuBLAS (matmul.cu).
+cublasLtHandle_t handle(int device) {
+  thread_local std::vector<cublasLtHandle_t> handles;
+  (void)detail::stream(device);  // makes `device` current
+  if (handles.size() <= static_cast<std::size_t>(device)) handles.resize(static_cast<std::size_t>(device) + 1, nullptr);
+  cublasLtHandle_t& h = handles[static_cast<std::size_t>(device)];
+  if (!h) check_lt(cublasLtCreate(&h), "matmul_epilogue");
+  return h;
+}
+
+struct PlanKey {
+  DType dtype;
+  std::int64_t batch, m, k, n;
+  bool trans_a, trans_b;
+  MatmulEpilogue epilogue;
+  int device;
+  std::uint32_t align_a, align_b, align_c, align_bias;
+  auto tie() const {
+    return std::tie(dtype, batch, m, k, n, trans_a, trans_b, epilogue, device, align_a, align_b, align_c, align_bias);
+  }
+  bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
+};
+
+struct Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  std::size_t workspace = 0;
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() {
+    if (desc) cublasLtMatmulDescDestroy(desc);
+    for (cublasLtMatrixLayout_t l : {a, b, d})
+      if (l) cublasLtMatrixLayoutDestroy(l);
+  }
+};
+
+template <class T>
+bool set(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const T& v) {
+  return cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof v) == CUBLAS_STATUS_SUCCESS;
+}
+
+bool make_layout(cublasLtMatrixLayout_t* out, cudaDataType_t type, const detail::LtMatrix& x, std::int64_t batch) {
+  if (cublasLtMatrixLayoutCreate(out, type, x.rows, x.cols, x.ld) != CUBLAS_STATUS_SUCCESS) return false;
+  if (batch == 1) return true;
+  const auto count = static_cast<std::int32_t>(batch);
+  const std::int64_t stride = x.batch_stride;
+  auto layout_set = [&](cublasLtMatrixLayoutAttribute_t attr, const auto& v) {
+    return cublasLtMatrixLayoutSetAttribute(*out, attr, &v, sizeof v) == CUBLAS_STATUS_SUCCESS;
+  };
+  return layout_set(CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count) && layout_set(CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
+}
+
+struct Preference {
+  cublasLtMatmulPreference_t p = nullptr;
+  ~Preference() {
+    if (p) cublasLtMatmulPreferenceDestroy(p);
+  }
+  template <class T>
+  bool set(cublasLtMatmulPreferenceAttributes_t attr, const T& v) {
+    return cublasLtMatmulPreferenceSetAttribute(p, attr, &v, sizeof v) == CUBLAS_STATUS_SUCCESS;
+  }
+};
+
+/// The plan for `key` with the given compute type, or nullptr where cuBLASLt refuses it.
+std::unique_ptr<Plan> try_plan(const PlanKey& key, cudaDataType_t type, cublasComputeType_t compute, const void* bias,
+                               cublasLtHandle_t h) {
+  const detail::LtMatmulLayout l = detail::lt_matmul_layout(key.batch, key.m, key.k, key.n, key.trans_a, key.trans_b);
+  auto plan = std::make_unique<Plan>();
+  if (cublasLtMatmulDescCreate(&plan->desc, compute, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return nullptr;
+  const cublasLtEpilogue_t epilogue = key.epilogue == MatmulEpilogue::bias   ? CUBLASLT_EPILOGUE_BIAS
+                                      : key.epilogue == MatmulEpilogue::relu ? CUBLASLT_EPILOGUE_RELU
+                                                                             : CUBLASLT_EPILOGUE_RELU_BIAS;
+  const cublasOperation_t op_a = l.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = l.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  // The bias type defaults to D's and its batch stride to 0: one row for every batch item.
+  if (!set(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, op_a) || !set(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b) ||
+      !set(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue) ||
+      (bias && !set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias)))
+    return nullptr;
+  if (!make_layout(&plan->a, type, l.a, l.batch) || !make_layout(&plan->b, type, l.b, l.batch) ||
+      !make_layout(&plan->d, type, l.d, l.batch))
+    return nullptr;
+  Preference pref;
+  // Split-k partial sums in f32 (never in a bf16/f16 output type); cuBLASLt's A is our b and its
+  // B our a (cublaslt_layout.hpp).
+  const std::uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  if (cublasLtMatmulPreferenceCreate(&pref.p) != CUBLAS_STATUS_SUCCESS ||
+      !pref.set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspace) ||
+      !pref.set(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reductions) ||
+      !pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b) ||
+      !pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a) ||
+      !pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c) ||
+      !pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c))
+    return nullptr;
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  if (cublasLtMatmulAlgoGetHeuristic(h, plan->desc, plan->a, plan->b, plan->d, plan->d, pref.p, 1, &result, &found) !=
+          CUBLAS_STATUS_SUCCESS ||
+      found < 1 || result.state != CUBLAS_STATUS_SUCCESS)
+    return nullptr;
+  plan->algo = result.algo;
+  plan->workspace = result.workspaceSize;
+  return plan;
+}
+
+/// Per host thread (a plan's descriptor holds the bias pointer of the call using it).
+std::map<PlanKey, std::unique_ptr<Plan>>& plans() {
+  thread_local std::map<PlanKey, std::unique_ptr<Plan>> p;
+  return p;
+}
+
+}  // namespace
+
+bool matmul_epilogue(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch,
+                     std::int64_t m, std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, MatmulEpilogue epilogue,
+                     int device) {
+  cudaDataType_t type;
+  switch (dtype) {
+    case DType::f32: type = CUDA_R_32F; break;
+    case DType::bf16: type = CUDA_R_16BF; break;
+    case DType::f16: type = CUDA_R_16F; break;
+    default: return false;
+  }
+  if (k == 0 || batch > std::numeric_limits<std::int32_t>::max()) return false;
+  if (batch * m * n == 0) return true;
+  const bool has_bias = epilogue != MatmulEpilogue::relu;
+  assert(has_bias == (bias != nullptr));
+  cublasLtHandle_t h = handle(device);
+  const PlanKey key{dtype, batch, m, k, n, trans_a, trans_b, epilogue, device, detail::lt_alignment(a),
+                    detail::lt_alignment(b), detail::lt_alignment(c), has_bias ? detail::lt_alignment(bias) : 0};
+  auto [it, fresh] = plans().try_emplace(key);
+  if (fresh) {
+    // Pedantic f32 arithmetic as the cuBLAS path has; where cuBLASLt has no such kernel, its plain
+    // 32F compute type, which is f32 too (TF32 only with CUBLAS_COMPUTE_32F_FAST_TF32).
+    it->second = try_plan(key, type, CUBLAS_COMPUTE_32F_PEDANTIC, bias, h);
+    if (!it->second) it->second = try_plan(key, type, CUBLAS_COMPUTE_32F, bias, h);
+  }
+  Plan* plan = it->second.get();
+  if (!plan) return false;
+  if (bias) check_lt(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+                     "matmul_epilogue");
+  // Freed when this returns, reused by later work on the same stream only (memory.cpp).
+  const std::shared_ptr<Buffer> workspace = plan->workspace ? allocate(plan->workspace, device) : nullptr;
+  const float one = 1.0f, zero = 0.0f;
+  check_lt(cublasLtMatmul(h, plan->desc, &one, b, plan->a, a, plan->b, &zero, c, plan->d, c, plan->d, &plan->algo,
+                          workspace ? workspace->data() : nullptr, plan->workspace, detail::stream(device)),
+           "matmul_epilogue");
+  return true;
+}
+
+}  // namespace canopy::kernels::cuda

@@ -1,0 +1,219 @@
+// jit's GPU epilogue pass, checked on the host: the program a GPU call runs (Lowered::gpu_text)
+// has dot_general + bias row + relu as one dot_general_bias_relu equation where every value in
+// between has one reader, and not otherwise; that program evaluated on the CPU (each equation
+// bound eagerly, as a GPU call runs them) equals the original program. The cuBLASLt call itself
+// runs in tests/gpu/gpu_test.cpp.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <canopy/canopy.hpp>
+#include <canopy/random.hpp>
+
+#include "helpers/text_count.hpp"
+
+namespace {
+using namespace canopy;
+
+Array uniform_array(std::uint32_t seed, const Shape& s, DType d = DType::f32) {
+  return random::uniform(random::key(seed), s, DType::f32, -1, 1).astype(d);
+}
+
+/// Bit for bit (the CPU form of the fused equation runs the same kernels as the program it replaces).
+void check_same(const Array& got, const Array& want) {
+  REQUIRE(to_string(got.aval()) == to_string(want.aval()));
+  const std::size_t bytes = static_cast<std::size_t>(want.size()) * itemsize(want.dtype());
+  CHECK(std::memcmp(got.raw_data(), want.raw_data(), bytes) == 0);
+}
+
+/// The GPU program of jit(f) on `args`, evaluated on the CPU, against the simplified program.
+void check_gpu_program_values(const Lowered& l, const Arrays& args) {
+  const Arrays want = detail::eval_program(l.program(), args);
+  const Arrays got = detail::eval_program(l.executable->gpu_program(), args);
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) check_same(got[i], want[i]);
+}
+
+using Fn3 = std::function<Array(const Array&, const Array&, const Array&)>;
+
+}  // namespace
+
+TEST_CASE("gpu epilogue: relu(x@w+b), x@w+b, b+x@w and relu(x@w) become one dot_general_bias_relu") {
+  for (DType d : {DType::f32, DType::bf16, DType::f16}) {
+    CAPTURE(name(d));
+    const Array x = uniform_array(1, {12, 8}, d), w = uniform_array(2, {8, 6}, d), b = uniform_array(3, {6}, d);
+    struct Case {
+      const char* printed;
+      Fn3 f;
+    };
+    const std::vector<Case> cases = {
+        {"[ops=dot_general,add(row),max(0)]", [](auto& x, auto& w, auto& b) { return nn::relu(matmul(x, w) + b); }},
+        {"[ops=dot_general,add(row)]", [](auto& x, auto& w, auto& b) { return matmul(x, w) + b; }},
+        {"[ops=dot_general,add(row)]", [](auto& x, auto& w, auto& b) { return b + matmul(x, w); }},
+        {"[ops=dot_general,add(row),max(0)]",
+         [](auto& x, auto& w, auto& b) { return maximum(b.reshape({1, 6}) + matmul(x, w), 0); }},
+        {"[ops=dot_general,max(0)]", [](auto& x, auto& w, auto& b) { return nn::relu(matmul(x, w)) * b; }},
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      CAPTURE(i);
+      const Lowered l = jit(cases[i].f).lower(x, w, b);
+      const std::string text = l.gpu_text();
+      CAPTURE(text);
+      CHECK(count(text, std::string("dot_general_bias_relu") + cases[i].printed) == 1);
+      CHECK(count(text, "dot_general[") == 0);
+      CHECK(count(text, " add ") + count(text, " max ") == 0);
+      check_gpu_program_values(l, {x, w, b});
+    }
+  }
+}
+
+TEST_CASE("gpu epilogue: batched, rank-3, vmapped and transposed matmuls keep their bias row") {
+  const Array b = uniform_array(3, {5});
+  auto layer = [](const Array& x, const Array& w, const Array& b) { return nn::relu(matmul(x, w) + b); };
+  // A batch axis on both sides: one strided-batched call, the row shared by every batch item.
+  const Array xs = uniform_array(1, {3, 4, 6}), ws = uniform_array(2, {3, 6, 5});
+  // x of rank 3 against a matrix: a reshape on each side of the dot_general, the bias after it.
+  const Array x3 = uniform_array(4, {2, 4, 6}), w = uniform_array(5, {6, 5});
+  // g @ w^T + b: the rhs read transposed in place.
+  const Array g = uniform_array(6, {7, 6}), wt = uniform_array(7, {5, 6});
+  auto back = [](const Array& g, const Array& wt, const Array& b) { return dot_general(g, wt, {{1}, {1}, {}, {}}) + b; };
+  struct Case {
+    const char* printed;
+    Fn3 f;
+    Arrays args;
+  };
+  const std::vector<Case> cases = {
+      {"dot_general_bias_relu[ops=dot_general,add(row),max(0)]", layer, {xs, ws, b}},
+      {"dot_general_bias_relu[ops=dot_general,reshape,add(row),max(0)]", layer, {x3, w, b}},
+      {"dot_general_bias_relu[ops=dot_general,add(row)]", back, {g, wt, b}},
+  };
+  for (const Case& c : cases) {
+    const Lowered l = jit(c.f).lower(c.args[0], c.args[1], c.args[2]);
+    const std::string text = l.gpu_text();
+    CAPTURE(text);
+    CHECK(count(text, c.printed) == 1);
+    CHECK(count(text, "dot_general[") == 0);
+    check_gpu_program_values(l, c.args);
+  }
+  // vmap of a layer over examples: reshape, dot_general, reshape, add, max.
+  const Array x = uniform_array(8, {4, 6});
+  auto per_example = vmap([&](const Array& xi) { return layer(xi, w, b); });
+  const Lowered l = jit(per_example).lower(x);
+  const std::string text = l.gpu_text();
+  CAPTURE(text);
+  CHECK(count(text, "dot_general_bias_relu[ops=dot_general,reshape,add(row),max(0)]") == 1);
+  check_gpu_program_values(l, {x});
+}
+
+TEST_CASE("gpu epilogue: nothing fuses past a value read twice, an addend that is not a row, or other dtypes") {
+  const Array x = uniform_array(1, {12, 8}), w = uniform_array(2, {8, 6}), b = uniform_array(3, {6});
+  const Array column = uniform_array(4, {12, 1}), full = uniform_array(5, {12, 6});
+  struct Case {
+    const char* what;
+    Fn3 f;
+    int fused;              // dot_general_bias_relu equations
+    const char* printed;    // the one fused, when there is one
+  };
+  const std::vector<Case> cases = {
+      {"the pre-activation read twice: the bias fuses, not the relu",
+       [](auto& x, auto& w, auto& b) {
+         const Array pre = matmul(x, w) + b;
+         return pre + nn::relu(pre);
+       },
+       1, "[ops=dot_general,add(row)]"},
+      {"the product read twice", [](auto& x, auto& w, auto&) {
+         const Array y = matmul(x, w);
+         return nn::relu(y) * y;
+       },
+       0, ""},
+      {"a column", [&](auto& x, auto& w, auto&) { return nn::relu(matmul(x, w) + column); }, 0, ""},
+      {"a full addend", [&](auto& x, auto& w, auto&) { return nn::relu(matmul(x, w) + full); }, 0, ""},
+      {"a scalar", [](auto& x, auto& w, auto&) { return matmul(x, w) + 2.f; }, 0, ""},
+      {"max with 1, not 0", [](auto& x, auto& w, auto&) { return maximum(matmul(x, w), 1.f); }, 0, ""},
+      {"relu before the bias: only the relu", [](auto& x, auto& w, auto& b) { return nn::relu(matmul(x, w)) + b; },
+       1, "[ops=dot_general,max(0)]"},
+      {"a subtracted row", [](auto& x, auto& w, auto& b) { return matmul(x, w) - b; }, 0, ""},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const Lowered l = jit(c.f).lower(x, w, b);
+    const std::string text = l.gpu_text();
+    CAPTURE(text);
+    CHECK(count(text, "dot_general_bias_relu") == c.fused);
+    if (c.fused) CHECK(count(text, std::string("dot_general_bias_relu") + c.printed) == 1);
+    check_gpu_program_values(l, {x, w, b});
+  }
+  // A value the program returns is read outside the chain.
+  auto both = [](const Array& x, const Array& w, const Array& b) {
+    const Array y = matmul(x, w);
+    return std::pair{y, nn::relu(y + b)};
+  };
+  CHECK(count(jit(both).lower(x, w, b).gpu_text(), "dot_general_bias_relu") == 0);
+  auto pre_returned = [](const Array& x, const Array& w, const Array& b) {
+    const Array pre = matmul(x, w) + b;
+    return std::pair{pre, nn::relu(pre)};
+  };
+  const std::string text = jit(pre_returned).lower(x, w, b).gpu_text();
+  CAPTURE(text);
+  CHECK(count(text, "dot_general_bias_relu[ops=dot_general,add(row)]") == 1);
+  CHECK(count(text, " max ") == 1);
+  // f64 and integers keep dot_general; a bf16 product meeting an f32 bias is converted first.
+  auto layer = [](const Array& x, const Array& w, const Array& b) { return nn::relu(matmul(x, w) + b); };
+  for (DType d : {DType::f64, DType::i32}) {
+    CAPTURE(name(d));
+    const Array xd = x.astype(d), wd = w.astype(d), bd = b.astype(d);
+    const Lowered l = jit(layer).lower(xd, wd, bd);
+    CHECK(count(l.gpu_text(), "dot_general_bias_relu") == 0);
+    check_gpu_program_values(l, {xd, wd, bd});
+  }
+  const Lowered mixed = jit(layer).lower(x.astype(DType::bf16), w.astype(DType::bf16), b);
+  CHECK(count(mixed.gpu_text(), "dot_general_bias_relu") == 0);
+  // Epilogue fusion off, or all fusion off: the GPU program keeps every equation.
+  set_epilogue_fusion(false);
+  CHECK(count(jit(layer).lower(x, w, b).gpu_text(), "dot_general_bias_relu") == 0);
+  set_epilogue_fusion(true);
+  set_elementwise_fusion(false);
+  CHECK(count(jit(layer).lower(x, w, b).gpu_text(), "dot_general_bias_relu") == 0);
+  set_elementwise_fusion(true);
+  CHECK(count(jit(layer).lower(x, w, b).gpu_text(), "dot_general_bias_relu") == 1);
+}
+
+TEST_CASE("gpu epilogue: the gradient of a relu layer fuses its forward matmul and bias; values match") {
+  const Array x = uniform_array(1, {16, 8}), w = uniform_array(2, {8, 4}), b = uniform_array(3, {4});
+  auto loss = [&](const Array& w, const Array& b) { return sum(nn::relu(matmul(x, w) + b) * 0.5f); };
+  const Lowered l = jit(grad(loss, argnums<0, 1>)).lower(w, b);
+  const std::string text = l.gpu_text();
+  CAPTURE(text);
+  // relu's derivative reads the pre-activation (x > 0), so the relu itself is not computed.
+  CHECK(count(text, "dot_general_bias_relu[ops=dot_general,add(row)]") == 1);
+  check_gpu_program_values(l, {w, b});
+}
+
+TEST_CASE("gpu epilogue: a GPU program's pass-made equations run when bound one by one; long chains stay unfused") {
+  // A GPU call runs its program with eval_program: fused_elementwise equations too (their
+  // results' avals come from the pass that made them).
+  const Array x = uniform_array(1, {6, 5});
+  auto f = [](const Array& x) { return tanh(x * 2.f + 1.f) - x; };
+  const Lowered l = jit(f).lower(x);
+  REQUIRE(count(l.compiled_text(), "fused_elementwise") == 1);
+  const Arrays got = detail::eval_program(l.executable->compiled_program(), std::vector<Array>{x});
+  const Arrays want = l.executable->run(std::vector<Array>{x});
+  check_same(got[0], want[0]);
+  // A chain longer than the GPU's fused kernel holds leaves the GPU program's elementwise
+  // equations as they are (the matmul's epilogue still fused).
+  const Array w = uniform_array(2, {5, 4}), b = uniform_array(3, {4});
+  auto long_chain = [](const Array& x, const Array& w, const Array& b) {
+    Array y = nn::relu(matmul(x, w) + b);
+    for (int i = 0; i < 80; ++i) y = tanh(y) + 0.5f;
+    return y;
+  };
+  const Lowered chain = jit(long_chain).lower(x, w, b);
+  const std::string text = chain.gpu_text();
+  CHECK(count(text, "dot_general_bias_relu") == 1);
+  CHECK(count(text, "fused_elementwise") == 0);
+  CHECK(count(text, " tanh ") == 80);
+  check_gpu_program_values(chain, {x, w, b});
+}

@@ -1,0 +1,185 @@
+// jit's matmul epilogues on a GPU: a dot_general (f32, bf16, f16; operands read in place) whose
+// result only feeds a bias row added to it, then optionally max(., 0) (nn::relu), or only that
+// max, becomes one `dot_general_bias_relu` equation: one cuBLASLt matmul that adds the bias and
+// applies the relu as it writes the product (kernels/cuda/cublaslt_matmul.cpp).
+#include <algorithm>
+
+#include "../../core/array_impl.hpp"
+#include "../../primitives/common.hpp"
+#include "../../primitives/linalg/matmul_shape.hpp"
+#include "canopy/core/primitive.hpp"
+#include "canopy/core/trace.hpp"
+#include "canopy/kernels/cuda.hpp"
+#include "canopy/numpy.hpp"
+#include "passes.hpp"
+
+namespace canopy::detail {
+namespace {
+
+struct BiasRelu {
+  DotDimensionNumbers dims;  ///< the dot_general's, for the unfused path
+  MatmulShape matmul;
+  bool bias = false, relu = false;
+};
+struct BiasReluParams {
+  std::shared_ptr<const BiasRelu> epilogue;
+  std::string ops;  ///< the fused primitives' names, in order, for printing
+  std::vector<Aval> out_avals;
+  const void* identity() const { return epilogue.get(); }
+};
+
+bool is_matmul_dtype(DType d) { return d == DType::f32 || d == DType::bf16 || d == DType::f16; }
+
+/// The steps one after the other with the ops every device has: dot_general, then the bias added
+/// to the product seen as rows of n (the bias's n values, whatever shape it came in), then max(., 0).
+Array unfused(std::span<const Array> in, const BiasRelu& ep, const Shape& result) {
+  TraceGuard eager(&EvalTrace::instance());
+  const std::int64_t n = ep.matmul.n;
+  Array y = dot_general(in[0], in[1], ep.dims).reshape({shape_size(result) / n, n});
+  if (ep.bias) y = y + in[2].reshape({n});
+  if (ep.relu) y = maximum(y, 0);
+  return y;
+}
+
+void run_unfused(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
+  const Array y = unfused(in, *params.get<BiasReluParams>().epilogue, out[0].shape());
+  copy_bytes(out[0], 0, y, 0, static_cast<std::size_t>(y.size()) * itemsize(y.dtype()));
+}
+
+void run_cuda(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
+  const BiasRelu& ep = *params.get<BiasReluParams>().epilogue;
+  const MatmulShape& s = ep.matmul;
+  using kernels::cuda::MatmulEpilogue;
+  const MatmulEpilogue kind = !ep.relu ? MatmulEpilogue::bias : ep.bias ? MatmulEpilogue::bias_relu : MatmulEpilogue::relu;
+  if (kernels::cuda::matmul_epilogue(out[0].dtype(), cdata(in[0]), cdata(in[1]), ep.bias ? cdata(in[2]) : nullptr,
+                                     mutable_data(out[0]), s.batch, s.m, s.k, s.n, s.trans_a, s.trans_b, kind,
+                                     gpu_of(out[0])))
+    return;
+  // cuBLASLt has no algorithm for this call: cuBLAS's matmul, then the elementwise kernels.
+  run_unfused(in, out, params);
+}
+
+const PrimitiveInfo& bias_relu_primitive() {
+  static const PrimitiveInfo info = [] {
+    PrimitiveInfo i = pass_primitive<BiasReluParams>("dot_general_bias_relu", run_unfused);
+    i.cuda_kernel = run_cuda;
+    return i;
+  }();
+  return info;
+}
+
+/// Whether `x` is a row of the n columns of a value of shape `out`: n elements whose dims (leading
+/// 1s dropped) are out's trailing dims, so that element f of the value gets x[f % n].
+bool is_row(const Aval& x, const Shape& out, std::int64_t n) {
+  if (x.size() != n) return false;
+  std::size_t lead = 0;
+  while (lead < x.shape.size() && x.shape[lead] == 1) ++lead;
+  const std::size_t rank = x.shape.size() - lead;
+  if (rank > out.size()) return false;
+  for (std::size_t i = 0; i < rank; ++i)
+    if (x.shape[lead + i] != out[out.size() - rank + i]) return false;
+  return true;
+}
+
+/// Whether atom `a` is a host constant +0 of dtype `d` (max(x, 0) is relu; the bytes of +0 are all
+/// zero in every float dtype).
+bool is_zero_constant(const Program& p, const Atom& a, DType d) {
+  if (!a.is_constant()) return false;
+  const Array& c = p.consts[static_cast<std::size_t>(a.index)];
+  if (c.is_tracer() || on_gpu(c) || c.size() != 1 || c.dtype() != d) return false;
+  const auto* bytes = static_cast<const unsigned char*>(cdata(c));
+  return std::all_of(bytes, bytes + itemsize(d), [](unsigned char b) { return b == 0; });
+}
+
+}  // namespace
+
+void fuse_epilogues_for_gpu(Program& p) {
+  const std::size_t n_eqns = p.eqns.size();
+  // Readers of each variable (one per use), the program's outputs counted as readers too.
+  std::vector<int> uses(p.var_avals.size(), 0), reader(p.var_avals.size(), -1);
+  for (std::size_t k = 0; k < n_eqns; ++k)
+    for (const Atom& a : p.eqns[k].in)
+      if (a.is_var()) ++uses[static_cast<std::size_t>(a.index)], reader[static_cast<std::size_t>(a.index)] = static_cast<int>(k);
+  for (const Atom& a : p.outs)
+    if (a.is_var()) uses[static_cast<std::size_t>(a.index)] += 2;
+
+  std::vector<bool> absorbed(n_eqns, false);
+  std::vector<std::pair<std::size_t, Eqn>> fused;  // (runs where this equation was, equation)
+  for (std::size_t k = 0; k < n_eqns; ++k) {
+    const Eqn& e = p.eqns[k];
+    if (e.prim->name != "dot_general" || e.in.size() != 2 || e.out.size() != 1 || e.in[0].is_zero() || e.in[1].is_zero())
+      continue;
+    const Aval &l = p.aval_of(e.in[0]), &r = p.aval_of(e.in[1]);
+    const Aval& product = p.var_avals[static_cast<std::size_t>(e.out[0])];
+    if (!is_matmul_dtype(product.dtype) || l.dtype != product.dtype || r.dtype != product.dtype || product.size() == 0)
+      continue;
+    const auto& dims = e.params_ref().get<DotDimensionNumbers>();
+    const std::optional<MatmulShape> shape = matmul_in_place(l.shape, r.shape, dims);
+    if (!shape || shape->k == 0) continue;
+
+    BiasRelu ep{dims, *shape};
+    Eqn out;
+    out.prim = &bias_relu_primitive();
+    out.in = e.in;
+    std::string ops = "dot_general";
+    std::vector<std::size_t> chain;  // the equations after the dot_general that it takes
+    int v = e.out[0];
+    Shape value = product.shape;
+    // Reshapes keep the bytes (and so each element's column f % n): the chain may pass them.
+    while (uses[static_cast<std::size_t>(v)] == 1) {
+      const auto next = static_cast<std::size_t>(reader[static_cast<std::size_t>(v)]);
+      const Eqn& x = p.eqns[next];
+      if (absorbed[next] || x.out.size() != 1) break;
+      const Aval& result = p.var_avals[static_cast<std::size_t>(x.out[0])];
+      if (result.dtype != product.dtype) break;
+      if (x.prim->name == "reshape" && x.in.size() == 1) {
+        ops += ",reshape";
+      } else if (x.prim->name == "add" && x.in.size() == 2 && !ep.bias && !ep.relu && result.shape == value) {
+        const Atom& other = x.in[x.in[0] == Atom::variable(v) ? 1 : 0];
+        if (other.is_zero() || other == Atom::variable(v) || p.aval_of(other).dtype != product.dtype ||
+            !is_row(p.aval_of(other), value, shape->n))
+          break;
+        ep.bias = true;
+        out.in.push_back(other);
+        ops += ",add(row)";
+      } else if (x.prim->name == "max" && x.in.size() == 2 && !ep.relu && result.shape == value) {
+        const Atom& other = x.in[x.in[0] == Atom::variable(v) ? 1 : 0];
+        if (!is_zero_constant(p, other, product.dtype)) break;
+        ep.relu = true;
+        ops += ",max(0)";
+      } else {
+        break;
+      }
+      chain.push_back(next);
+      v = x.out[0];
+      value = result.shape;
+    }
+    if (!ep.bias && !ep.relu) continue;
+    // Reshapes after the last step stay equations of their own.
+    while (p.eqns[chain.back()].prim->name == "reshape") {
+      chain.pop_back();
+      ops.erase(ops.rfind(','));
+    }
+    v = p.eqns[chain.back()].out[0];
+    absorbed[k] = true;
+    for (std::size_t c : chain) absorbed[c] = true;
+    out.out = {v};
+    out.params = std::make_shared<BiasReluParams>(BiasReluParams{std::make_shared<const BiasRelu>(std::move(ep)),
+                                                                 std::move(ops), {p.var_avals[static_cast<std::size_t>(v)]}});
+    fused.emplace_back(chain.back(), std::move(out));
+  }
+  if (fused.empty()) return;
+
+  // Each fused equation runs where its chain's last step was: every operand is defined by then.
+  std::vector<Eqn> eqns;
+  eqns.reserve(n_eqns);
+  std::size_t next_fused = 0;
+  std::sort(fused.begin(), fused.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t k = 0; k < n_eqns; ++k) {
+    if (!absorbed[k]) eqns.push_back(std::move(p.eqns[k]));
+    while (next_fused < fused.size() && fused[next_fused].first == k) eqns.push_back(std::move(fused[next_fused++].second));
+  }
+  p.eqns = std::move(eqns);
+}
+
+}  // namespace canopy::detail
