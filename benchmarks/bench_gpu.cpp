@@ -111,6 +111,7 @@ void conv_w4(benchmark::State& state, bool cudnn) {
   const Array x = on_gpu({64, hw, hw, in}, DType::f32, 4), w = on_gpu({3, 3, in, out}, DType::f32, 5);
   const ConvDimensionNumbers nhwc{"NHWC", "HWIO", "NHWC"};
   kernels::cuda::set_use_cudnn(cudnn);
+  const std::int64_t calls = kernels::cuda::cudnn_calls();
   auto conv = [&] { return conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, nhwc); };
   (void)conv();
   drain();
@@ -119,6 +120,9 @@ void conv_w4(benchmark::State& state, bool cudnn) {
     drain();
   }
   kernels::cuda::set_use_cudnn(true);
+  // Calls that ran on cuDNN per iteration: 1 on the cuDNN path (0 would mean it fell back).
+  state.counters["cudnn_calls"] =
+      static_cast<double>(kernels::cuda::cudnn_calls() - calls) / static_cast<double>(state.iterations() + 1);
   state.counters["GFLOP/s"] =
       benchmark::Counter(2.0 * 64 * hw * hw * out * in * 9 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }

@@ -271,14 +271,17 @@ TEST_CASE("replicate, unreplicate and shard") {
   CHECK_THROWS_AS(shard(zeros({6, 3}), 0), ShapeError);
 }
 
-TEST_CASE("pmap on_devices: GPUs only, at least one, no repeats; without a GPU devices(\"cuda\") is empty") {
+TEST_CASE("pmap on_devices: GPUs of this process only, at least one, no repeats; without a GPU devices(\"cuda\") is empty") {
   auto id = [](const Array& v) { return v; };
   if (devices("cuda").empty())
     CHECK_THROWS_WITH_AS(pmap(id, on_devices(devices("cuda")))(zeros({1, 2})), doctest::Contains("on_devices ({}) is empty"),
                          DeviceError);
   CHECK_THROWS_WITH_AS(pmap(id, on_devices({Device::cpu(0)}))(zeros({1, 2})), doctest::Contains("is not a GPU"), DeviceError);
   CHECK_THROWS_WITH_AS(pmap(id, on_devices({Device::cuda(0), Device::cuda(0)}))(zeros({1, 2})),
-                       doctest::Contains("appears twice"), DeviceError);
+                       doctest::Contains(devices("cuda").empty() ? "is not a GPU of this process" : "appears twice"),
+                       DeviceError);
+  CHECK_THROWS_WITH_AS(pmap(id, on_devices({Device::cuda(7)}))(zeros({1, 2})), doctest::Contains("is not a GPU of this process"),
+                       DeviceError);
   // The option survives the others given after it (each option rebuilds the option set).
   CHECK_THROWS_AS(pmap(id, on_devices({Device::cpu(0)}), in_axes(0), out_axes(0), axis_name("d"))(zeros({1, 2})), DeviceError);
 }

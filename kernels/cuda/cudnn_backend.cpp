@@ -1,6 +1,7 @@
 // cuDNN's graph API plumbing (see cudnn_backend.hpp).
 #include "cudnn_backend.hpp"
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,16 @@ cudnnHandle_t handle(int device) {
   if (handles.by_device.size() <= static_cast<std::size_t>(device))
     handles.by_device.resize(static_cast<std::size_t>(device) + 1, nullptr);
   cudnnHandle_t& h = handles.by_device[static_cast<std::size_t>(device)];
-  if (!h) check(cudnnCreate(&h), "cudnnCreate");
+  if (!h) {
+    // cuDNN asks for handles to be created one at a time (its thread-safety notes).
+    static std::mutex creating;
+    std::lock_guard<std::mutex> lock(creating);
+    if (cudnnCreate(&h) != CUDNN_STATUS_SUCCESS) {
+      h = nullptr;
+      set_use_cudnn(false);
+      return nullptr;
+    }
+  }
   check(cudnnSetStream(h, s), "cudnnSetStream");
   return h;
 }

@@ -54,7 +54,9 @@ class Descriptor {
 bool data_type(DType dtype, cudnnDataType_t& out);
 
 /// The calling thread's cuDNN handle for `device`, bound to the device's stream (a handle must not
-/// be used by two threads at once); created on first use.
+/// be used by two threads at once); created on first use. Null when cuDNN cannot start (its
+/// sub-libraries fail to load, an unsupported GPU): cuDNN is then turned off (set_use_cudnn) and
+/// the direct kernels run everything.
 cudnnHandle_t handle(int device);
 /// A device-properties descriptor from cuDNN's JSON form (no GPU needed: for building plans
 /// ahead of time, and for the CPU suite).

@@ -3,10 +3,11 @@
 #include "cudnn_conv.hpp"
 
 #include <array>
+#include <cstdint>
 #include <map>
-#include <mutex>
 #include <vector>
 
+#include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "canopy/kernels/cuda_nn.hpp"
 
@@ -185,48 +186,51 @@ std::shared_ptr<const ConvPlan> build_conv_plan(const ConvProblem& p, DType dtyp
 }
 
 bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device) {
-  if (!use_cudnn()) return false;
+  cudnnDataType_t io{};
+  if (!use_cudnn() || !data_type(dtype, io)) return false;
   const std::optional<ConvProblem> problem = conv_problem(g);
   if (!problem) return false;
   const std::size_t item = itemsize(dtype);
-  // x is read from lhs or from its dilated copy; the copy is a fresh (256-byte aligned) block.
-  std::shared_ptr<Buffer> dilated;
-  const char* x_base = static_cast<const char*>(lhs);
-  if (problem->dilated_input) {
-    const DilatedInput& d = *problem->dilated_input;
-    dilated = allocate(static_cast<std::size_t>(d.elements) * item, device);
-    x_base = static_cast<const char*>(dilated->data());
-  }
-  const void* x = x_base + problem->x_offset * static_cast<std::int64_t>(item);
-  const std::int64_t alignment = alignment_of({x, rhs, out});
+  const auto x_offset = static_cast<std::uintptr_t>(problem->x_offset) * item;
+  // x is read from lhs or from its dilated copy, a fresh block (256-byte aligned) made below.
+  const void* x_at = problem->dilated_input ? reinterpret_cast<const void*>(std::uintptr_t{256} + x_offset)
+                                            : static_cast<const char*>(lhs) + x_offset;
+  const std::int64_t alignment = alignment_of({x_at, rhs, out});
 
-  // The plan cache: one entry per problem, dtype, alignment and device (nullptr: no plan).
+  // Each thread's plans, per problem, dtype, alignment and device (nullptr: none): a plan is bound
+  // to the handle it was built with, which is this thread's, and cuDNN does not promise that
+  // one plan runs safely from two threads at once.
   std::vector<std::int64_t> key = {static_cast<std::int64_t>(dtype), alignment, device};
   for (const auto* v : {&problem->x_dims, &problem->x_strides, &problem->w_dims, &problem->w_strides, &problem->y_dims,
                         &problem->y_strides, &problem->pre_pad, &problem->post_pad, &problem->stride, &problem->dilation}) {
     key.push_back(static_cast<std::int64_t>(v->size()));
     key.insert(key.end(), v->begin(), v->end());
   }
-  static std::mutex mutex;
-  static std::map<std::vector<std::int64_t>, std::shared_ptr<const ConvPlan>> plans;
+  thread_local std::map<std::vector<std::int64_t>, std::shared_ptr<const ConvPlan>> plans;
+  cudnnHandle_t h = handle(device);
+  if (!h) return false;
   std::shared_ptr<const ConvPlan> plan;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = plans.find(key);
-    if (it != plans.end()) {
-      plan = it->second;
-    } else {
-      plan = build_conv_plan(*problem, dtype, alignment, Target{handle(device), nullptr});
-      plans.emplace(std::move(key), plan);
+  if (auto it = plans.find(key); it != plans.end()) {
+    plan = it->second;
+  } else {
+    try {
+      plan = build_conv_plan(*problem, dtype, alignment, Target{h, nullptr});
+    } catch (const DeviceError&) {
+      plan = nullptr;  // a descriptor cuDNN refused: the direct kernel runs this problem
     }
+    plans.emplace(std::move(key), plan);
   }
   if (!plan) return false;
 
+  std::shared_ptr<Buffer> dilated;
+  const void* x = static_cast<const char*>(lhs) + x_offset;
   if (problem->dilated_input) {
     const DilatedInput& d = *problem->dilated_input;
+    dilated = allocate(static_cast<std::size_t>(d.elements) * item, device);
     const std::array<std::byte, 8> zero{};
     fill(item, zero.data(), dilated->data(), d.elements, device);
     copy_strided(item, lhs, g.lhs_strides, Shape(d.shape), dilated->data(), d.strides, device);
+    x = static_cast<const char*>(dilated->data()) + x_offset;
   }
   std::shared_ptr<Buffer> workspace;
   if (plan->workspace_bytes > 0) workspace = allocate(static_cast<std::size_t>(plan->workspace_bytes), device);
@@ -240,7 +244,8 @@ bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::C
   pack.finalize_or_throw("conv_general_dilated (cuDNN variant pack)");
   // The workspace and the dilated copy go back to the device's cache when this returns; work
   // issued later on the same stream runs after the convolution.
-  check(cudnnBackendExecute(handle(device), plan->plan.get(), pack.get()), "conv_general_dilated (cuDNN)");
+  check(cudnnBackendExecute(h, plan->plan.get(), pack.get()), "conv_general_dilated (cuDNN)");
+  count_call();
   return true;
 }
 

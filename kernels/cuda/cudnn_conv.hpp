@@ -29,6 +29,6 @@ struct ConvPlan {
 std::shared_ptr<const ConvPlan> build_conv_plan(const ConvProblem& p, DType dtype, std::int64_t alignment,
                                                 const Target& target);
 
-// conv (cudnn_entry.hpp) runs on the device's stream and caches plans per problem.
+// conv (cudnn_entry.hpp) runs on the device's stream and caches plans per thread and problem.
 
 }  // namespace canopy::kernels::cuda::cudnn

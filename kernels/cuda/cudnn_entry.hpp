@@ -12,5 +12,7 @@ namespace canopy::kernels::cuda::cudnn {
 
 bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device);
 bool softmax(bool log, DType dtype, const void* in, void* out, const Shape& shape, int axis, int device);
+/// Counts one call run on cuDNN (cuda_nn.hpp's cudnn_calls).
+void count_call();
 
 }  // namespace canopy::kernels::cuda::cudnn

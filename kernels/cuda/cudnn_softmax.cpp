@@ -38,12 +38,15 @@ bool softmax(bool log, DType dtype, const void* in, void* out, const Shape& shap
   const double alpha_d = 1.0, beta_d = 0.0;
   const float alpha_f = 1.0f, beta_f = 0.0f;
   const bool wide = dtype == DType::f64;
+  cudnnHandle_t h = handle(device);
+  if (!h) return false;
   const cudnnStatus_t status = cudnnSoftmaxForward(
-      handle(device), log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+      h, log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
       wide ? static_cast<const void*>(&alpha_d) : &alpha_f, t.d, in, wide ? static_cast<const void*>(&beta_d) : &beta_f,
       t.d, out);
   if (status == CUDNN_STATUS_NOT_SUPPORTED) return false;  // e.g. a dtype this cuDNN lacks a kernel for
   check(status, log ? "log_softmax (cuDNN)" : "softmax (cuDNN)");
+  count_call();
   return true;
 }
 

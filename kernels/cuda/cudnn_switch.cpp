@@ -1,7 +1,8 @@
-// Whether the kernels try cuDNN first (cuda_nn.hpp): one switch for every build.
+// Whether the kernels try cuDNN first, and how often it ran (cuda_nn.hpp): for every build.
 #include <atomic>
 
 #include "canopy/kernels/cuda_nn.hpp"
+#include "cudnn_entry.hpp"
 
 namespace canopy::kernels::cuda {
 namespace {
@@ -9,9 +10,18 @@ std::atomic<bool>& cudnn_flag() {
   static std::atomic<bool> on{true};
   return on;
 }
+std::atomic<std::int64_t>& calls() {
+  static std::atomic<std::int64_t> n{0};
+  return n;
+}
 }  // namespace
 
 void set_use_cudnn(bool on) { cudnn_flag() = on; }
 bool use_cudnn() { return cudnn_flag() && cudnn_built(); }
+std::int64_t cudnn_calls() { return calls(); }
+
+namespace cudnn {
+void count_call() { ++calls(); }
+}  // namespace cudnn
 
 }  // namespace canopy::kernels::cuda

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <canopy/canopy.hpp>
+#include <canopy/core/pmap.hpp>
 #include <canopy/core/primitive.hpp>
 #include <canopy/kernels/cuda.hpp>
 #include <canopy/kernels/cuda_nn.hpp>
@@ -131,6 +132,7 @@ TEST_CASE("cuDNN and the direct kernels: convolution and softmax samples, and a 
   for (bool use : {true, false}) {
     kernels::cuda::set_use_cudnn(use);
     CAPTURE(use);
+    const std::int64_t calls_before = kernels::cuda::cudnn_calls();
     int checked = 0;
     for (const PrimitiveInfo* p : registered_primitives()) {
       if (p->name != "conv_general_dilated" && p->name != "softmax" && p->name != "log_softmax") continue;
@@ -164,6 +166,9 @@ TEST_CASE("cuDNN and the direct kernels: convolution and softmax samples, and a 
                                             {}, {}, nhwc);
       check_close(gy, y, "half conv");
     }
+    // cuDNN ran (its paths fall back to the direct kernels quietly), or, turned off, did not.
+    if (use && kernels::cuda::cudnn_built()) CHECK(kernels::cuda::cudnn_calls() > calls_before + 5);
+    if (!use) CHECK(kernels::cuda::cudnn_calls() == calls_before);
   }
 }
 
@@ -239,11 +244,18 @@ TEST_CASE("jit on cuda:0: captured GPU arrays and constant results stay on the G
 }
 
 TEST_CASE("pmap over GPUs (on_devices): every collective gives what vmap with the axis name gives on the CPU") {
-  const std::vector<Device> gpus = devices("cuda");
-  const auto n = static_cast<std::int64_t>(gpus.size());  // 1 on a one-GPU machine: still the whole path
+  // Every GPU, or cuda:0 twice on a one-GPU machine, so that two device threads meet, read each
+  // other's operands and index their rows.
+  std::vector<Device> gpus = devices("cuda");
+  detail::allow_repeated_pmap_devices(gpus.size() == 1);
+  struct Restore {
+    ~Restore() { detail::allow_repeated_pmap_devices(false); }
+  } restore;
+  if (gpus.size() == 1) gpus.push_back(gpus.front());
+  const auto n = static_cast<std::int64_t>(gpus.size());
   auto body = [](const Array& v, const Array& h) {
     return std::make_tuple(psum(v, "d"), pmean(v, "d"), pmax(v, "d"), pmin(v, "d"), all_gather(v, "d"),
-                           ppermute(v, "d", {{0, 0}}), psum_scatter(v.reshape({-1}), "d", 0, true),
+                           ppermute(v, "d", {{0, 1}, {1, 0}}), psum_scatter(v.reshape({-1}), "d", 0, true),
                            psum(h, "d"), v * axis_index("d").astype(DType::f32), sum(v * v));
   };
   const Array x = random::normal(random::key(5), {n, 4, 2 * n});
@@ -277,10 +289,11 @@ TEST_CASE("pmap over GPUs (on_devices): every collective gives what vmap with th
   check_tree_close(avg, whole);
 }
 
-TEST_CASE("pmap over GPUs: an argument larger than the device list, or a CPU device in it, is a DeviceError") {
+TEST_CASE("pmap over GPUs: an argument larger than the device list or empty, or a CPU device in it, is a DeviceError") {
   const std::vector<Device> gpus = devices("cuda");
   auto f = pmap([](const Array& v) { return v; }, on_devices(gpus));
   CHECK_THROWS_AS(f(zeros({static_cast<std::int64_t>(gpus.size()) + 1, 2})), DeviceError);
+  CHECK_THROWS_AS(f(zeros({0, 2})), DeviceError);  // nothing mapped
   CHECK_THROWS_AS(pmap([](const Array& v) { return v; }, on_devices({Device::cpu(0)}))(zeros({1})), DeviceError);
 }
 

@@ -124,6 +124,14 @@ Array on_this_device(const Array& shared, const Array& like) {
   return Array(std::move(impl));
 }
 
+/// GPU operands meet within one process only (pmap refuses on_devices under mpirun; this catches
+/// a CPU pmap whose body put its operand on a GPU).
+void require_one_process(std::string_view api) {
+  if (processes::size() > 1)
+    raise<DeviceError>(api, "operand", "on a GPU", "meets other processes' operands under mpirun",
+                       "collectives across processes take host arrays: device_get the operand first");
+}
+
 /// Marks device `k`'s current collective done when the scope ends (also on an error).
 struct Leaving {
   Rendezvous& rv;
@@ -141,6 +149,7 @@ Array device_all_reduce(const AxisContext& axis, const Array& x, ReduceOp op, st
   Rendezvous::Meeting& mt = rv.meeting(k);
   mt.in[static_cast<std::size_t>(k)] = x;
   if (on_gpu(x)) {  // a pmap over GPUs: within one process
+    require_one_process(api);
     rv.wait(k, api);
     return gpu_all_reduce(mt.in, x, op, api);
   }
@@ -175,6 +184,7 @@ Array device_all_gather(const AxisContext& axis, const Array& x, std::string_vie
   Leaving leaving{rv, k};
   Rendezvous::Meeting& mt = rv.meeting(k);
   if (on_gpu(x)) {  // a pmap over GPUs: within one process
+    require_one_process(api);
     mt.in[static_cast<std::size_t>(k)] = x;
     rv.wait(k, api);
     return gpu_all_gather(mt.in, x, axis.index - k, axis.size, api);
@@ -205,6 +215,7 @@ Array device_ppermute(const AxisContext& axis, const Array& x, const std::vector
   const int k = axis.local_index, n = rv.size();
   const int base = axis.index - k;  // global index of this process's first device
   auto local = [&](int g) { return g >= base && g < base + n; };
+  if (on_gpu(x)) require_one_process(api);
   Leaving leaving{rv, k};
   Rendezvous::Meeting& mt = rv.meeting(k);
   mt.in[static_cast<std::size_t>(k)] = x;
@@ -227,7 +238,7 @@ Array device_ppermute(const AxisContext& axis, const Array& x, const std::vector
     }
     rv.wait(k, api);
   }
-  if (on_gpu(x)) {  // a pmap over GPUs: within one process
+  if (on_gpu(x)) {  // a pmap over GPUs: within one process (checked above)
     for (auto [src, dst] : perm)
       if (dst == axis.index) return gpu_copy_from(mt.in[static_cast<std::size_t>(src - base)], x, api);
     return gpu_zeros_like(x, api);

@@ -5,6 +5,7 @@
 #include "canopy/core/ir.hpp"
 #include "canopy/core/primitive.hpp"
 
+#include <atomic>
 #include <cstring>
 #include <functional>
 
@@ -56,7 +57,13 @@ Array row(const Array& x, std::int64_t k, std::int64_t n, Device device) {
   return Array(std::move(impl));
 }
 
-/// on_devices' list: GPUs, no repeats, within one process.
+std::atomic<bool>& repeats_flag() {
+  static std::atomic<bool> allowed{false};
+  return allowed;
+}
+bool pmap_repeats_allowed() { return repeats_flag(); }
+
+/// on_devices' list: GPUs of this process, no repeats, within one process.
 void check_pmap_devices(const std::vector<Device>& devices) {
   if (devices.empty())
     raise<DeviceError>("pmap", "on_devices", "{}", "is empty",
@@ -66,7 +73,11 @@ void check_pmap_devices(const std::vector<Device>& devices) {
     if (d.kind != Device::Kind::cuda)
       raise<DeviceError>("pmap", "on_devices", to_string(d), "is not a GPU",
                          "a pmap without on_devices runs on this process's CPU devices");
-    for (std::size_t j = 0; j < i; ++j)
+    const auto gpus = static_cast<int>(canopy::devices("cuda").size());
+    if (d.index < 0 || d.index >= gpus)
+      raise<DeviceError>("pmap", "on_devices", to_string(d), concat("is not a GPU of this process (it has ", gpus, ")"),
+                         gpus == 0 ? gpu_unavailable_reason() : "devices(\"cuda\") lists them");
+    for (std::size_t j = 0; j < i && !pmap_repeats_allowed(); ++j)
       if (devices[j] == d) raise<DeviceError>("pmap", "on_devices", to_string(d), "appears twice");
   }
   if (process_count() > 1)
@@ -115,6 +126,8 @@ std::uint64_t fingerprint(const Executable& exe, std::int64_t n) {
 
 }  // namespace
 
+void allow_repeated_pmap_devices(bool on) { repeats_flag() = on; }
+
 bool pmap_runs_as_vmap(const Arrays& xs) {
   if (!jit_enabled() || current_trace() != &EvalTrace::instance()) return true;
   for (const Array& x : xs)
@@ -153,10 +166,10 @@ std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<in
   if (n < 0) raise<ShapeError>("pmap", "in_axes", "", "map no input", "pmap needs at least one mapped input");
   if (devices) {
     const auto given = static_cast<std::int64_t>(devices->size());
-    if (n > given)
+    if (n == 0 || n > given)
       raise<DeviceError>("pmap", "mapped axis", concat(name(from), " ", to_string(xs[from].aval())),
                          concat("has size ", n, " but on_devices gave ", given, " device", given == 1 ? "" : "s"),
-                         "map at most as many entries as devices");
+                         "map between 1 and as many entries as devices");
     return n;
   }
   const int local = local_device_count();

@@ -16,6 +16,9 @@ void set_use_cudnn(bool on);
 bool use_cudnn();
 /// Whether this build has cuDNN (9.8 or later: the graph API with device properties).
 bool cudnn_built();
+/// cuDNN calls made so far (convolutions and softmaxes run on cuDNN, not the direct kernels): what
+/// shows that cuDNN ran, since every path that declines falls back to the direct kernels quietly.
+std::int64_t cudnn_calls();
 
 /// out = conv(lhs, rhs): on cuDNN (1 to 3 spatial dims; see use_cudnn), else a direct kernel as
 /// cpu::conv_loop (sums in double). f32, f64, bf16, f16. At most 6 spatial dims (DeviceError beyond).

@@ -37,6 +37,10 @@ class PmapAxisBinding {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Lets on_devices name one GPU several times (off by default, as in jax): the GPU suite runs a
+/// two-device pmap, its meetings, peer copies and row indexing, on a one-GPU machine.
+void allow_repeated_pmap_devices(bool on);
+
 /// Whether pmap computes by vmap on the calling thread: a transformation is tracing (an input is
 /// a tracer or one is current) or jit is disabled.
 bool pmap_runs_as_vmap(const Arrays& xs);
