@@ -27,6 +27,7 @@
 #include <canopy/kernels/nn.hpp>
 
 #include "../kernels/cpu/loops/nn_loops.hpp"
+#include "helpers/layout_strides.hpp"
 #include "../kernels/cuda/cudnn_conv_problem.hpp"
 #include "../kernels/cuda/nn_math.hpp"
 #include "../transforms/src/primitives/conv/conv_geometry.hpp"
@@ -90,17 +91,7 @@ std::vector<double> ties(std::int64_t n, bool specials) {
   return v;
 }
 
-// Element strides of a tensor with logical dims `dims` laid out in memory order `order`
-// (order[0] outermost).
-Dims strides_in(const Dims& dims, const std::vector<int>& order) {
-  Dims st(dims.size());
-  std::int64_t acc = 1;
-  for (std::size_t j = order.size(); j-- > 0;) {
-    st[static_cast<std::size_t>(order[j])] = acc;
-    acc *= dims[static_cast<std::size_t>(order[j])];
-  }
-  return st;
-}
+using canopy::test::strides_in;
 // A memory order of a (N|O, C|I, spatial...) tensor: as is (NCHW), channels last (NHWC), or any.
 std::vector<int> random_layout(std::size_t rank) {
   std::vector<int> o(rank);

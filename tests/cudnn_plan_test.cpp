@@ -10,6 +10,7 @@
 
 #include <canopy/kernels/nn.hpp>
 
+#include "helpers/layout_strides.hpp"
 #include "../kernels/cuda/cudnn_conv.hpp"
 
 using namespace canopy;
@@ -34,16 +35,7 @@ cudnn::Target h100() {
 
 using Dims = std::vector<std::int64_t>;
 
-// Element strides of logical dims laid out in `order` (order[0] outermost).
-Dims strides_in(const Dims& dims, const std::vector<int>& order) {
-  Dims st(dims.size());
-  std::int64_t acc = 1;
-  for (std::size_t j = order.size(); j-- > 0;) {
-    st[static_cast<std::size_t>(order[j])] = acc;
-    acc *= dims[static_cast<std::size_t>(order[j])];
-  }
-  return st;
-}
+using canopy::test::strides_in;
 
 struct Conv {
   std::string what;

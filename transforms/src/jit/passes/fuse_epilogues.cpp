@@ -178,13 +178,7 @@ bool epilogue_reads_in_place(const PrimitiveInfo& prim, const ParamsRef& params,
 
 void fuse_epilogues(Program& p) {
   const std::size_t n_eqns = p.eqns.size();
-  // Readers of each variable (one per use), the program's outputs counted as readers too.
-  std::vector<int> uses(p.var_avals.size(), 0), reader(p.var_avals.size(), -1);
-  for (std::size_t k = 0; k < n_eqns; ++k)
-    for (const Atom& a : p.eqns[k].in)
-      if (a.is_var()) ++uses[static_cast<std::size_t>(a.index)], reader[static_cast<std::size_t>(a.index)] = static_cast<int>(k);
-  for (const Atom& a : p.outs)
-    if (a.is_var()) uses[static_cast<std::size_t>(a.index)] += 2;
+  const auto [uses, reader] = readers_of(p);
 
   std::vector<bool> absorbed(n_eqns, false);
   std::vector<std::pair<std::size_t, Eqn>> fused;  // (runs where this equation was, equation)
@@ -222,14 +216,29 @@ void fuse_epilogues(Program& p) {
                                                                  std::move(ops), {p.var_avals[static_cast<std::size_t>(v)]}});
     fused.emplace_back(last, std::move(out));
   }
-  if (fused.empty()) return;
+  splice_fused(p, absorbed, std::move(fused));
+}
 
-  // Each fused equation runs where its chain's last step was: every operand is defined by then.
+Readers readers_of(const Program& p) {
+  Readers r{std::vector<int>(p.var_avals.size(), 0), std::vector<int>(p.var_avals.size(), -1)};
+  for (std::size_t k = 0; k < p.eqns.size(); ++k)
+    for (const Atom& a : p.eqns[k].in)
+      if (a.is_var()) {
+        ++r.uses[static_cast<std::size_t>(a.index)];
+        r.reader[static_cast<std::size_t>(a.index)] = static_cast<int>(k);
+      }
+  for (const Atom& a : p.outs)
+    if (a.is_var()) r.uses[static_cast<std::size_t>(a.index)] += 2;
+  return r;
+}
+
+void splice_fused(Program& p, const std::vector<bool>& absorbed, std::vector<std::pair<std::size_t, Eqn>> fused) {
+  if (fused.empty()) return;
   std::vector<Eqn> eqns;
-  eqns.reserve(n_eqns);
+  eqns.reserve(p.eqns.size());
   std::size_t next_fused = 0;
   std::sort(fused.begin(), fused.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (std::size_t k = 0; k < n_eqns; ++k) {
+  for (std::size_t k = 0; k < p.eqns.size(); ++k) {
     if (!absorbed[k]) eqns.push_back(std::move(p.eqns[k]));
     while (next_fused < fused.size() && fused[next_fused].first == k) eqns.push_back(std::move(fused[next_fused++].second));
   }

@@ -95,13 +95,7 @@ bool is_zero_constant(const Program& p, const Atom& a, DType d) {
 
 void fuse_epilogues_for_gpu(Program& p) {
   const std::size_t n_eqns = p.eqns.size();
-  // Readers of each variable (one per use), the program's outputs counted as readers too.
-  std::vector<int> uses(p.var_avals.size(), 0), reader(p.var_avals.size(), -1);
-  for (std::size_t k = 0; k < n_eqns; ++k)
-    for (const Atom& a : p.eqns[k].in)
-      if (a.is_var()) ++uses[static_cast<std::size_t>(a.index)], reader[static_cast<std::size_t>(a.index)] = static_cast<int>(k);
-  for (const Atom& a : p.outs)
-    if (a.is_var()) uses[static_cast<std::size_t>(a.index)] += 2;
+  const auto [uses, reader] = readers_of(p);
 
   std::vector<bool> absorbed(n_eqns, false);
   std::vector<std::pair<std::size_t, Eqn>> fused;  // (runs where this equation was, equation)
@@ -168,18 +162,7 @@ void fuse_epilogues_for_gpu(Program& p) {
                                                                  std::move(ops), {p.var_avals[static_cast<std::size_t>(v)]}});
     fused.emplace_back(chain.back(), std::move(out));
   }
-  if (fused.empty()) return;
-
-  // Each fused equation runs where its chain's last step was: every operand is defined by then.
-  std::vector<Eqn> eqns;
-  eqns.reserve(n_eqns);
-  std::size_t next_fused = 0;
-  std::sort(fused.begin(), fused.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (std::size_t k = 0; k < n_eqns; ++k) {
-    if (!absorbed[k]) eqns.push_back(std::move(p.eqns[k]));
-    while (next_fused < fused.size() && fused[next_fused].first == k) eqns.push_back(std::move(fused[next_fused++].second));
-  }
-  p.eqns = std::move(eqns);
+  splice_fused(p, absorbed, std::move(fused));
 }
 
 }  // namespace canopy::detail

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "canopy/core/ir.hpp"
@@ -55,6 +56,17 @@ void fuse_epilogues(Program& p);
 /// (a full-size addend or subtrahend, read in place by oneDNN's sum post-op); false for any
 /// other primitive.
 bool epilogue_reads_in_place(const PrimitiveInfo& prim, const ParamsRef& params, std::size_t operand);
+
+/// How often each variable of p is read (a program output counts twice: never "only one
+/// reader"), and by which equation last.
+struct Readers {
+  std::vector<int> uses, reader;
+};
+Readers readers_of(const Program& p);
+/// The epilogue passes' last step: drops the equations marked `absorbed` and puts each fused
+/// (k, equation) right after equation k, where its chain's last step was (every operand is
+/// defined by then).
+void splice_fused(Program& p, const std::vector<bool>& absorbed, std::vector<std::pair<std::size_t, Eqn>> fused);
 
 /// For programs that run on a GPU: replaces each `dot_general` of f32, bf16 or f16 whose operands
 /// are read in place, together with what only it feeds (a bias row added, then max(., 0), i.e.
