@@ -341,11 +341,13 @@ std::int64_t check_window(const WindowGeometry& g, DType d) {
 
 // cuDNN's forward convolution (as cudnn_conv_problem.hpp states it) evaluated on the host: lhs
 // first spread into the dilated buffer when the problem has one, then the cross-correlation of x
-// (from x_offset) with rhs into out. f64, so that only the mapping can make a difference.
-void run_cudnn_problem(const kernels::cuda::cudnn::ConvProblem& p, const double* lhs, const Dims& lhs_strides,
-                       const double* rhs, double* out) {
+// (from x_offset) with rhs into out. f64, so that only the mapping can make a difference; reads
+// are bounds-checked, since the tests also run deliberately wrong mappings.
+void run_cudnn_problem(const kernels::cuda::cudnn::ConvProblem& p, const double* lhs, std::int64_t lhs_count,
+                       const Dims& lhs_strides, const double* rhs, double* out) {
   std::vector<double> spread;
   const double* base = lhs;
+  std::int64_t base_count = lhs_count;
   if (p.dilated_input) {
     const auto& d = *p.dilated_input;
     spread.assign(static_cast<std::size_t>(d.elements), 0.0);
@@ -358,11 +360,11 @@ void run_cudnn_problem(const kernels::cuda::cudnn::ConvProblem& p, const double*
         from += idx * lhs_strides[k];
         to += idx * d.strides[k];
       }
-      spread[static_cast<std::size_t>(to)] = lhs[from];
+      if (to >= 0 && to < d.elements) spread[static_cast<std::size_t>(to)] = lhs[from];
     }
     base = spread.data();
+    base_count = d.elements;
   }
-  const double* x = base + p.x_offset;
   const std::size_t nd = p.x_dims.size(), nsp = nd - 2;
   const std::int64_t cw = p.w_dims[1], per_group = p.w_dims[0] / (p.x_dims[1] / cw);
   Dims taps(p.w_dims.begin() + 2, p.w_dims.end());
@@ -388,7 +390,9 @@ void run_cudnn_problem(const kernels::cuda::cudnn::ConvProblem& p, const double*
           x_off += pos * p.x_strides[2 + k];
           w_off += tap * p.w_strides[2 + k];
         }
-        if (inside) acc += x[x_off] * rhs[w_off];
+        // A wrong mapping may point outside x: that reads as NaN, a mismatch, not out of bounds.
+        const std::int64_t at = p.x_offset + x_off;
+        if (inside) acc += (at >= 0 && at < base_count ? base[at] : std::nan("")) * rhs[w_off];
       }
     out[y_off] = acc;
   }
@@ -406,7 +410,7 @@ std::int64_t cudnn_problem_mismatches(const ConvCase& c, const kernels::cuda::cu
   const std::vector<double> lhs = reals(count(c.lhs)), rhs = reals(count(c.rhs));
   std::vector<double> want(static_cast<std::size_t>(count(c.out))), got(want.size(), std::nan(""));
   kernels::cpu::conv_loop(DType::f64, lhs.data(), rhs.data(), want.data(), c.g);
-  run_cudnn_problem(p, lhs.data(), c.g.lhs_strides, rhs.data(), got.data());
+  run_cudnn_problem(p, lhs.data(), count(c.lhs), c.g.lhs_strides, rhs.data(), got.data());
   std::int64_t bad = 0;
   for (std::size_t i = 0; i < want.size(); ++i) bad += !(std::abs(got[i] - want[i]) <= 1e-12);
   return bad;
