@@ -3,6 +3,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "../core/array_impl.hpp"
@@ -81,7 +82,12 @@ void set_cpu_device_count(int n) {
   cpu_device_count() = n;
 }
 
+namespace {
+thread_local std::optional<Device> scoped_default;  // DefaultDeviceScope's device, if any
+}  // namespace
+
 Device default_device() {
+  if (scoped_default) return *scoped_default;
   const int k = detail::device_thread_index();
   return Device::cpu(detail::first_local_device() + (k < 0 ? 0 : k));
 }
@@ -95,6 +101,9 @@ void set_collective_timeout(std::chrono::milliseconds timeout) {
 std::chrono::milliseconds collective_timeout() { return std::chrono::milliseconds(timeout_ms().load()); }
 
 namespace detail {
+
+DefaultDeviceScope::DefaultDeviceScope(Device device) : previous_(scoped_default) { scoped_default = device; }
+DefaultDeviceScope::~DefaultDeviceScope() { scoped_default = previous_; }
 
 int first_local_device() { return processes::rank() * local_device_count(); }
 

@@ -242,6 +242,8 @@ Arrays run_pmapped(const std::shared_ptr<const Executable>& exe, const std::vect
   run_on_devices(static_cast<int>(n), [&](int k) {
     AxisContext context{axis_name, global, base + k, k, rendezvous};
     AxisScope scope(context);
+    std::optional<DefaultDeviceScope> on_its_gpu;  // a pmap over GPUs: device k's own GPU
+    if (devices) on_its_gpu.emplace((*devices)[static_cast<std::size_t>(k)]);
     try {
       Arrays outs = exe->run(per_device[static_cast<std::size_t>(k)]);
       for (std::size_t o = 0; o < nout; ++o) {

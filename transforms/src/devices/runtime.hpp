@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,6 +45,20 @@ void run_on_devices(int n, const std::function<void(int)>& body);
 bool on_device_thread();
 /// The local index of the device whose thread this is, -1 on any other thread.
 int device_thread_index();
+
+/// Makes `device` this thread's default device for the scope's lifetime: a pmap over GPUs gives
+/// device thread k its GPU, so that what its program makes from no operand (axis_index, iota)
+/// is made there.
+class DefaultDeviceScope {
+ public:
+  explicit DefaultDeviceScope(Device device);
+  ~DefaultDeviceScope();
+  DefaultDeviceScope(const DefaultDeviceScope&) = delete;
+  DefaultDeviceScope& operator=(const DefaultDeviceScope&) = delete;
+
+ private:
+  std::optional<Device> previous_;
+};
 
 /// Global id of this process's first device.
 int first_local_device();

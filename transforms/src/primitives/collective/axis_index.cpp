@@ -11,6 +11,11 @@ struct AxisIndex {
   static void eval_cpu(std::span<const Array>, std::span<Array> out, const Params& params) {
     *static_cast<std::int32_t*>(detail::mutable_data(out[0])) = detail::running_axis(name, params.axis_name).index;
   }
+  // On a pmap over GPUs (its device threads make operand-less values on their GPU).
+  static void eval_cuda(std::span<const Array>, std::span<Array> out, const Params& params) {
+    const std::int32_t index = detail::running_axis(name, params.axis_name).index;
+    kernels::cuda::fill(sizeof index, &index, detail::mutable_data(out[0]), 1, detail::gpu_of(out[0]));
+  }
   static detail::BatchResult collective(std::span<const Array>, std::span<const int>, std::int64_t n, const Params&) {
     return {{iota(DType::i32, {n})}, {0}};
   }
