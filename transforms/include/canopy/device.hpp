@@ -28,8 +28,8 @@ struct Device {
 /// `cpu:0`.
 std::string to_string(Device d);
 
-/// The device this thread's new arrays go to: on a pmap's device thread that device, on any
-/// other thread this process's first device (cpu:0 without MPI).
+/// The device this thread's new arrays go to: on a pmap's device thread that device (its GPU in
+/// a pmap on_devices), on any other thread this process's first device (cpu:0 without MPI).
 Device default_device();
 inline std::ostream& operator<<(std::ostream& os, Device d) { return os << to_string(d); }
 
