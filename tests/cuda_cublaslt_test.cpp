@@ -1,6 +1,6 @@
 // The cuBLASLt matmul's host-side logic, checked on any machine: the column-major layouts a
 // row-major batched matmul is handed over as (kernels/cuda/cublaslt_layout.hpp), run through a
-// reference of what cuBLASLt computes with a bias/relu epilogue; the alignments it is told; and
+// reference of what cuBLASLt computes with its bias epilogue; the alignments it is told; and
 // the entry point's DeviceError where there is no GPU. The cuBLASLt call itself runs in
 // tests/gpu/gpu_test.cpp.
 #include <doctest/doctest.h>
@@ -29,10 +29,10 @@ float op_at(const std::vector<float>& x, const LtMatrix& layout, std::int64_t it
   return x[static_cast<std::size_t>(item * layout.batch_stride + static_cast<std::int64_t>(at))];
 }
 
-/// What cuBLASLt computes: D = op(A) @ op(B), column-major per batch item, then + bias[row] and
-/// max(., 0) as the epilogue says.
+/// What cuBLASLt computes: D = op(A) @ op(B), column-major per batch item, then + bias[row] (the
+/// BIAS epilogue: one value per row of D).
 std::vector<float> lt_reference(const LtMatmulLayout& l, const std::vector<float>& a, const std::vector<float>& b,
-                                const std::vector<float>* bias, bool relu, std::size_t out_size) {
+                                const std::vector<float>& bias, std::size_t out_size) {
   const std::uint64_t rows = l.d.rows, cols = l.d.cols;
   const std::uint64_t inner = l.a.transposed ? l.a.rows : l.a.cols;
   REQUIRE((l.a.transposed ? l.a.cols : l.a.rows) == rows);
@@ -44,8 +44,7 @@ std::vector<float> lt_reference(const LtMatmulLayout& l, const std::vector<float
       for (std::uint64_t j = 0; j < cols; ++j) {
         float acc = 0;
         for (std::uint64_t p = 0; p < inner; ++p) acc += op_at(a, l.a, item, i, p) * op_at(b, l.b, item, p, j);
-        if (bias) acc += (*bias)[i];
-        if (relu) acc = std::max(acc, 0.f);
+        acc += bias[i];
         const std::uint64_t at = i + j * static_cast<std::uint64_t>(l.d.ld);
         d[static_cast<std::size_t>(item * l.d.batch_stride + static_cast<std::int64_t>(at))] = acc;
       }
@@ -54,21 +53,19 @@ std::vector<float> lt_reference(const LtMatmulLayout& l, const std::vector<float
 
 }  // namespace
 
-TEST_CASE("cuBLASLt layouts: a row-major batched matmul with bias and relu, read column-major, gives C") {
+TEST_CASE("cuBLASLt layouts: a row-major batched matmul with a bias row, read column-major, gives C") {
   struct Dims {
     std::int64_t batch, m, k, n;
   };
   for (const Dims& s : {Dims{1, 3, 4, 5}, Dims{3, 2, 5, 4}, Dims{2, 1, 3, 1}, Dims{1, 6, 1, 2}})
     for (bool trans_a : {false, true})
-      for (bool trans_b : {false, true})
-        for (bool relu : {false, true}) {
+      for (bool trans_b : {false, true}) {
           CAPTURE(s.batch);
           CAPTURE(s.m);
           CAPTURE(s.k);
           CAPTURE(s.n);
           CAPTURE(trans_a);
           CAPTURE(trans_b);
-          CAPTURE(relu);
           // Small integers: every sum is exact, so the comparison is too.
           auto fill = [](std::size_t size, int seed) {
             std::vector<float> v(size);
@@ -91,12 +88,12 @@ TEST_CASE("cuBLASLt layouts: a row-major batched matmul with bias and relu, read
                   acc += x * y;
                 }
                 acc += bias[static_cast<std::size_t>(c)];
-                want[static_cast<std::size_t>((item * s.m + r) * s.n + c)] = relu ? std::max(acc, 0.f) : acc;
+                want[static_cast<std::size_t>((item * s.m + r) * s.n + c)] = acc;
               }
           const LtMatmulLayout l = canopy::kernels::cuda::detail::lt_matmul_layout(s.batch, s.m, s.k, s.n, trans_a, trans_b);
           CHECK(l.batch == s.batch);
           // cuBLASLt's A is our b's buffer, its B our a's.
-          CHECK(lt_reference(l, b, a, &bias, relu, want.size()) == want);
+          CHECK(lt_reference(l, b, a, bias, want.size()) == want);
         }
 }
 
@@ -114,14 +111,12 @@ TEST_CASE("cuBLASLt alignment: the largest power of two up to 256 dividing the a
 TEST_CASE("cuBLASLt matmul without a GPU: other dtypes are declined, the rest is a DeviceError") {
   if (canopy::kernels::cuda::device_count() > 0) return;  // a GPU machine runs tests/gpu instead
   using canopy::DType;
-  using canopy::kernels::cuda::MatmulEpilogue;
   float a[4] = {}, b[4] = {}, bias[2] = {}, c[4] = {};
   // f64 and integers have no cuBLASLt epilogue: the caller runs the plain kernels. (A build
   // without the GPU backend answers every call with the DeviceError.)
   if (canopy::kernels::cuda::built())
-    CHECK_FALSE(canopy::kernels::cuda::matmul_epilogue(DType::f64, a, b, bias, c, 1, 2, 2, 2, false, false,
-                                                      MatmulEpilogue::bias, 0));
-  CHECK_THROWS_AS(canopy::kernels::cuda::matmul_epilogue(DType::f32, a, b, bias, c, 1, 2, 2, 2, false, false,
-                                                         MatmulEpilogue::bias_relu, 0),
+    CHECK_FALSE(canopy::kernels::cuda::matmul_bias(DType::f64, a, b, bias, c, 1, 2, 2, 2, false, false, 0));
+  CHECK_THROWS_AS(canopy::kernels::cuda::matmul_bias(DType::f32, a, b, bias, c, 1, 2, 2, 2, false, false, 0),
                   canopy::DeviceError);
+  CHECK(canopy::kernels::cuda::cublaslt_calls() == 0);
 }

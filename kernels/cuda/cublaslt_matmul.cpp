@@ -1,11 +1,11 @@
-// jit's matmul epilogues on the GPU: one cuBLASLt matmul that adds a bias row and/or applies relu
-// as it writes the product (CUBLASLT_EPILOGUE_BIAS / RELU / RELU_BIAS). A plan (descriptors,
-// layouts, the heuristic's algorithm) is built once per shape, dtype, epilogue, alignment and
-// device and reused; a call cuBLASLt has no algorithm for is remembered too (nullptr), and the
-// caller runs the plain matmul and the epilogue's own kernels instead.
+// jit's matmul epilogue on the GPU: one cuBLASLt matmul that adds a bias row as it writes the
+// product (CUBLASLT_EPILOGUE_BIAS). A plan (descriptors, layouts, the heuristic's algorithm) is
+// built once per shape, dtype, alignment and device and reused; a call cuBLASLt has no algorithm
+// for, or refuses, is remembered too (nullptr), and the caller runs the plain matmul and the add.
+// Not RELU_BIAS: cuBLASLt's relu turns a NaN into 0 (canopy's max(NaN, 0) is NaN).
 #include <cublasLt.h>
 
-#include <cassert>
+#include <atomic>
 #include <limits>
 #include <map>
 #include <memory>
@@ -38,7 +38,7 @@ cublasLtHandle_t handle(int device) {
   (void)detail::stream(device);  // makes `device` current
   if (handles.size() <= static_cast<std::size_t>(device)) handles.resize(static_cast<std::size_t>(device) + 1, nullptr);
   cublasLtHandle_t& h = handles[static_cast<std::size_t>(device)];
-  if (!h) check_lt(cublasLtCreate(&h), "matmul_epilogue");
+  if (!h) check_lt(cublasLtCreate(&h), "matmul_bias");
   return h;
 }
 
@@ -46,11 +46,10 @@ struct PlanKey {
   DType dtype;
   std::int64_t batch, m, k, n;
   bool trans_a, trans_b;
-  MatmulEpilogue epilogue;
   int device;
   std::uint32_t align_a, align_b, align_c, align_bias;
   auto tie() const {
-    return std::tie(dtype, batch, m, k, n, trans_a, trans_b, epilogue, device, align_a, align_b, align_c, align_bias);
+    return std::tie(dtype, batch, m, k, n, trans_a, trans_b, device, align_a, align_b, align_c, align_bias);
   }
   bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
 };
@@ -103,22 +102,23 @@ std::unique_ptr<Plan> try_plan(const PlanKey& key, cudaDataType_t type, cublasCo
   const detail::LtMatmulLayout l = detail::lt_matmul_layout(key.batch, key.m, key.k, key.n, key.trans_a, key.trans_b);
   auto plan = std::make_unique<Plan>();
   if (cublasLtMatmulDescCreate(&plan->desc, compute, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return nullptr;
-  const cublasLtEpilogue_t epilogue = key.epilogue == MatmulEpilogue::bias   ? CUBLASLT_EPILOGUE_BIAS
-                                      : key.epilogue == MatmulEpilogue::relu ? CUBLASLT_EPILOGUE_RELU
-                                                                             : CUBLASLT_EPILOGUE_RELU_BIAS;
+  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
   const cublasOperation_t op_a = l.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = l.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   // The bias type defaults to D's and its batch stride to 0: one row for every batch item.
   if (!set(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, op_a) || !set(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b) ||
       !set(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue) ||
-      (bias && !set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias)))
+      !set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias))
     return nullptr;
   if (!make_layout(&plan->a, type, l.a, l.batch) || !make_layout(&plan->b, type, l.b, l.batch) ||
       !make_layout(&plan->d, type, l.d, l.batch))
     return nullptr;
   Preference pref;
-  // Split-k partial sums in f32 (never in a bf16/f16 output type); cuBLASLt's A is our b and its
-  // B our a (cublaslt_layout.hpp).
-  const std::uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  // Split-k partial sums in f32: INPLACE sums them in the output buffer and type, so only for f32
+  // outputs (a mask without NONE still allows algorithms that do not split). cuBLASLt's A is our b
+  // and its B our a (cublaslt_layout.hpp).
+  const std::uint32_t reductions = type == CUDA_R_32F
+                                       ? CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE
+                                       : CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   if (cublasLtMatmulPreferenceCreate(&pref.p) != CUBLAS_STATUS_SUCCESS ||
       !pref.set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspace) ||
       !pref.set(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reductions) ||
@@ -144,11 +144,17 @@ std::map<PlanKey, std::unique_ptr<Plan>>& plans() {
   return p;
 }
 
+std::atomic<std::int64_t>& calls() {
+  static std::atomic<std::int64_t> n{0};
+  return n;
+}
+
 }  // namespace
 
-bool matmul_epilogue(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch,
-                     std::int64_t m, std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, MatmulEpilogue epilogue,
-                     int device) {
+std::int64_t cublaslt_calls() { return calls(); }
+
+bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch, std::int64_t m,
+                 std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, int device) {
   cudaDataType_t type;
   switch (dtype) {
     case DType::f32: type = CUDA_R_32F; break;
@@ -158,11 +164,9 @@ bool matmul_epilogue(DType dtype, const void* a, const void* b, const void* bias
   }
   if (k == 0 || batch > std::numeric_limits<std::int32_t>::max()) return false;
   if (batch * m * n == 0) return true;
-  const bool has_bias = epilogue != MatmulEpilogue::relu;
-  assert(has_bias == (bias != nullptr));
   cublasLtHandle_t h = handle(device);
-  const PlanKey key{dtype, batch, m, k, n, trans_a, trans_b, epilogue, device, detail::lt_alignment(a),
-                    detail::lt_alignment(b), detail::lt_alignment(c), has_bias ? detail::lt_alignment(bias) : 0};
+  const PlanKey key{dtype, batch, m, k, n, trans_a, trans_b, device, detail::lt_alignment(a),
+                    detail::lt_alignment(b), detail::lt_alignment(c), detail::lt_alignment(bias)};
   auto [it, fresh] = plans().try_emplace(key);
   if (fresh) {
     // Pedantic f32 arithmetic as the cuBLAS path has; where cuBLASLt has no such kernel, its plain
@@ -172,14 +176,19 @@ bool matmul_epilogue(DType dtype, const void* a, const void* b, const void* bias
   }
   Plan* plan = it->second.get();
   if (!plan) return false;
-  if (bias) check_lt(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
-                     "matmul_epilogue");
+  check_lt(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "matmul_bias");
   // Freed when this returns, reused by later work on the same stream only (memory.cpp).
   const std::shared_ptr<Buffer> workspace = plan->workspace ? allocate(plan->workspace, device) : nullptr;
   const float one = 1.0f, zero = 0.0f;
-  check_lt(cublasLtMatmul(h, plan->desc, &one, b, plan->a, a, plan->b, &zero, c, plan->d, c, plan->d, &plan->algo,
-                          workspace ? workspace->data() : nullptr, plan->workspace, detail::stream(device)),
-           "matmul_epilogue");
+  const cublasStatus_t st = cublasLtMatmul(h, plan->desc, &one, b, plan->a, a, plan->b, &zero, c, plan->d, c, plan->d,
+                                           &plan->algo, workspace ? workspace->data() : nullptr, plan->workspace,
+                                           detail::stream(device));
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE) {
+    it->second.reset();  // refused at run time: this key takes the plain path from now on
+    return false;
+  }
+  check_lt(st, "matmul_bias");
+  ++calls();
   return true;
 }
 

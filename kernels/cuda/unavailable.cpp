@@ -47,10 +47,11 @@ void matmul(DType, const void*, const void*, void*, std::int64_t, std::int64_t, 
             int) {
   unavailable("matmul");
 }
-bool matmul_epilogue(DType, const void*, const void*, const void*, void*, std::int64_t, std::int64_t, std::int64_t,
-                     std::int64_t, bool, bool, MatmulEpilogue, int) {
-  unavailable("matmul_epilogue");
+bool matmul_bias(DType, const void*, const void*, const void*, void*, std::int64_t, std::int64_t, std::int64_t,
+                 std::int64_t, bool, bool, int) {
+  unavailable("matmul_bias");
 }
+std::int64_t cublaslt_calls() { return 0; }
 bool fused_supported(const cpu::FusedProgram&) { return false; }
 void fused_elementwise(const cpu::FusedProgram&, std::span<const void* const>, std::span<void* const>, std::int64_t, int) {
   unavailable("fused_elementwise");

@@ -3,10 +3,14 @@
 #include "../core/array_impl.hpp"
 #include "canopy/devices.hpp"
 #include "canopy/kernels/cuda.hpp"
+#include "runtime.hpp"
 
 namespace canopy::detail {
 
-Array host_copy(const Array& x) { return on_gpu(x) ? to_device_memory(x, default_device(), false) : x; }
+// To this process's first CPU device, not default_device(): on a GPU pmap's threads that is the GPU.
+Array host_copy(const Array& x) {
+  return on_gpu(x) ? to_device_memory(x, Device::cpu(first_local_device()), false) : x;
+}
 
 Array to_device_memory(const Array& x, Device dev, bool committed) {
   const Device from = x.impl()->device;

@@ -322,7 +322,7 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
       // The constants it captured live on this GPU, uploaded once rather than at every call.
       auto q = std::make_shared<Program>(*lowered);
       for (Array& c : q->consts)
-        if (!detail::on_gpu(c)) c = detail::to_device_memory(c, dev, false);
+        if (c.device() != dev) c = detail::to_device_memory(c, dev, false);
       return std::shared_ptr<const void>(std::move(q));
     }));
     TraceGuard eager(&EvalTrace::instance());

@@ -80,16 +80,15 @@ void argminmax(bool max, DType dtype, const void* in, const Shape& shape, int ax
 /// integers as a CUDA kernel. trans_a: A is stored batch x k x m; trans_b: B is batch x n x k.
 void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k,
             std::int64_t n, bool trans_a, bool trans_b, int device);
-/// What matmul_epilogue does to each element of C as the product is written: add a bias row (n
-/// values, one per column, the same for every row and batch), then, with relu, take max(., 0).
-enum class MatmulEpilogue : std::uint8_t { bias, relu, bias_relu };
-/// matmul (f32, bf16, f16; same layouts) with its epilogue, as one cuBLASLt matmul (f32 arithmetic
-/// throughout, no TF32). `bias` (n elements of `dtype`) is null for relu alone. Returns false, having
-/// run nothing, where cuBLASLt has no algorithm for the call (or another dtype, or k = 0): the
-/// caller then runs matmul and the epilogue's own kernels.
-bool matmul_epilogue(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch,
-                     std::int64_t m, std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, MatmulEpilogue epilogue,
-                     int device);
+/// matmul (f32, bf16, f16; same layouts) plus a bias row (n elements of `dtype`, one per column
+/// of C, the same for every row and batch item), as one cuBLASLt matmul with its BIAS epilogue
+/// (f32 arithmetic throughout, no TF32). Returns false, having run nothing, where cuBLASLt has no
+/// algorithm for the call or refuses it (or another dtype, or k = 0): the caller then runs matmul
+/// and the add. (No relu epilogue: cuBLASLt's turns NaN into 0, where max(NaN, 0) is NaN.)
+bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch, std::int64_t m,
+                 std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, int device);
+/// matmul_bias calls that ran on cuBLASLt so far (its fallback is quiet; the GPU suite checks this).
+std::int64_t cublaslt_calls();
 /// Whether fused_elementwise runs `program` (no random streams, row steps or sums; bounded size).
 bool fused_supported(const cpu::FusedProgram& program);
 /// jit's fused elementwise program over n elements (as cpu::fused_elementwise): in[k] input k's

@@ -1,9 +1,8 @@
-// jit's matmul epilogues on a GPU: a dot_general (f32, bf16, f16; operands read in place) whose
-// result only feeds a bias row added to it, then optionally max(., 0) (nn::relu), or only that
-// max, becomes one `dot_general_bias_relu` equation: one cuBLASLt matmul that adds the bias and
-// applies the relu as it writes the product (kernels/cuda/cublaslt_matmul.cpp).
-#include <algorithm>
-
+// jit's matmul epilogue on a GPU: a dot_general (f32, bf16, f16; operands read in place) whose
+// result only feeds a bias row added to it becomes one `dot_general_bias` equation: one cuBLASLt
+// matmul that adds the bias as it writes the product (kernels/cuda/cublaslt_matmul.cpp). A relu
+// after it stays an elementwise op: cuBLASLt's relu epilogue turns NaN into 0, and the fused
+// elementwise kernel that takes it reads the matmul's result once anyway.
 #include "../../core/array_impl.hpp"
 #include "../../primitives/common.hpp"
 #include "../../primitives/linalg/matmul_shape.hpp"
@@ -16,13 +15,12 @@
 namespace canopy::detail {
 namespace {
 
-struct BiasRelu {
+struct BiasRow {
   DotDimensionNumbers dims;  ///< the dot_general's, for the unfused path
   MatmulShape matmul;
-  bool bias = false, relu = false;
 };
-struct BiasReluParams {
-  std::shared_ptr<const BiasRelu> epilogue;
+struct BiasRowParams {
+  std::shared_ptr<const BiasRow> epilogue;
   std::string ops;  ///< the fused primitives' names, in order, for printing
   std::vector<Aval> out_avals;
   const void* identity() const { return epilogue.get(); }
@@ -30,38 +28,32 @@ struct BiasReluParams {
 
 bool is_matmul_dtype(DType d) { return d == DType::f32 || d == DType::bf16 || d == DType::f16; }
 
-/// The steps one after the other with the ops every device has: dot_general, then the bias added
-/// to the product seen as rows of n (the bias's n values, whatever shape it came in), then max(., 0).
-Array unfused(std::span<const Array> in, const BiasRelu& ep, const Shape& result) {
+/// The two steps with the ops every device has: dot_general, then the bias added to the product
+/// seen as rows of n (the bias's n values, whatever shape it came in).
+Array unfused(std::span<const Array> in, const BiasRow& ep, const Shape& result) {
   TraceGuard eager(&EvalTrace::instance());
   const std::int64_t n = ep.matmul.n;
-  Array y = dot_general(in[0], in[1], ep.dims).reshape({shape_size(result) / n, n});
-  if (ep.bias) y = y + in[2].reshape({n});
-  if (ep.relu) y = maximum(y, 0);
-  return y;
+  return dot_general(in[0], in[1], ep.dims).reshape({shape_size(result) / n, n}) + in[2].reshape({n});
 }
 
 void run_unfused(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
-  const Array y = unfused(in, *params.get<BiasReluParams>().epilogue, out[0].shape());
+  const Array y = unfused(in, *params.get<BiasRowParams>().epilogue, out[0].shape());
   copy_bytes(out[0], 0, y, 0, static_cast<std::size_t>(y.size()) * itemsize(y.dtype()));
 }
 
 void run_cuda(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
-  const BiasRelu& ep = *params.get<BiasReluParams>().epilogue;
+  const BiasRow& ep = *params.get<BiasRowParams>().epilogue;
   const MatmulShape& s = ep.matmul;
-  using kernels::cuda::MatmulEpilogue;
-  const MatmulEpilogue kind = !ep.relu ? MatmulEpilogue::bias : ep.bias ? MatmulEpilogue::bias_relu : MatmulEpilogue::relu;
-  if (kernels::cuda::matmul_epilogue(out[0].dtype(), cdata(in[0]), cdata(in[1]), ep.bias ? cdata(in[2]) : nullptr,
-                                     mutable_data(out[0]), s.batch, s.m, s.k, s.n, s.trans_a, s.trans_b, kind,
-                                     gpu_of(out[0])))
+  if (kernels::cuda::matmul_bias(out[0].dtype(), cdata(in[0]), cdata(in[1]), cdata(in[2]), mutable_data(out[0]), s.batch,
+                                 s.m, s.k, s.n, s.trans_a, s.trans_b, gpu_of(out[0])))
     return;
-  // cuBLASLt has no algorithm for this call: cuBLAS's matmul, then the elementwise kernels.
+  // cuBLASLt has no algorithm for this call: cuBLAS's matmul, then the add.
   run_unfused(in, out, params);
 }
 
-const PrimitiveInfo& bias_relu_primitive() {
+const PrimitiveInfo& bias_primitive() {
   static const PrimitiveInfo info = [] {
-    PrimitiveInfo i = pass_primitive<BiasReluParams>("dot_general_bias_relu", run_unfused);
+    PrimitiveInfo i = pass_primitive<BiasRowParams>("dot_general_bias", run_unfused);
     i.cuda_kernel = run_cuda;
     return i;
   }();
@@ -79,16 +71,6 @@ bool is_row(const Aval& x, const Shape& out, std::int64_t n) {
   for (std::size_t i = 0; i < rank; ++i)
     if (x.shape[lead + i] != out[out.size() - rank + i]) return false;
   return true;
-}
-
-/// Whether atom `a` is a host constant +0 of dtype `d` (max(x, 0) is relu; the bytes of +0 are all
-/// zero in every float dtype).
-bool is_zero_constant(const Program& p, const Atom& a, DType d) {
-  if (!a.is_constant()) return false;
-  const Array& c = p.consts[static_cast<std::size_t>(a.index)];
-  if (c.is_tracer() || on_gpu(c) || c.size() != 1 || c.dtype() != d) return false;
-  const auto* bytes = static_cast<const unsigned char*>(cdata(c));
-  return std::all_of(bytes, bytes + itemsize(d), [](unsigned char b) { return b == 0; });
 }
 
 }  // namespace
@@ -111,55 +93,48 @@ void fuse_epilogues_for_gpu(Program& p) {
     const std::optional<MatmulShape> shape = matmul_in_place(l.shape, r.shape, dims);
     if (!shape || shape->k == 0) continue;
 
-    BiasRelu ep{dims, *shape};
+    BiasRow ep{dims, *shape};
     Eqn out;
-    out.prim = &bias_relu_primitive();
+    out.prim = &bias_primitive();
     out.in = e.in;
     std::string ops = "dot_general";
     std::vector<std::size_t> chain;  // the equations after the dot_general that it takes
     int v = e.out[0];
     Shape value = product.shape;
-    // Reshapes keep the bytes (and so each element's column f % n): the chain may pass them.
+    bool biased = false;
+    // Reshapes keep the bytes (and so each element's column f % n): the chain may pass them on
+    // its way to the add.
     while (uses[static_cast<std::size_t>(v)] == 1) {
       const auto next = static_cast<std::size_t>(reader[static_cast<std::size_t>(v)]);
       const Eqn& x = p.eqns[next];
       if (absorbed[next] || x.out.size() != 1) break;
       const Aval& result = p.var_avals[static_cast<std::size_t>(x.out[0])];
       if (result.dtype != product.dtype) break;
+      chain.push_back(next);
       if (x.prim->name == "reshape" && x.in.size() == 1) {
         ops += ",reshape";
-      } else if (x.prim->name == "add" && x.in.size() == 2 && !ep.bias && !ep.relu && result.shape == value) {
-        const Atom& other = x.in[x.in[0] == Atom::variable(v) ? 1 : 0];
-        if (other.is_zero() || other == Atom::variable(v) || p.aval_of(other).dtype != product.dtype ||
-            !is_row(p.aval_of(other), value, shape->n))
-          break;
-        ep.bias = true;
-        out.in.push_back(other);
-        ops += ",add(row)";
-      } else if (x.prim->name == "max" && x.in.size() == 2 && !ep.relu && result.shape == value) {
-        const Atom& other = x.in[x.in[0] == Atom::variable(v) ? 1 : 0];
-        if (!is_zero_constant(p, other, product.dtype)) break;
-        ep.relu = true;
-        ops += ",max(0)";
-      } else {
-        break;
+        v = x.out[0];
+        value = result.shape;
+        continue;
       }
-      chain.push_back(next);
-      v = x.out[0];
-      value = result.shape;
+      if (x.prim->name == "add" && x.in.size() == 2 && result.shape == value) {
+        const Atom& other = x.in[x.in[0] == Atom::variable(v) ? 1 : 0];
+        if (!other.is_zero() && other != Atom::variable(v) && p.aval_of(other).dtype == product.dtype &&
+            is_row(p.aval_of(other), value, shape->n)) {
+          biased = true;
+          out.in.push_back(other);
+          ops += ",add(row)";
+          v = x.out[0];
+        }
+      }
+      break;
     }
-    if (!ep.bias && !ep.relu) continue;
-    // Reshapes after the last step stay equations of their own.
-    while (p.eqns[chain.back()].prim->name == "reshape") {
-      chain.pop_back();
-      ops.erase(ops.rfind(','));
-    }
-    v = p.eqns[chain.back()].out[0];
+    if (!biased) continue;  // (when it is, the chain ends with the add)
     absorbed[k] = true;
     for (std::size_t c : chain) absorbed[c] = true;
     out.out = {v};
-    out.params = std::make_shared<BiasReluParams>(BiasReluParams{std::make_shared<const BiasRelu>(std::move(ep)),
-                                                                 std::move(ops), {p.var_avals[static_cast<std::size_t>(v)]}});
+    out.params = std::make_shared<BiasRowParams>(BiasRowParams{std::make_shared<const BiasRow>(std::move(ep)),
+                                                               std::move(ops), {p.var_avals[static_cast<std::size_t>(v)]}});
     fused.emplace_back(chain.back(), std::move(out));
   }
   splice_fused(p, absorbed, std::move(fused));

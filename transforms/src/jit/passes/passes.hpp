@@ -69,10 +69,10 @@ Readers readers_of(const Program& p);
 void splice_fused(Program& p, const std::vector<bool>& absorbed, std::vector<std::pair<std::size_t, Eqn>> fused);
 
 /// For programs that run on a GPU: replaces each `dot_general` of f32, bf16 or f16 whose operands
-/// are read in place, together with what only it feeds (a bias row added, then max(., 0), i.e.
-/// nn::relu; or that max alone; reshapes between them), by one `dot_general_bias_relu` equation:
-/// one cuBLASLt matmul with its bias/relu epilogue. Runs before fuse_elementwise_for_gpu; for
-/// running, not for transformations. On a CPU that equation runs the steps one by one.
+/// are read in place, together with the bias row only it feeds (an add of n values, one per
+/// column; reshapes between them), by one `dot_general_bias` equation: one cuBLASLt matmul with
+/// its BIAS epilogue. Not relu: cuBLASLt's turns NaN into 0. Runs before fuse_elementwise_for_gpu;
+/// for running, not for transformations. On a CPU that equation runs the two steps.
 void fuse_epilogues_for_gpu(Program& p);
 
 /// Replaces each maximal group of two or more elementwise equations of one output shape (f32
