@@ -41,8 +41,9 @@ constexpr LtMatmulLayout lt_matmul_layout(std::int64_t batch, std::int64_t m, st
   return l;
 }
 
-/// The largest power of two, up to 256, dividing the address: what cuBLASLt is told each
-/// operand's alignment is (its default assumes 256, which an offset view may not have).
+/// The largest power of two, up to 256, dividing the address: what cuBLASLt (and, capped at 16,
+/// cuDNN) is told each operand's alignment is (cuBLASLt assumes 256, which an offset view may not
+/// have).
 inline std::uint32_t lt_alignment(const void* p) {
   const auto address = reinterpret_cast<std::uintptr_t>(p);
   std::uint32_t a = 1;

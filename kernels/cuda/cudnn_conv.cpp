@@ -2,6 +2,7 @@
 // cuDNN's heuristics among those canopy accepts, a plan cache, and execution on the device's stream.
 #include "cudnn_conv.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -10,6 +11,7 @@
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "canopy/kernels/cuda_nn.hpp"
+#include "cublaslt_layout.hpp"
 
 namespace canopy::kernels::cuda::cudnn {
 namespace {
@@ -130,14 +132,6 @@ std::shared_ptr<const ConvPlan> first_plan(const Descriptor& graph, DType dtype,
   return nullptr;
 }
 
-/// The largest power of two, at most 16, dividing every address.
-std::int64_t alignment_of(std::initializer_list<const void*> pointers) {
-  std::int64_t a = 16;
-  for (const void* p : pointers)
-    while (a > 1 && reinterpret_cast<std::uintptr_t>(p) % static_cast<std::uintptr_t>(a) != 0) a /= 2;
-  return a;
-}
-
 }  // namespace
 
 std::shared_ptr<const ConvPlan> build_conv_plan(const ConvProblem& p, DType dtype, std::int64_t alignment,
@@ -195,7 +189,10 @@ bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::C
   // x is read from lhs or from its dilated copy, a fresh block (256-byte aligned) made below.
   const void* x_at = problem->dilated_input ? reinterpret_cast<const void*>(std::uintptr_t{256} + x_offset)
                                             : static_cast<const char*>(lhs) + x_offset;
-  const std::int64_t alignment = alignment_of({x_at, rhs, out});
+  // What cuDNN is told the operands' alignment is: at most 16 bytes, what its engines ask for.
+  std::int64_t alignment = 16;
+  for (const void* p : {x_at, rhs, static_cast<const void*>(out)})
+    alignment = std::min<std::int64_t>(alignment, detail::lt_alignment(p));
 
   // Each thread's plans, per problem, dtype, alignment and device (nullptr: none): a plan is bound
   // to the handle it was built with, which is this thread's, and cuDNN does not promise that

@@ -7,6 +7,7 @@
 
 #include "../core/array_impl.hpp"
 #include "canopy/error.hpp"
+#include "../primitives/common.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "collectives.hpp"
 
@@ -20,14 +21,6 @@ std::size_t bytes_of(const Array& x) { return static_cast<std::size_t>(x.size())
 
 /// A new array of x's aval on x's device (committed as x).
 Array like(const Array& x, std::string_view api) { return make_concrete(x.aval(), x.device(), api, x.impl()->committed); }
-
-/// src's bytes copied onto `device` (src itself when it is there).
-Array on_device(const Array& src, const Array& target_like, std::string_view api) {
-  if (src.device() == target_like.device()) return src;
-  Array out = like(target_like, api);
-  kernels::cuda::copy_device(cdata(src), src.device().index, mutable_data(out), out.device().index, bytes_of(src));
-  return out;
-}
 
 BinaryOp binary_of(ReduceOp op, DType dtype) {
   if (dtype == DType::bool_) return op == ReduceOp::min ? BinaryOp::logical_and : BinaryOp::logical_or;
@@ -48,13 +41,13 @@ Array gpu_all_reduce(const std::vector<Array>& in, const Array& x, ReduceOp op, 
   Array acc = make_concrete(acc_aval, x.device(), api, x.impl()->committed);
   Array widened = half ? make_concrete(acc_aval, x.device(), api) : Array();
   for (std::size_t j = 0; j < in.size(); ++j) {
-    const Array here = on_device(in[j], x, api);
+    const Array here = in[j].device() == x.device() ? in[j] : gpu_copy_from(in[j], x, api);
     const void* operand = cdata(here);
     if (half) {
       kernels::cuda::convert(x.dtype(), acc_type, operand, mutable_data(j == 0 ? acc : widened), count, dev);
       operand = cdata(widened);
     } else if (j == 0) {
-      kernels::cuda::copy_device(operand, dev, mutable_data(acc), dev, bytes_of(x));
+      copy_bytes(acc, 0, here, 0, bytes_of(x));
     }
     if (j > 0)
       kernels::cuda::binary(binary_of(op, acc_type), acc_type, cdata(acc), shape, operand, shape, mutable_data(acc), shape,
@@ -74,23 +67,20 @@ Array gpu_all_gather(const std::vector<Array>& in, const Array& x, int first_row
   a.shape = Shape(dims);
   Array out = make_concrete(std::move(a), x.device(), api, x.impl()->committed);
   const std::size_t block = bytes_of(x);
-  for (std::size_t j = 0; j < in.size(); ++j)
-    kernels::cuda::copy_device(cdata(in[j]), in[j].device().index,
-                               static_cast<char*>(mutable_data(out)) + (static_cast<std::size_t>(first_row) + j) * block,
-                               x.device().index, block);
+  for (std::size_t j = 0; j < in.size(); ++j) copy_bytes(out, (static_cast<std::size_t>(first_row) + j) * block, in[j], 0, block);
   return out;
 }
 
 Array gpu_copy_from(const Array& src, const Array& x, std::string_view api) {
   Array out = like(x, api);
-  kernels::cuda::copy_device(cdata(src), src.device().index, mutable_data(out), x.device().index, bytes_of(x));
+  copy_bytes(out, 0, src, 0, bytes_of(x));
   return out;
 }
 
 Array gpu_zeros_like(const Array& x, std::string_view api) {
   Array out = like(x, api);
   const std::array<std::byte, 8> zero{};
-  kernels::cuda::fill(itemsize(x.dtype()), zero.data(), mutable_data(out), x.size(), x.device().index);
+  fill(out, itemsize(x.dtype()), zero.data(), x.size());
   return out;
 }
 

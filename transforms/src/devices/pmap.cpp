@@ -10,6 +10,7 @@
 #include <functional>
 
 #include "../core/array_impl.hpp"
+#include "../primitives/common.hpp"
 #include "canopy/devices.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
@@ -68,12 +69,12 @@ void check_pmap_devices(const std::vector<Device>& devices) {
   if (devices.empty())
     raise<DeviceError>("pmap", "on_devices", "{}", "is empty",
                        "devices(\"cuda\") is empty without a GPU: check it, or leave on_devices out for the CPU devices");
+  const int gpus = kernels::cuda::device_count();
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const Device d = devices[i];
     if (d.kind != Device::Kind::cuda)
       raise<DeviceError>("pmap", "on_devices", to_string(d), "is not a GPU",
                          "a pmap without on_devices runs on this process's CPU devices");
-    const auto gpus = static_cast<int>(canopy::devices("cuda").size());
     if (d.index < 0 || d.index >= gpus)
       raise<DeviceError>("pmap", "on_devices", to_string(d), concat("is not a GPU of this process (it has ", gpus, ")"),
                          gpus == 0 ? gpu_unavailable_reason() : "devices(\"cuda\") lists them");
@@ -83,21 +84,6 @@ void check_pmap_devices(const std::vector<Device>& devices) {
   if (process_count() > 1)
     raise<DeviceError>("pmap", "on_devices", to_string(devices.front()), "is a GPU, and this runs under mpirun",
                        "pmap over GPUs runs within one process so far");
-}
-
-/// `bytes` of src written at byte `offset` of dst, wherever each lives.
-void copy_bytes_into(const Array& dst, std::size_t offset, const Array& src, std::size_t bytes) {
-  if (bytes == 0) return;
-  char* to = static_cast<char*>(mutable_data(dst)) + offset;
-  const bool from_gpu = on_gpu(src), to_gpu = on_gpu(dst);
-  if (from_gpu && to_gpu)
-    kernels::cuda::copy_device(cdata(src), src.device().index, to, dst.device().index, bytes);
-  else if (from_gpu)
-    kernels::cuda::copy_to_host(cdata(src), to, bytes, src.device().index);
-  else if (to_gpu)
-    kernels::cuda::copy_to_device(cdata(src), to, bytes, dst.device().index);
-  else
-    std::memcpy(to, cdata(src), bytes);
 }
 
 /// Mixes the collectives of `p` (and of its sub-programs) into `h`, in program order: what the
@@ -252,7 +238,7 @@ Arrays run_pmapped(const std::shared_ptr<const Executable>& exe, const std::vect
           continue;
         }
         const std::size_t bytes = static_cast<std::size_t>(outs[o].size()) * itemsize(outs[o].dtype());
-        copy_bytes_into(stacked[o], static_cast<std::size_t>(k) * bytes, outs[o], bytes);
+        copy_bytes(stacked[o], static_cast<std::size_t>(k) * bytes, outs[o], 0, bytes);
       }
     } catch (const std::exception& e) {
       rendezvous->abort(k, e.what());

@@ -316,11 +316,10 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
     // planned arena and donation are CPU-only so far. (Unfused with fusion off, and under
     // debug_nans, which names the primitive making a NaN.)
     const bool fuse = fuse_ && !debug_nans();
-    const std::shared_ptr<const Program> lowered = gpu_program(fuse);
     const Device dev = gpu_place.device;
     auto gpu = std::static_pointer_cast<const Program>(derived(detail::concat(fuse ? "gpu" : "gpu unfused", " on ", dev.index), [&] {
       // The constants it captured live on this GPU, uploaded once rather than at every call.
-      auto q = std::make_shared<Program>(*lowered);
+      auto q = std::make_shared<Program>(*gpu_program(fuse));
       for (Array& c : q->consts)
         if (c.device() != dev) c = detail::to_device_memory(c, dev, false);
       return std::shared_ptr<const void>(std::move(q));
