@@ -27,8 +27,7 @@
 #include <canopy/kernels/nn.hpp>
 
 #include "../kernels/cpu/loops/nn_loops.hpp"
-#include "helpers/layout_strides.hpp"
-#include "../kernels/cuda/cudnn_conv_problem.hpp"
+#include "helpers/conv_cases.hpp"
 #include "../kernels/cuda/nn_math.hpp"
 #include "../transforms/src/primitives/conv/conv_geometry.hpp"
 #include "../transforms/src/primitives/window/geometry.hpp"
@@ -39,34 +38,23 @@ using kernels::cpu::ConvGeometry;
 using kernels::cpu::WindowGeometry;
 using kernels::cpu::WindowOp;
 
+using test::ConvCase;
+using test::conv_case;
+using test::count;
+using test::dilated;
+using test::pick;
+using test::random_conv;
+using test::rng;
+
 namespace {
+
+using test::text;  // beside the window geometry's overload below
 
 using Bytes = std::vector<unsigned char>;
 using Dims = std::vector<std::int64_t>;
 
 constexpr DType kFloats[] = {DType::f64, DType::f32, DType::bf16, DType::f16};
 
-std::mt19937_64& rng() {
-  static std::mt19937_64 r(20261123);
-  return r;
-}
-std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng()); }
-
-std::int64_t count(const Dims& d) {
-  std::int64_t n = 1;
-  for (std::int64_t x : d) n *= x;
-  return n;
-}
-std::int64_t dilated(std::int64_t n, std::int64_t d) { return n == 0 ? 0 : 1 + d * (n - 1); }
-
-std::string text(const Dims& v) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);  // piecewise: `"," + std::string` trips GCC 12's -Wrestrict
-  }
-  return s + ")";
-}
 
 Bytes as_dtype(const std::vector<double>& v, DType d) {
   Bytes out(v.size() * itemsize(d) + 1);
@@ -89,21 +77,6 @@ std::vector<double> ties(std::int64_t n, bool specials) {
     x = k > 35 ? -std::numeric_limits<double>::infinity() : k > 32 ? std::nan("") : static_cast<double>(k % 4 - 1);
   }
   return v;
-}
-
-using canopy::test::strides_in;
-// A memory order of a (N|O, C|I, spatial...) tensor: as is (NCHW), channels last (NHWC), or any.
-std::vector<int> random_layout(std::size_t rank) {
-  std::vector<int> o(rank);
-  for (std::size_t i = 0; i < rank; ++i) o[i] = static_cast<int>(i);
-  const std::int64_t kind = pick(0, 2);
-  if (kind == 1) {
-    o.erase(o.begin() + 1);
-    o.push_back(1);
-  } else if (kind == 2) {
-    std::shuffle(o.begin(), o.end(), rng());
-  }
-  return o;
 }
 
 // Same bits, or both NaN.
@@ -133,68 +106,6 @@ void visit_float(DType d, F&& f) {
 }
 
 // ---- convolution
-
-struct ConvCase {
-  ConvGeometry g;
-  Dims lhs, rhs, out;  // logical (N, C, spatial...) / (O, I, spatial...) extents
-  std::string what;
-};
-
-// One spatial dim of a convolution: input extent, window, stride, lhs and rhs dilation, padding.
-struct ConvDim {
-  std::int64_t in, win, stride, lhs_dil, rhs_dil, lo, hi;
-};
-
-// The case with these dims (nullopt when the window does not fit), tensors laid out in the
-// memory orders lo, ro, oo.
-std::optional<ConvCase> conv_case(std::int64_t batch, std::int64_t groups, std::int64_t cg, std::int64_t og,
-                                  const std::vector<ConvDim>& dims, const std::vector<int>& lo, const std::vector<int>& ro,
-                                  const std::vector<int>& oo) {
-  ConvCase c;
-  ConvGeometry& g = c.g;
-  g.batch = batch;
-  g.groups = groups;
-  g.in_features = groups * cg;
-  g.out_features = groups * og;
-  c.lhs = {g.batch, g.in_features};
-  c.rhs = {g.out_features, cg};
-  c.out = {g.batch, g.out_features};
-  for (const ConvDim& d : dims) {
-    const std::int64_t padded = dilated(d.in, d.lhs_dil) + d.lo + d.hi, w = dilated(d.win, d.rhs_dil);
-    if (padded < w) return std::nullopt;
-    g.in_size.push_back(d.in);
-    g.window.push_back(d.win);
-    g.strides.push_back(d.stride);
-    g.lhs_dilation.push_back(d.lhs_dil);
-    g.rhs_dilation.push_back(d.rhs_dil);
-    g.pad_lo.push_back(d.lo);
-    g.pad_hi.push_back(d.hi);
-    g.out_size.push_back((padded - w) / d.stride + 1);
-    c.lhs.push_back(d.in);
-    c.rhs.push_back(d.win);
-    c.out.push_back(g.out_size.back());
-  }
-  g.lhs_strides = strides_in(c.lhs, lo);
-  g.rhs_strides = strides_in(c.rhs, ro);
-  g.out_strides = strides_in(c.out, oo);
-  c.what = "lhs " + text(c.lhs) + " rhs " + text(c.rhs) + " out " + text(c.out) + " groups " + std::to_string(g.groups) +
-           " strides " + text(g.strides) + " pad " + text(g.pad_lo) + text(g.pad_hi) + " lhs_dil " + text(g.lhs_dilation) +
-           " rhs_dil " + text(g.rhs_dilation) + " lhs_strides " + text(g.lhs_strides) + " rhs_strides " +
-           text(g.rhs_strides) + " out_strides " + text(g.out_strides);
-  return c;
-}
-
-ConvCase random_conv() {
-  for (;;) {
-    const std::int64_t nsp = pick(1, 3), batch = pick(1, 2), groups = pick(1, 3), cg = pick(1, 3), og = pick(1, 3);
-    std::vector<ConvDim> dims;
-    for (std::int64_t d = 0; d < nsp; ++d)
-      dims.push_back({pick(1, 6), pick(1, 3), pick(1, 3), pick(1, 3) == 3 ? pick(2, 3) : 1, pick(1, 2), pick(-1, 2),
-                      pick(-1, 2)});
-    const auto r = static_cast<std::size_t>(nsp + 2);
-    if (auto c = conv_case(batch, groups, cg, og, dims, random_layout(r), random_layout(r), random_layout(r))) return *c;
-  }
-}
 
 // Elements of the conv_element output (with params p, possibly wrong on purpose) that differ from
 // cpu::conv_loop's; an offset written twice or never counts too.
@@ -339,127 +250,7 @@ std::int64_t check_window(const WindowGeometry& g, DType d) {
   return bad;
 }
 
-// cuDNN's forward convolution (as cudnn_conv_problem.hpp states it) evaluated on the host: lhs
-// first spread into the dilated buffer when the problem has one, then the cross-correlation of x
-// (from x_offset) with rhs into out. f64, so that only the mapping can make a difference; reads
-// are bounds-checked, since the tests also run deliberately wrong mappings.
-void run_cudnn_problem(const kernels::cuda::cudnn::ConvProblem& p, const double* lhs, std::int64_t lhs_count,
-                       const Dims& lhs_strides, const double* rhs, double* out) {
-  std::vector<double> spread;
-  const double* base = lhs;
-  std::int64_t base_count = lhs_count;
-  if (p.dilated_input) {
-    const auto& d = *p.dilated_input;
-    spread.assign(static_cast<std::size_t>(d.elements), 0.0);
-    const std::int64_t n = count(d.shape);
-    for (std::int64_t i = 0; i < n; ++i) {  // every lhs element, row-major over its logical dims
-      std::int64_t rem = i, from = 0, to = 0;
-      for (std::size_t k = d.shape.size(); k-- > 0;) {
-        const std::int64_t idx = rem % d.shape[k];
-        rem /= d.shape[k];
-        from += idx * lhs_strides[k];
-        to += idx * d.strides[k];
-      }
-      if (to >= 0 && to < d.elements) spread[static_cast<std::size_t>(to)] = lhs[from];
-    }
-    base = spread.data();
-    base_count = d.elements;
-  }
-  const std::size_t nd = p.x_dims.size(), nsp = nd - 2;
-  const std::int64_t cw = p.w_dims[1], per_group = p.w_dims[0] / (p.x_dims[1] / cw);
-  Dims taps(p.w_dims.begin() + 2, p.w_dims.end());
-  for (std::int64_t i = 0; i < count(p.y_dims); ++i) {
-    Dims y(nd);
-    std::int64_t rem = i, y_off = 0;
-    for (std::size_t k = nd; k-- > 0;) {
-      y[k] = rem % p.y_dims[k];
-      rem /= p.y_dims[k];
-      y_off += y[k] * p.y_strides[k];
-    }
-    double acc = 0.0;
-    for (std::int64_t c = 0; c < cw; ++c)
-      for (std::int64_t t = 0; t < count(taps); ++t) {
-        std::int64_t r = t, x_off = y[0] * p.x_strides[0] + (y[1] / per_group * cw + c) * p.x_strides[1];
-        std::int64_t w_off = y[1] * p.w_strides[0] + c * p.w_strides[1];
-        bool inside = true;
-        for (std::size_t k = nsp; k-- > 0;) {
-          const std::int64_t tap = r % taps[k];
-          r /= taps[k];
-          const std::int64_t pos = y[2 + k] * p.stride[k] - p.pre_pad[k] + tap * p.dilation[k];
-          inside = inside && pos >= 0 && pos < p.x_dims[2 + k];
-          x_off += pos * p.x_strides[2 + k];
-          w_off += tap * p.w_strides[2 + k];
-        }
-        // A wrong mapping may point outside x: that reads as NaN, a mismatch, not out of bounds.
-        const std::int64_t at = p.x_offset + x_off;
-        if (inside) acc += (at >= 0 && at < base_count ? base[at] : std::nan("")) * rhs[w_off];
-      }
-    out[y_off] = acc;
-  }
-}
-
-// Outputs of the cuDNN problem for c that differ from cpu::conv_loop's (beyond f64 rounding), or
-// -1 when the problem's extents disagree with the geometry's.
-std::int64_t cudnn_problem_mismatches(const ConvCase& c, const kernels::cuda::cudnn::ConvProblem& p) {
-  const std::size_t nsp = c.g.in_size.size();
-  for (std::size_t k = 0; k < p.stride.size(); ++k) {
-    const std::int64_t span = (p.w_dims[2 + k] - 1) * p.dilation[k] + 1;
-    if ((p.x_dims[2 + k] + p.pre_pad[k] + p.post_pad[k] - span) / p.stride[k] + 1 != p.y_dims[2 + k]) return -1;
-    if (k < nsp && p.y_dims[2 + k] != c.out[2 + k]) return -1;
-  }
-  const std::vector<double> lhs = reals(count(c.lhs)), rhs = reals(count(c.rhs));
-  std::vector<double> want(static_cast<std::size_t>(count(c.out))), got(want.size(), std::nan(""));
-  kernels::cpu::conv_loop(DType::f64, lhs.data(), rhs.data(), want.data(), c.g);
-  run_cudnn_problem(p, lhs.data(), count(c.lhs), c.g.lhs_strides, rhs.data(), got.data());
-  std::int64_t bad = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) bad += !(std::abs(got[i] - want[i]) <= 1e-12);
-  return bad;
-}
-
 }  // namespace
-
-TEST_CASE("cudnn conv problem: cuDNN's convolution of the mapped tensors equals cpu::conv_loop on random geometries") {
-  // Every geometry of the random family (1-3 spatial dims, strides, padding of both signs, lhs
-  // and rhs dilation, groups, any layouts), mapped as cudnn::conv would hand it to cuDNN.
-  int mapped = 0, dilated = 0, cropped = 0;
-  for (int trial = 0; trial < 300; ++trial) {
-    const ConvCase c = random_conv();
-    CAPTURE(c.what);
-    const auto p = kernels::cuda::cudnn::conv_problem(c.g);
-    if (!p) continue;
-    ++mapped;
-    dilated += p->dilated_input.has_value();
-    cropped += p->x_offset != 0;
-    CHECK(p->x_dims.size() >= 4);
-    CHECK(cudnn_problem_mismatches(c, *p) == 0);
-  }
-  CHECK(mapped > 250);  // all but geometries whose negative padding crops a whole dim
-  CHECK(dilated > 30);
-  CHECK(cropped > 20);
-}
-
-TEST_CASE("cudnn conv problem: a wrong mapping shows as mismatches, and what cuDNN cannot run is declined") {
-  const std::vector<int> nhwc{0, 2, 3, 1}, hwio{2, 3, 1, 0};
-  // lhs-dilated (a strided convolution's input gradient), grouped, padded on both sides.
-  const ConvCase c = *conv_case(2, 2, 2, 3, {{5, 3, 1, 2, 1, 2, 1}, {4, 2, 1, 1, 2, -1, 1}}, nhwc, hwio, nhwc);
-  auto p = *kernels::cuda::cudnn::conv_problem(c.g);
-  REQUIRE(p.dilated_input);
-  CHECK(cudnn_problem_mismatches(c, p) == 0);
-  auto bad = p;
-  std::swap(bad.pre_pad[0], bad.post_pad[0]);
-  CHECK(cudnn_problem_mismatches(c, bad) != 0);
-  bad = p;
-  bad.dilated_input->strides[2] /= 2;  // not spread by lhs_dilation
-  CHECK(cudnn_problem_mismatches(c, bad) != 0);
-  bad = p;
-  bad.x_offset += 1;
-  CHECK(cudnn_problem_mismatches(c, bad) != 0);
-  // Four spatial dims: cuDNN convolves at most three.
-  const ConvCase four = *conv_case(1, 1, 1, 1, {{3, 2, 1, 1, 1, 0, 0}, {3, 2, 1, 1, 1, 0, 0}, {3, 2, 1, 1, 1, 0, 0},
-                                                {3, 2, 1, 1, 1, 0, 0}}, {0, 1, 2, 3, 4, 5}, {0, 1, 2, 3, 4, 5},
-                                   {0, 1, 2, 3, 4, 5});
-  CHECK_FALSE(kernels::cuda::cudnn::conv_problem(four.g));
-}
 
 TEST_CASE("cuda nn math: convolution elements equal cpu::conv_loop bit for bit on random geometries") {
   int checked = 0;

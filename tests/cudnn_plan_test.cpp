@@ -10,7 +10,8 @@
 
 #include <canopy/kernels/nn.hpp>
 
-#include "helpers/layout_strides.hpp"
+#include "helpers/gradient_convolutions.hpp"
+#include "helpers/conv_cases.hpp"
 #include "../kernels/cuda/cudnn_conv.hpp"
 
 using namespace canopy;
@@ -105,20 +106,58 @@ std::vector<Conv> convs() {
 
 }  // namespace
 
-TEST_CASE("cudnn plans: the convolutions canopy hands cuDNN get execution plans for an H100, in every float dtype") {
+TEST_CASE("cudnn plans: every form of the convolutions canopy hands cuDNN gets an execution plan for an H100") {
+  int backward_data = 0, backward_filter = 0;
   for (const Conv& c : convs()) {
     const ConvGeometry g = geometry(c);
-    const auto p = cudnn::conv_problem(g);
+    const auto calls = cudnn::conv_calls(g);
     CAPTURE(c.what);
-    REQUIRE(p);
-    for (DType d : {DType::f32, DType::bf16, DType::f16}) {
-      CAPTURE(name(d));
-      const auto plan = cudnn::build_conv_plan(*p, d, 16, h100());
-      REQUIRE(plan);
-      CHECK(plan->engine >= 0);
-      CHECK(plan->workspace_bytes >= 0);
+    REQUIRE(!calls.empty());
+    for (const cudnn::ConvCall& call : calls) {
+      CAPTURE(static_cast<int>(call.kind));
+      backward_data += call.kind == cudnn::ConvKind::backward_data;
+      backward_filter += call.kind == cudnn::ConvKind::backward_filter;
+      for (DType d : {DType::f32, DType::bf16, DType::f16}) {
+        CAPTURE(name(d));
+        const auto plan = cudnn::build_conv_plan(call, d, 16, h100());
+        REQUIRE(plan);
+        CHECK(plan->engine >= 0);
+        CHECK(plan->workspace_bytes >= 0);
+      }
     }
   }
+  CHECK(backward_data >= 1);
+  CHECK(backward_filter >= 1);
+}
+
+TEST_CASE("cudnn plans: the CNN's gradient convolutions get backward-data and backward-filter plans") {
+  // W4 (batch 64, NHWC/HWIO): conv 1 -> 32 at 28x28 and 32 -> 64 at 14x14, and a stride-2 layer.
+  const ConvDimensionNumbers nhwc{"NHWC", "HWIO", "NHWC"};
+  struct Layer {
+    Dims x, w, strides;
+  };
+  const Layer layers[] = {{{64, 28, 28, 1}, {3, 3, 1, 32}, {1, 1}},
+                          {{64, 14, 14, 32}, {3, 3, 32, 64}, {1, 1}},
+                          {{64, 14, 14, 32}, {3, 3, 32, 64}, {2, 2}}};
+  int kinds[3] = {};
+  for (const Layer& l : layers) {
+    const Array x = zeros(Shape(l.x)), w = zeros(Shape(l.w));
+    for (const ConvGeometry& g : test::gradient_convolutions(x, w, l.strides, "SAME", nhwc, 1)) {
+      const cudnn::ConvCall call = cudnn::conv_calls(g).front();
+      ++kinds[static_cast<int>(call.kind)];
+      for (DType d : {DType::f32, DType::bf16}) {
+        const auto plan = cudnn::build_conv_plan(call, d, 16, h100());
+        CAPTURE(static_cast<int>(call.kind));
+        CAPTURE(name(d));
+        REQUIRE(plan);
+        MESSAGE("x " << test::text(call.x.dims) << " w " << test::text(call.w.dims) << " kind "
+                     << static_cast<int>(call.kind) << " " << name(d) << ": engine " << plan->engine);
+      }
+    }
+  }
+  CHECK(kinds[static_cast<int>(cudnn::ConvKind::forward)] == 5);  // 3 forwards, 2 stride-1 input gradients
+  CHECK(kinds[static_cast<int>(cudnn::ConvKind::backward_data)] == 1);
+  CHECK(kinds[static_cast<int>(cudnn::ConvKind::backward_filter)] == 3);
 }
 
 bool has_note(const cudnn::ConvPlan& plan, cudnnBackendNumericalNote_t note) {
@@ -131,12 +170,12 @@ TEST_CASE("cudnn plans: deterministic engines, and none computing f32 on tensor 
   // The heuristics rank TF32 tensor-core engines first for NHWC f32: the plans must be others.
   int tensor_core_f16 = 0;
   for (const Conv& c : convs()) {
-    const auto p = cudnn::conv_problem(geometry(c));
-    REQUIRE(p);
+    const auto calls = cudnn::conv_calls(geometry(c));
+    REQUIRE(!calls.empty());
     CAPTURE(c.what);
     for (DType d : {DType::f32, DType::f64, DType::bf16, DType::f16}) {
       CAPTURE(name(d));
-      const auto plan = cudnn::build_conv_plan(*p, d, 16, h100());
+      const auto plan = cudnn::build_conv_plan(calls.front(), d, 16, h100());
       if (!plan) {
         CHECK(d == DType::f64);  // double convolutions are cuDNN's legacy engines': not all shapes
         continue;
@@ -156,14 +195,14 @@ TEST_CASE("cudnn plans: deterministic engines, and none computing f32 on tensor 
 
 TEST_CASE("cudnn plans: operands aligned to their element only still get plans") {
   // A view into a buffer can start anywhere a multiple of its itemsize.
-  const auto p = cudnn::conv_problem(geometry(convs()[0]));
-  REQUIRE(p);
-  CHECK(cudnn::build_conv_plan(*p, DType::f32, 4, h100()));
-  CHECK(cudnn::build_conv_plan(*p, DType::bf16, 2, h100()));
+  const auto calls = cudnn::conv_calls(geometry(convs()[0]));
+  REQUIRE(!calls.empty());
+  CHECK(cudnn::build_conv_plan(calls.front(), DType::f32, 4, h100()));
+  CHECK(cudnn::build_conv_plan(calls.front(), DType::bf16, 2, h100()));
 }
 
 TEST_CASE("cudnn plans: integer dtypes get none (the direct kernel's error path is the primitive's)") {
-  const auto p = cudnn::conv_problem(geometry(convs()[0]));
-  REQUIRE(p);
-  CHECK_FALSE(cudnn::build_conv_plan(*p, DType::i32, 16, h100()));
+  const auto calls = cudnn::conv_calls(geometry(convs()[0]));
+  REQUIRE(!calls.empty());
+  CHECK_FALSE(cudnn::build_conv_plan(calls.front(), DType::i32, 16, h100()));
 }

@@ -11,7 +11,12 @@
 #include <canopy/core/jit.hpp>
 #include <canopy/core/primitive.hpp>
 
+#include "helpers/registry_walk.hpp"
+
 using namespace canopy;
+using test::differentiable;
+using test::grad_of_sum;
+using test::run_jitted;
 
 namespace {
 
@@ -24,36 +29,6 @@ void check_same(const Arrays& got, const Arrays& want, double tol) {
     for (std::size_t e = 0; e < g.size(); ++e)
       if (!(std::isnan(g[e]) && std::isnan(w[e])) && g[e] != w[e]) CHECK(g[e] == doctest::Approx(w[e]).epsilon(tol));
   }
-}
-
-/// f compiled for the avals of `in`, then run on `in`.
-Arrays run_jitted(const detail::FlatFn& f, const Arrays& in) {
-  std::vector<Aval> avals;
-  for (const Array& x : in) avals.push_back(x.aval());
-  auto exe = std::make_shared<const Executable>(detail::stage(f, avals), "f");
-  return detail::apply_executable(exe, in);
-}
-
-bool differentiable(const PrimitiveInfo& p) { return !p.nondifferentiable && (p.jvp || p.linear || p.call_program); }
-
-/// The gradient of sum(outputs) with respect to the float inputs (the others held fixed).
-Arrays grad_of_sum(const PrimitiveInfo& p, const ErasedSample& s, const Arrays& in) {
-  std::vector<std::size_t> free;
-  for (std::size_t i = 0; i < in.size(); ++i)
-    if (is_floating(in[i].dtype())) free.push_back(i);
-  Arrays xs;
-  for (std::size_t i : free) xs.push_back(in[i]);
-  auto f = [&](const Arrays& v) {
-    Arrays args = in;
-    for (std::size_t i = 0; i < free.size(); ++i) args[free[i]] = v[i];
-    Arrays out = detail::bind(p, args, s.ref());
-    Array total = zeros({}, out[0].dtype());
-    for (const Array& o : out)
-      if (is_floating(o.dtype())) total = total + sum(o).astype(total.dtype());
-    return Arrays{total};
-  };
-  auto [outs, pullback] = detail::vjp_flat(f, xs);
-  return pullback({ones_like(outs[0])});
 }
 
 }  // namespace
@@ -110,9 +85,7 @@ TEST_CASE("every differentiable primitive: grad traced inside jit equals eager g
   for (const PrimitiveInfo* p : registered_primitives()) {
     if (p->collective || !differentiable(*p) || p->name == "custom_lin") continue;
     for (const ErasedSample& s : p->samples()) {
-      bool any_float = false;
-      for (const Array& x : s.inputs) any_float |= is_floating(x.dtype()) && x.size() > 0;
-      if (!any_float) continue;
+      if (!test::has_float_input(s)) continue;
       CAPTURE(std::string(p->name));
       CAPTURE(s.note);
       Arrays want;

@@ -28,6 +28,7 @@ struct Options {
   std::string device = "cpu";     // cpu, or cuda / cuda:k: where the state and the batches live
   bool progress = true;           // the progress bar on stderr
   int keep_checkpoints = 3;
+  std::int64_t log_every = 0;     // log the training loss every N steps (0: steps 1, 2, 5, 10, 20, 50, then every 100)
 };
 
 inline void print_usage(std::ostream& os) {
@@ -47,7 +48,8 @@ inline void print_usage(std::ostream& os) {
      << "  --eager             run the step without jit\n"
      << "  --device cpu|cuda   where training runs: cpu, or a GPU (cuda, cuda:1) (" << d.device << ")\n"
      << "  --no-progress       no progress bar\n"
-     << "  --keep N            checkpoints to keep (" << d.keep_checkpoints << ")\n";
+     << "  --keep N            checkpoints to keep (" << d.keep_checkpoints << ")\n"
+     << "  --log-every N       log the training loss every N steps (steps 1, 2, 5, 10, 20, 50, then every 100)\n";
 }
 
 /// Parses argv; throws std::invalid_argument naming the flag on a bad or unknown one.
@@ -99,6 +101,7 @@ inline Options parse_options(int argc, char** argv) {
     else if (flag == "--device") o.device = value();  // checked by canopy::Device::parse in main
     else if (flag == "--no-progress") o.progress = false;
     else if (flag == "--keep") o.keep_checkpoints = static_cast<int>(integer(1, 1000));
+    else if (flag == "--log-every") o.log_every = integer(1, 1LL << 40);
     else throw std::invalid_argument("unknown flag '" + std::string(flag) + "' (--help lists them)");
   }
   if (o.resume && o.overwrite) throw std::invalid_argument("--resume and --overwrite exclude each other");

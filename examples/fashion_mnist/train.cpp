@@ -149,11 +149,12 @@ int run(const Options& o, const std::string& command_line) {
   writer.write_text(step, "run_info", run_info);
   say(run_info);
 
-  // Periodic actions: the training loss early and often (JAXline's growth ratios), then every 100 steps.
+  // Periodic actions: the training loss early and often (JAXline's growth ratios), then every 100
+  // steps; or every --log-every steps (a curve to hold against another run's, step by step).
   using State = decltype(state);
   using Info = StepInfo<Nothing>;
   CronTab<State, Info> cron;
-  cron.add("log_loss", growth_steps({1, 2, 5}) | every_steps(100),
+  cron.add("log_loss", o.log_every > 0 ? every_steps(o.log_every) : growth_steps({1, 2, 5}) | every_steps(100),
            [&](std::int64_t s, const State&, const Info& info) { writer.write_scalars(s, to_scalars({{"train/loss", info.loss}})); });
 
   for (int epoch = static_cast<int>(step / steps_per_epoch); epoch < o.epochs; ++epoch) {

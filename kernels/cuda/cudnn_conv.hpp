@@ -1,5 +1,6 @@
-// Internal to kernels/cuda: conv_general_dilated on cuDNN's graph API (one forward-convolution
-// operation). The direct kernel in nn.cu stays as the reference and runs what cuDNN cannot.
+// Internal to kernels/cuda: conv_general_dilated on cuDNN's graph API (one forward, backward-data
+// or backward-filter operation: cudnn_conv_problem.hpp). The direct kernel in nn.cu stays as the
+// reference and runs what cuDNN cannot.
 #pragma once
 
 #include <cstdint>
@@ -21,14 +22,15 @@ struct ConvPlan {
   std::vector<cudnnBackendNumericalNote_t> notes;  ///< the engine's numerical notes
 };
 
-/// Builds the plan for `p` on operands of `dtype` whose addresses are multiples of `alignment`
+/// Builds the plan for `call` on operands of `dtype` whose addresses are multiples of `alignment`
 /// bytes, for `target`; nullptr when no engine canopy accepts runs it.
 /// Accepted: deterministic engines that accumulate in f32 or wider; for f32 and f64 also none
 /// that computes on tensor cores (TF32) or down-converts (the same pedantic precision as the
 /// cuBLAS matmuls); no FFT or Winograd engines (their rounding departs from the direct sum).
-std::shared_ptr<const ConvPlan> build_conv_plan(const ConvProblem& p, DType dtype, std::int64_t alignment,
+std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
                                                 const Target& target);
 
-// conv (cudnn_entry.hpp) runs on the device's stream and caches plans per thread and problem.
+// conv (cudnn_entry.hpp) tries conv_calls(g) in order on the device's stream, caching plans per
+// thread and call.
 
 }  // namespace canopy::kernels::cuda::cudnn

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "canopy/dtype.hpp"
+#include "canopy/kernels/cuda_nn.hpp"
 #include "canopy/kernels/nn.hpp"
 #include "canopy/shape.hpp"
 
@@ -12,7 +13,8 @@ namespace canopy::kernels::cuda::cudnn {
 
 bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device);
 bool softmax(bool log, DType dtype, const void* in, void* out, const Shape& shape, int axis, int device);
-/// Counts one call run on cuDNN (cuda_nn.hpp's cudnn_calls).
+/// Counts one call run on cuDNN (cuda_nn.hpp's cudnn_calls); a convolution by its operation too.
 void count_call();
+void count_conv_call(CudnnConv kind);
 
 }  // namespace canopy::kernels::cuda::cudnn

@@ -14,14 +14,23 @@ std::atomic<std::int64_t>& calls() {
   static std::atomic<std::int64_t> n{0};
   return n;
 }
+std::atomic<std::int64_t>& conv_calls(CudnnConv kind) {
+  static std::atomic<std::int64_t> n[3] = {0, 0, 0};
+  return n[static_cast<int>(kind)];
+}
 }  // namespace
 
 void set_use_cudnn(bool on) { cudnn_flag() = on; }
 bool use_cudnn() { return cudnn_flag() && cudnn_built(); }
 std::int64_t cudnn_calls() { return calls(); }
+std::int64_t cudnn_conv_calls(CudnnConv kind) { return conv_calls(kind); }
 
 namespace cudnn {
 void count_call() { ++calls(); }
+void count_conv_call(CudnnConv kind) {
+  ++conv_calls(kind);
+  ++calls();
+}
 }  // namespace cudnn
 
 }  // namespace canopy::kernels::cuda

@@ -57,6 +57,12 @@ class DeviceError : public Error {
  public:
   using Error::Error;
 };
+/// A GPU kernel's result that differs from the CPU kernel's beyond the documented tolerance
+/// (raised where GPU verification is on: set_gpu_verify, CANOPY_GPU_VERIFY=1).
+class DeviceMismatchError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
 /// A C++ integer that does not fit the dtype it meets (`u8_array + 300`): JAX's OverflowError.
 class OverflowError : public Error {
  public:

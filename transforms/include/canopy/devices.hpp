@@ -53,7 +53,42 @@ void set_cpu_device_count(int n);
 void set_collective_timeout(std::chrono::milliseconds timeout);
 std::chrono::milliseconds collective_timeout();
 
+/// GPU verification: every kernel that runs on a GPU (eagerly, or as a step of a jitted program,
+/// which then runs unfused so that each primitive is checked on its own) is run again on the CPU
+/// with copies of the same operands, and a result that differs beyond the tolerance below raises
+/// DeviceMismatchError naming the primitive, its params, its operands, the first differing index
+/// and both values. Costs a device-to-host copy of every operand and result and the CPU's work: a
+/// debugging mode, off by default; on when the environment sets CANOPY_GPU_VERIFY=1.
+///
+/// The tolerance, per element, between the GPU's result g and the CPU's c (the property the GPU
+/// backend keeps; the GPU suite checks it): NaN matches NaN, infinities and integer, boolean and
+/// key results are exact, and for floating results
+///     |g - c| <= rtol(dtype) * (|c| + max|c| / 16) + 4 * eps(accumulator) * sqrt(n) * m
+/// where rtol is 1e-12 for f64, 2e-6 for f32 and 1e-2 for bf16 and f16 (the devices' math
+/// libraries differ by a few units in the last place; max|c| is the largest finite magnitude in
+/// the same output, a floor for elements near a zero of the function, such as log near 1, whose
+/// error is relative to the argument rather than the result), and, for linear and bilinear primitives
+/// (sums, contractions, convolutions, copies), n is the number of terms an element sums and m the
+/// sum of their magnitudes (the primitive applied to the operands' absolute values): the two
+/// devices add in different orders, and in f32 (eps 2^-24; f64 for f64 operands) that moves a sum
+/// by about eps * sqrt(n) of its terms' magnitude. Everything else has n = m = 0.
+void set_gpu_verify(bool on);
+bool gpu_verify();
+/// Sets GPU verification for a scope and restores the previous setting when it ends.
+class GpuVerifyScope {
+ public:
+  explicit GpuVerifyScope(bool on = true) : previous_(gpu_verify()) { set_gpu_verify(on); }
+  ~GpuVerifyScope() { set_gpu_verify(previous_); }
+  GpuVerifyScope(const GpuVerifyScope&) = delete;
+  GpuVerifyScope& operator=(const GpuVerifyScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 namespace detail {
+/// GPU kernel calls checked against the CPU so far (what shows that verification ran).
+std::int64_t gpu_verified_kernels();
 /// x on `device`, committed there (shares the buffer between CPU devices, which are all host
 /// memory; copies to and from a GPU).
 Array device_put_array(const Array& x, Device device);

@@ -3,6 +3,7 @@
 #include "canopy/core/trace.hpp"
 
 #include "array_impl.hpp"
+#include "../devices/gpu_verify.hpp"
 #include "../devices/runtime.hpp"
 #include "canopy/devices.hpp"
 #include "canopy/core/custom.hpp"
@@ -97,6 +98,7 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
   res.reserve(outs.size());
   for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev, p.name, place.committed));
   k(in, res, params);
+  if (dev.kind == Device::Kind::cuda && gpu_verify()) detail::verify_gpu_result(p, in, res, params);
   if (debug_nans()) detail::check_nans(p, res);
   return res;
 }

@@ -19,9 +19,15 @@ bool cudnn_built();
 /// cuDNN calls made so far (convolutions and softmaxes run on cuDNN, not the direct kernels): what
 /// shows that cuDNN ran, since every path that declines falls back to the direct kernels quietly.
 std::int64_t cudnn_calls();
+/// cuDNN's convolution operations: a forward convolution, and the two gradient forms that lax
+/// writes as convolutions and cuDNN runs as its own backward operations.
+enum class CudnnConv : int { forward = 0, backward_data = 1, backward_filter = 2 };
+/// Convolutions run on cuDNN so far as operation `kind` (each is also one of cudnn_calls()).
+std::int64_t cudnn_conv_calls(CudnnConv kind);
 
-/// out = conv(lhs, rhs): on cuDNN (1 to 3 spatial dims; see use_cudnn), else a direct kernel as
-/// cpu::conv_loop (sums in double). f32, f64, bf16, f16. At most 6 spatial dims (DeviceError beyond).
+/// out = conv(lhs, rhs): on cuDNN (1 to 3 spatial dims; see use_cudnn) as one forward,
+/// backward-data or backward-filter operation (lax's gradient convolutions are recognised as
+/// such), else a direct kernel as cpu::conv_loop (sums in double). f32, f64, bf16, f16. At most 6 spatial dims (DeviceError beyond).
 void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device);
 /// out = reduce_window(in) as the CPU loops (compute type, padding holds the identity); every
 /// dtype, at most 8 dims.

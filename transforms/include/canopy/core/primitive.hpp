@@ -131,6 +131,12 @@ struct PrimitiveInfo {
   BatchFn batch = nullptr;
   bool linear = false;             ///< jvp is the primitive itself; needs transpose
   bool nondifferentiable = false;  ///< integer/boolean outputs: zero tangents, no jvp needed
+  /// Linear in each operand separately (dot_general, conv_general_dilated: JAX's bilinear
+  /// primitives): its results are sums of products, like a linear primitive's sums of operands.
+  bool bilinear = false;
+  /// Its evaluation is the same code on every device (control flow and calls run sub-programs,
+  /// whose steps run their own kernels; a callback runs host code): no backend kernel of its own.
+  bool device_neutral = false;
   Lowering lowering{};             ///< how jit lowers it (elementwise kinds fuse)
   /// Whether `lowering` holds for these params (null: always); else the primitive runs its own
   /// kernel (random_uniform01 fuses in the partitionable layout only). From `P::lowers(params)`.
@@ -220,6 +226,8 @@ PrimitiveInfo make_info() {
     i.collective_axis = [](const ParamsRef& params) { return std::string_view(params.get<Params>().axis_name); };
   }
   if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
+  if constexpr (requires { bool{P::bilinear}; }) i.bilinear = P::bilinear;
+  if constexpr (requires { bool{P::device_neutral}; }) i.device_neutral = P::device_neutral;
   if constexpr (requires { Lowering{P::lowering}; }) i.lowering = P::lowering;
   if constexpr (requires(const Params& p) { bool{P::lowers(p)}; })
     i.lowering_applies = [](const ParamsRef& params) { return P::lowers(params.get<Params>()); };

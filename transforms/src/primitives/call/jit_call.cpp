@@ -14,6 +14,7 @@ namespace canopy::prim {
 struct JitCall {
   static constexpr std::string_view name = "jit_call";
   static constexpr Arity arity = Arity::at_least(0);
+  static constexpr bool device_neutral = true;
   struct Params {
     std::shared_ptr<const Executable> executable;
     /// A linear call's leading residual inputs (fixed under transposition); 0 otherwise.

@@ -14,6 +14,7 @@ namespace canopy::prim {
 struct Cond {
   static constexpr std::string_view name = "cond";
   static constexpr Arity arity = Arity::at_least(1);
+  static constexpr bool device_neutral = true;
   struct Params {
     std::vector<std::shared_ptr<const Executable>> branches;  ///< operands -> results, one signature
     /// A tangent cond's residual operands (index included); the rest are tangents. Empty otherwise.

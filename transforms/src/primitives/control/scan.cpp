@@ -37,6 +37,7 @@ Aval stacked_aval(const Aval& a, std::int64_t n) {
 struct Scan {
   static constexpr std::string_view name = "scan";
   static constexpr Arity arity = Arity::at_least(0);
+  static constexpr bool device_neutral = true;
   struct Params {
     std::shared_ptr<const Executable> body;  ///< (consts, carry, x) -> (carry, y)
     int num_consts = 0, num_carry = 0;

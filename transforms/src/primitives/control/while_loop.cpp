@@ -12,6 +12,7 @@ namespace canopy::prim {
 struct While {
   static constexpr std::string_view name = "while";
   static constexpr Arity arity = Arity::at_least(0);
+  static constexpr bool device_neutral = true;
   struct Params {
     std::shared_ptr<const Executable> cond, body;
     int cond_nconsts = 0, body_nconsts = 0;

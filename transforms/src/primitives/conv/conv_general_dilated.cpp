@@ -71,6 +71,7 @@ Array block(const Array& x, int axis, std::int64_t k, std::int64_t size) {
 struct ConvGeneralDilated {
   static constexpr std::string_view name = "conv_general_dilated";
   static constexpr Arity arity = Arity::exactly(2);
+  static constexpr bool bilinear = true;
   /// lax's parameters; the specs are lax.ConvDimensionNumbers: for each operand, the dim holding
   /// (batch | out features, features | in features, spatial 0, spatial 1, ...).
   struct Params {

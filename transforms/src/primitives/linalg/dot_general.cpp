@@ -119,6 +119,7 @@ Array transpose_lhs(const Array& g, const Aval& x, const Array& y, const DotDime
 struct DotGeneral {
   static constexpr std::string_view name = "dot_general";
   static constexpr Arity arity = Arity::exactly(2);
+  static constexpr bool bilinear = true;
   using Params = DotDimensionNumbers;
   // Bilinear, not linear: its jvp is dot(t_lhs, rhs) + dot(lhs, t_rhs), its transpose per operand.
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {

@@ -28,6 +28,7 @@ namespace canopy::prim {
 struct PureCallback {
   static constexpr std::string_view name = "pure_callback";
   static constexpr Arity arity = Arity::at_least(0);
+  static constexpr bool device_neutral = true;
   struct Params {
     std::shared_ptr<const detail::HostCallback> callback;
     std::vector<Aval> result_avals;

@@ -1,0 +1,198 @@
+// Convolutions on the GPU against the CPU: one-hot filters that show where cuDNN reads each tap in
+// every layout, the forward convolution and both gradients (cuDNN's backward-data and
+// backward-filter operations) over dtypes, layouts, strides, dilations, padding and groups, W4's
+// shapes, and the same with cuDNN off (the direct kernels).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <canopy/canopy.hpp>
+#include <canopy/core/primitive.hpp>
+#include <canopy/kernels/cuda.hpp>
+#include <canopy/kernels/cuda_nn.hpp>
+
+#include "gpu_check.hpp"
+
+using namespace canopy;
+using gpu_test::check_close;
+using gpu_test::kGpu;
+using gpu_test::on_gpu;
+using kernels::cuda::CudnnConv;
+
+namespace {
+
+/// Turns cuDNN on or off for a scope (on again after it).
+struct CudnnScope {
+  explicit CudnnScope(bool on) { kernels::cuda::set_use_cudnn(on); }
+  ~CudnnScope() { kernels::cuda::set_use_cudnn(true); }
+};
+
+std::int64_t conv_calls(CudnnConv kind) { return kernels::cuda::cudnn_conv_calls(kind); }
+
+/// A layout's letters for a 2-D convolution: (lhs, rhs, out).
+struct Layout {
+  const char* lhs;
+  const char* rhs;
+};
+constexpr Layout kLayouts[] = {{"NHWC", "HWIO"}, {"NCHW", "OIHW"}, {"NHWC", "OIHW"}, {"NCHW", "HWIO"}, {"NHWC", "OHWI"}};
+
+/// An array of `letters` order whose (N, C, H, W) element holds 1000 n + 100 c + 10 h + w (exact in
+/// f32 and, for these small extents, in the products and sums of a one-hot convolution).
+Array positions(const std::string& letters, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+  const Array nchw = iota(DType::f32, {n, c, h, w}, 0) * 1000.0f + iota(DType::f32, {n, c, h, w}, 1) * 100.0f +
+                     iota(DType::f32, {n, c, h, w}, 2) * 10.0f + iota(DType::f32, {n, c, h, w}, 3);
+  std::vector<int> perm;
+  for (char l : letters) perm.push_back(static_cast<int>(std::string("NCHW").find(l)));
+  return transpose(nchw, perm);
+}
+
+/// The filter of `letters` order (O, I, H, W letters) that is 1 at (o, i, h, w) and 0 elsewhere.
+Array one_hot_filter(const std::string& letters, std::int64_t o, std::int64_t i, std::int64_t h, std::int64_t w) {
+  std::vector<float> v(2 * 2 * 3 * 3, 0.0f);
+  v[static_cast<std::size_t>(((o * 2 + i) * 3 + h) * 3 + w)] = 1.0f;
+  std::vector<int> perm;
+  for (char l : letters) perm.push_back(static_cast<int>(std::string("OIHW").find(l)));
+  return transpose(array(v, {2, 2, 3, 3}), perm);
+}
+
+}  // namespace
+
+TEST_CASE("cuDNN convolutions: a one-hot filter reads the tap the CPU reads, in every layout") {
+  // The first GPU run found cuDNN reading an HWIO filter as packed KRSC: a one-hot at (h=0, w=1)
+  // acted as the tap (r=0, s=2). Each tap of each layout, against the CPU, exactly.
+  CudnnScope on(true);
+  const std::int64_t before = conv_calls(CudnnConv::forward);
+  int runs = 0;
+  for (const Layout& l : kLayouts) {
+    const ConvDimensionNumbers dn{l.lhs, l.rhs, l.lhs};
+    const Array x = positions(l.lhs, 2, 2, 4, 5);
+    CAPTURE(l.lhs);
+    CAPTURE(l.rhs);
+    for (std::int64_t o = 0; o < 2; ++o)
+      for (std::int64_t i = 0; i < 2; ++i)
+        for (std::int64_t h = 0; h < 3; ++h)
+          for (std::int64_t w = 0; w < 3; ++w) {
+            CAPTURE(o);
+            CAPTURE(i);
+            CAPTURE(h);
+            CAPTURE(w);
+            const Array k = one_hot_filter(l.rhs, o, i, h, w);
+            for (const char* padding : {"SAME", "VALID"}) {
+              const Array want = conv_general_dilated(x, k, {1, 1}, padding, {}, {}, dn);
+              const Array got = conv_general_dilated(device_put(x, kGpu), device_put(k, kGpu), {1, 1}, padding, {}, {}, dn);
+              CHECK(got.to_vector<float>() == want.to_vector<float>());
+              ++runs;
+            }
+          }
+  }
+  if (kernels::cuda::cudnn_built()) CHECK(conv_calls(CudnnConv::forward) >= before + runs);
+}
+
+TEST_CASE("cuDNN convolutions: forward, input and filter gradients equal the CPU's over dtypes, layouts, strides, dilations, padding and groups") {
+  struct Config {
+    const char* what;
+    std::vector<std::int64_t> x_nchw, w_oihw, strides, rhs_dilation;
+    Padding padding;
+    std::int64_t groups;
+  };
+  const std::vector<Config> configs = {
+      {"3x3 same", {2, 3, 7, 6}, {4, 3, 3, 3}, {1, 1}, {1, 1}, "SAME", 1},
+      {"3x3 stride 2 same", {2, 3, 9, 9}, {4, 3, 3, 3}, {2, 2}, {1, 1}, "SAME", 1},
+      {"3x3 stride 2 valid, an unread row and column", {1, 2, 10, 8}, {3, 2, 3, 3}, {2, 2}, {1, 1}, "VALID", 1},
+      {"rhs dilation 2", {2, 2, 9, 9}, {3, 2, 3, 3}, {1, 1}, {2, 2}, "SAME", 1},
+      {"asymmetric padding", {1, 3, 8, 7}, {2, 3, 3, 2}, {1, 2}, {1, 1}, std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 0}, {0, 1}}, 1},
+      {"2 feature groups, stride 2", {2, 4, 9, 9}, {6, 2, 3, 3}, {2, 2}, {1, 1}, "SAME", 2},
+  };
+  for (const bool use : {true, false}) {
+    CudnnScope scope(use);
+    CAPTURE(use);
+    const std::int64_t data_before = conv_calls(CudnnConv::backward_data),
+                       filter_before = conv_calls(CudnnConv::backward_filter);
+    for (const Layout& l : kLayouts)
+      for (const Config& c : configs)
+        for (DType d : {DType::f32, DType::bf16, DType::f16}) {
+          CAPTURE(l.lhs);
+          CAPTURE(l.rhs);
+          CAPTURE(c.what);
+          CAPTURE(std::string(name(d)));
+          const ConvDimensionNumbers dn{l.lhs, l.rhs, l.lhs};
+          auto to = [](const Array& nchw_like, const char* letters, const char* canonical) {
+            std::vector<int> perm;
+            for (const char* p = letters; *p; ++p) perm.push_back(static_cast<int>(std::string(canonical).find(*p)));
+            return transpose(nchw_like, perm);
+          };
+          const Array x = to(random::normal(random::key(1), Shape(c.x_nchw)), l.lhs, "NCHW").astype(d);
+          const Array w = (to(random::normal(random::key(2), Shape(c.w_oihw)), l.rhs, "OIHW") * 0.3f).astype(d);
+          auto conv = [&](const Array& a, const Array& b) {
+            return conv_general_dilated(a, b, c.strides, c.padding, {}, c.rhs_dilation, dn, c.groups);
+          };
+          const Array y = conv(x, w);
+          const Array r = random::normal(random::key(3), y.shape()).astype(d);  // cotangent weights
+          auto loss = [&](const Array& a, const Array& b) { return sum((conv(a, b) * r).astype(DType::f32)); };
+          const double scale = d == DType::f32 ? 10.0 : 1.0;  // gradients sum more terms than a forward element
+          check_close(conv(device_put(x, kGpu), device_put(w, kGpu)), y, "forward", scale);
+          const auto [gx, gw] = grad(loss, argnums<0, 1>)(device_put(x, kGpu), device_put(w, kGpu));
+          const auto [hx, hw] = grad(loss, argnums<0, 1>)(x, w);
+          check_close(gx, hx, "d loss / d x", scale);
+          check_close(gw, hw, "d loss / d w", scale);
+          const auto [jx, jw] = jit(grad(loss, argnums<0, 1>))(device_put(x, kGpu), device_put(w, kGpu));
+          check_close(jx, hx, "jit: d loss / d x", scale);
+          check_close(jw, hw, "jit: d loss / d w", scale);
+        }
+    // cuDNN ran the gradients as its own backward operations (its paths fall back quietly).
+    if (use && kernels::cuda::cudnn_built()) {
+      CHECK(conv_calls(CudnnConv::backward_data) > data_before);
+      CHECK(conv_calls(CudnnConv::backward_filter) > filter_before);
+    }
+    if (!use) {
+      CHECK(conv_calls(CudnnConv::backward_data) == data_before);
+      CHECK(conv_calls(CudnnConv::backward_filter) == filter_before);
+    }
+  }
+}
+
+TEST_CASE("cuDNN convolutions: W4's layers and their gradients, each kernel checked against the CPU's") {
+  // batch 64, NHWC/HWIO: conv 1 -> 32 at 28x28 and 32 -> 64 at 14x14, as the CNN trainer runs them.
+  GpuVerifyScope verify;
+  const ConvDimensionNumbers nhwc{"NHWC", "HWIO", "NHWC"};
+  struct Layer {
+    std::vector<std::int64_t> x, w;
+  };
+  for (const Layer& l : {Layer{{64, 28, 28, 1}, {3, 3, 1, 32}}, Layer{{64, 14, 14, 32}, {3, 3, 32, 64}}}) {
+    const Array x = random::normal(random::key(4), Shape(l.x)), w = random::normal(random::key(5), Shape(l.w)) * 0.2f;
+    auto loss = [&](const Array& a, const Array& b) {
+      return sum(nn::relu(conv_general_dilated(a, b, {1, 1}, "SAME", {}, {}, nhwc)));
+    };
+    const auto [gx, gw] = grad(loss, argnums<0, 1>)(device_put(x, kGpu), device_put(w, kGpu));
+    const auto [hx, hw] = grad(loss, argnums<0, 1>)(x, w);
+    check_close(gx, hx, "d loss / d x", 10.0);
+    check_close(gw, hw, "d loss / d w", 10.0);
+  }
+}
+
+TEST_CASE("cuDNN and the direct kernels: the convolution and softmax samples equal the CPU's") {
+  // Where cuDNN has a plan it runs these; with it off the direct kernels do. Both must agree with
+  // the CPU.
+  MESSAGE("cuDNN built: " << kernels::cuda::cudnn_built());
+  for (bool use : {true, false}) {
+    CudnnScope scope(use);
+    CAPTURE(use);
+    const std::int64_t calls_before = kernels::cuda::cudnn_calls();
+    int checked = 0;
+    for (const PrimitiveInfo* p : registered_primitives()) {
+      if (p->name != "conv_general_dilated" && p->name != "softmax" && p->name != "log_softmax") continue;
+      for (const ErasedSample& s : p->samples()) {
+        CAPTURE(std::string(p->name));
+        CAPTURE(s.note);
+        const Arrays want = detail::bind(*p, s.inputs, s.ref());
+        const Arrays got = detail::bind(*p, on_gpu(s.inputs), s.ref());
+        for (std::size_t o = 0; o < got.size(); ++o) check_close(got[o], want[o], "output " + std::to_string(o));
+        ++checked;
+      }
+    }
+    CHECK(checked > 5);
+    if (use && kernels::cuda::cudnn_built()) CHECK(kernels::cuda::cudnn_calls() > calls_before + 5);
+    if (!use) CHECK(kernels::cuda::cudnn_calls() == calls_before);
+  }
+}

@@ -1,0 +1,79 @@
+// The registry walk on the GPU under the transformations, as the CPU suite walks it: every
+// primitive's samples under jit, grad and vmap on cuda:0 against the same transformation on cpu:0,
+// with GPU verification on, so that each kernel those programs run (batching rules, transposes,
+// gradient rules: other primitives than the one walked) is checked against its CPU kernel too.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <canopy/canopy.hpp>
+#include <canopy/core/primitive.hpp>
+
+#include "../helpers/registry_walk.hpp"
+#include "gpu_check.hpp"
+
+using namespace canopy;
+using gpu_test::check_close;
+using gpu_test::kGpu;
+using gpu_test::on_gpu;
+using test::grad_of_sum;
+using test::run_jitted;
+
+namespace {
+
+/// Example k of a batch: x's elements rotated by k (same dtype, same set of values).
+Array rotated(const Array& x, std::size_t k) {
+  if (x.size() == 0) return x;
+  const Array flat = x.reshape({-1});
+  const auto n = static_cast<std::int64_t>(x.size()), s = static_cast<std::int64_t>(k) % n;
+  return concatenate({slice(flat, {s}, {n}), slice(flat, {0}, {s})}, 0).reshape(x.shape());
+}
+
+void check_all(const Arrays& got, const Arrays& want, const std::string& what) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t o = 0; o < got.size(); ++o) check_close(got[o], want[o], what + ", output " + std::to_string(o), 10.0);
+}
+
+}  // namespace
+
+TEST_CASE("every primitive's samples under jit, grad and vmap on cuda:0 agree with cpu:0, each GPU kernel checked") {
+  GpuVerifyScope verify;
+  const std::int64_t verified_before = detail::gpu_verified_kernels();
+  int jitted = 0, gradients = 0, batched = 0;
+  for (const PrimitiveInfo* p : registered_primitives()) {
+    if (p->collective || !p->samples) continue;  // collectives: the pmap cases of gpu_test.cpp
+    for (const ErasedSample& s : p->samples()) {
+      if (s.inputs.empty()) continue;  // nothing to place on the GPU
+      CAPTURE(std::string(p->name));
+      CAPTURE(s.note);
+      auto f = [&](const Arrays& xs) { return detail::bind(*p, xs, s.ref()); };
+      const Arrays g = on_gpu(s.inputs);
+      check_all(run_jitted(f, g), run_jitted(f, s.inputs), "jit");
+      ++jitted;
+      if (test::differentiable(*p) && p->name != "custom_lin" && test::has_float_input(s)) {
+        Arrays want;
+        try {
+          want = grad_of_sum(*p, s, s.inputs);
+        } catch (const UnimplementedRule&) {
+          want.clear();  // reverse mode not defined for this primitive (the CPU suite checks which)
+        }
+        if (!want.empty()) {
+          check_all(grad_of_sum(*p, s, g), want, "grad of the outputs' sum");
+          ++gradients;
+        }
+      }
+      if (p->batch) {
+        Arrays stacked;
+        for (const Array& x : s.inputs) stacked.push_back(stack({x, rotated(x, 1), rotated(x, 2)}, 0));
+        auto batched_f = vmap([&](const Arrays& xs) { return f(xs); });
+        check_all(batched_f(on_gpu(stacked)), batched_f(stacked), "vmap");
+        ++batched;
+      }
+    }
+  }
+  CHECK(jitted > 300);
+  CHECK(gradients > 200);
+  CHECK(batched > 250);
+  CHECK(detail::gpu_verified_kernels() > verified_before + 1000);
+}

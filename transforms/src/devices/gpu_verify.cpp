@@ -1,0 +1,180 @@
+// GPU verification (CANOPY_GPU_VERIFY=1, set_gpu_verify): each kernel run on a GPU is run again
+// by the CPU kernel on host copies of its operands, and the two results are held to the tolerance
+// canopy/devices.hpp documents; the first element beyond it raises DeviceMismatchError.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../core/array_impl.hpp"
+#include "canopy/core/primitive.hpp"
+#include "canopy/devices.hpp"
+#include "canopy/error.hpp"
+#include "canopy/kernels/cpu.hpp"
+#include "gpu_verify.hpp"
+#include "runtime.hpp"
+
+namespace canopy {
+namespace {
+
+/// A switch's value: unset or 0/false/no/off is off, 1/true/yes/on is on; anything else is an error.
+bool env_switch(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return false;
+  for (const char* on : {"1", "true", "yes", "on"})
+    if (std::strcmp(v, on) == 0) return true;
+  for (const char* off : {"0", "false", "no", "off"})
+    if (std::strcmp(v, off) == 0) return false;
+  detail::raise<Error>(name, "value", v, "is not a switch", "use 1, true, yes or on; 0, false, no or off");
+}
+
+std::atomic<int> verify_state{-1};  // -1: the environment not read yet
+std::atomic<std::int64_t> verified{0};
+
+}  // namespace
+
+void set_gpu_verify(bool on) { verify_state.store(on ? 1 : 0); }
+
+bool gpu_verify() {
+  int s = verify_state.load(std::memory_order_relaxed);
+  if (s < 0) {
+    int unread = -1;
+    verify_state.compare_exchange_strong(unread, env_switch("CANOPY_GPU_VERIFY") ? 1 : 0);
+    s = verify_state.load();
+  }
+  return s == 1;
+}
+
+namespace detail {
+
+std::int64_t gpu_verified_kernels() { return verified.load(); }
+
+namespace {
+
+double rtol(DType d) {
+  switch (d) {
+    case DType::f64: return 1e-12;
+    case DType::f32: return 2e-6;
+    case DType::bf16:
+    case DType::f16: return 1e-2;
+    default: return 0;
+  }
+}
+double accumulator_eps(DType d) { return d == DType::f64 ? 0x1p-53 : 0x1p-24; }
+
+Arrays run_on_cpu(const PrimitiveInfo& p, std::span<const Array> host_in, const ParamsRef& params) {
+  std::vector<Aval> avals;
+  for (const Array& x : host_in) avals.push_back(x.aval());
+  Arrays out;
+  for (Aval& a : p.abstract_eval(avals, params))
+    out.push_back(make_concrete(std::move(a), Device::cpu(first_local_device()), p.name));
+  p.cpu_kernel(host_in, out, params);
+  return out;
+}
+
+/// A host copy of x with each floating element's magnitude (its sign bit cleared, which is the top
+/// bit of every float format), or with ones; other dtypes as they are.
+Array floats_as(const Array& x, bool ones) {
+  if (!is_floating(x.dtype())) return x;
+  Array y = make_concrete(x.aval(), Device::cpu(first_local_device()), "gpu_verify");
+  const std::size_t item = itemsize(x.dtype()), n = static_cast<std::size_t>(x.size());
+  auto* bytes = static_cast<unsigned char*>(mutable_data(y));
+  if (ones) {
+    const std::vector<double> one(n, 1.0);
+    kernels::cpu::convert(DType::f64, x.dtype(), one.data(), bytes, static_cast<std::int64_t>(n));
+  } else {
+    std::memcpy(bytes, cdata(x), n * item);
+    for (std::size_t i = 0; i < n; ++i) bytes[(i + 1) * item - 1] &= 0x7f;  // little-endian: the sign is in the last byte
+  }
+  return y;
+}
+
+/// `[i, j, ...]`: the index of element `flat` of a row-major array of shape s.
+std::string index_text(std::int64_t flat, const Shape& s) {
+  std::vector<std::int64_t> idx(s.size());
+  for (std::size_t d = s.size(); d-- > 0;) {
+    idx[d] = s[d] == 0 ? 0 : flat % s[d];
+    flat = s[d] == 0 ? 0 : flat / s[d];
+  }
+  std::string t = "[";
+  for (std::size_t d = 0; d < idx.size(); ++d) t += concat(d ? ", " : "", idx[d]);
+  return t + "]";
+}
+
+double element(DType d, const void* data, std::size_t i) {
+  double v = 0;
+  kernels::cpu::convert(d, DType::f64, static_cast<const unsigned char*>(data) + i * itemsize(d), &v, 1);
+  return v;
+}
+
+[[noreturn]] void raise_mismatch(const PrimitiveInfo& p, std::span<const Array> in, const Array& result, std::size_t output,
+                                 std::int64_t at, const std::string& got, const std::string& want, double tol,
+                                 const ParamsRef& params) {
+  std::string operands;
+  for (const Array& x : in) operands += concat(operands.empty() ? "" : ", ", to_string(x.aval()));
+  const std::string params_text = p.params_to_string ? p.params_to_string(params) : "";
+  raise<DeviceMismatchError>(
+      p.name, "GPU result", concat("output ", output, " ", to_string(result.aval()), " at ", index_text(at, result.shape())),
+      concat("is ", got, " on ", to_string(result.device()), " where the CPU kernel gives ", want,
+             tol > 0 ? concat(" (tolerance ", tol, ")") : std::string(" (results of this dtype are exact)"),
+             "; params [", params_text, "], operands (", operands, ")"),
+      "GPU verification is on (CANOPY_GPU_VERIFY): this primitive's GPU kernel disagrees with its CPU kernel");
+}
+
+}  // namespace
+
+void verify_gpu_result(const PrimitiveInfo& p, std::span<const Array> in, std::span<const Array> out, const ParamsRef& params) {
+  if (p.device_neutral || p.collective) return;  // their steps are checked where they run kernels
+  Arrays host_in;
+  for (const Array& x : in) host_in.push_back(host_copy(x));
+  const Arrays want = run_on_cpu(p, host_in, params);
+  // For sums, contractions and copies: the sum of the terms' magnitudes and their count per element.
+  Arrays magnitude, terms;
+  if (p.linear || p.bilinear) {
+    Arrays abs_in, ones_in;
+    for (const Array& x : host_in) {
+      abs_in.push_back(floats_as(x, false));
+      ones_in.push_back(floats_as(x, true));
+    }
+    magnitude = run_on_cpu(p, abs_in, params);
+    terms = run_on_cpu(p, ones_in, params);
+  }
+  for (std::size_t o = 0; o < out.size(); ++o) {
+    const Array got = host_copy(out[o]);
+    const DType d = got.dtype();
+    const auto n = static_cast<std::size_t>(got.size());
+    if (!is_floating(d)) {
+      const std::size_t item = itemsize(d);
+      const auto* g = static_cast<const unsigned char*>(cdata(got));
+      const auto* w = static_cast<const unsigned char*>(cdata(want[o]));
+      for (std::size_t i = 0; i < n; ++i)
+        if (std::memcmp(g + i * item, w + i * item, item) != 0)
+          raise_mismatch(p, in, out[o], o, static_cast<std::int64_t>(i), concat(element(d, g, i)),
+                         concat(element(d, w, i)), 0, params);
+      continue;
+    }
+    const std::vector<double> g = got.to_vector<double>(), w = want[o].to_vector<double>();
+    std::vector<double> m, k;
+    if (!magnitude.empty()) {
+      m = magnitude[o].to_vector<double>();
+      k = terms[o].to_vector<double>();
+    }
+    double largest = 0;  // the output's largest finite magnitude: the floor for elements that cancel
+    for (double v : w)
+      if (std::isfinite(v)) largest = std::max(largest, std::abs(v));
+    for (std::size_t i = 0; i < n; ++i) {
+      if ((std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i]) continue;
+      double tol = rtol(d) * (std::abs(w[i]) + largest / 16);
+      if (!m.empty()) tol += 4 * accumulator_eps(d) * std::sqrt(std::max(k[i], 1.0)) * m[i];
+      if (std::abs(g[i] - w[i]) <= tol) continue;  // false for NaN against a number, and for unequal infinities
+      raise_mismatch(p, in, out[o], o, static_cast<std::int64_t>(i), concat(g[i]), concat(w[i]), tol, params);
+    }
+  }
+  ++verified;
+}
+
+}  // namespace detail
+}  // namespace canopy
