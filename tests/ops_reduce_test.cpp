@@ -174,3 +174,17 @@ TEST_CASE("float sums of millions of elements keep f32 accuracy: one sum, long r
     CHECK(rel(jcols.to_vector<float>()[static_cast<std::size_t>(c)], w) < 1e-6);
   }
 }
+
+TEST_CASE("float products of many factors are the exact product rounded once (multiplied in double)") {
+  // 250,001 f32 factors near 1 multiplied in f32 drifted by 3e-4; in double the result is the
+  // exact product of the f32 values, rounded to f32 once (as the GPU's, which multiplies in double).
+  const Array x = 1.0f + random::normal(random::key(9), {2, 250001}) * 1e-6f;
+  const std::vector<float> v = x.to_vector<float>();
+  const std::vector<float> got = prod(x, 1).to_vector<float>();
+  for (std::size_t r = 0; r < 2; ++r) {
+    long double exact = 1;
+    for (std::size_t j = 0; j < 250001; ++j) exact *= v[r * 250001 + j];
+    const auto want = static_cast<float>(exact);
+    CHECK(std::abs(got[r] - want) <= std::nextafter(want, 2.0f) - want);
+  }
+}
