@@ -3,7 +3,7 @@
 // read as described: an HWIO filter given by its strides was read as packed KRSC), and each call,
 // evaluated here (its staging copies, cuDNN's operation by its definition over those packed
 // tensors, the output's copy back), equals cpu::conv_loop: on random geometries and on the
-// convolutions that grad writes. What cuDNN itself computes only a GPU shows (tests/gpu/gpu_test.cpp).
+// convolutions that grad writes. What cuDNN itself computes only a GPU shows (tests/gpu/conv_test.cpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -214,7 +214,7 @@ TEST_CASE("cudnn conv calls: tensors are packed NCHW/NHWC as described, and ever
   }
   CHECK(forward > 330);  // all but geometries whose negative padding crops a whole dim
   CHECK(backward_data > 5);
-  CHECK(backward_filter > 5);
+  CHECK(backward_filter > 0);  // random layouts rarely have a gradient's: the next case has them
   CHECK(staged > 200);
   CHECK(spread > 30);
 }
@@ -359,6 +359,11 @@ TEST_CASE("cudnn conv calls: the host evaluation catches a wrong call, an HWIO f
   bad = call;
   bad.dilation[0] = 2;
   CHECK(call_mismatches(g, bad) != 0);
+
+  // A dilated (atrous) forward convolution in NHWC is a forward convolution, though its window is
+  // dilated as a filter gradient's is: only a gradient's layout has the batch stride the finer.
+  const ConvCase atrous = *conv_case(2, 1, 3, 4, {{9, 3, 1, 1, 2, 2, 2}, {9, 3, 1, 1, 2, 2, 2}}, nhwc, hwio, nhwc);
+  CHECK(kernels::cuda::cudnn::conv_calls(atrous.g).front().kind == ConvKind::forward);
 
   // Four spatial dims: cuDNN convolves at most three.
   const ConvCase four = *conv_case(1, 1, 1, 1, {{3, 2, 1, 1, 1, 0, 0}, {3, 2, 1, 1, 1, 0, 0}, {3, 2, 1, 1, 1, 0, 0},

@@ -96,7 +96,7 @@ std::vector<Conv> convs() {
       {"asymmetric padding", 2, 3, 5, 1, {9, 7}, {3, 2}, one2, {2, 0}, {0, 1}, one2, one2, false},
       {"negative padding (cropped)", 2, 3, 5, 1, {9, 9}, {3, 3}, one2, {-1, 1}, {1, -2}, one2, one2, true},
       {"input gradient of a stride-2 conv (lhs dilated)", 4, 8, 8, 1, {8, 8}, {3, 3}, one2, {2, 2}, {2, 2}, {2, 2}, one2, true},
-      {"weight gradient (window = output extent)", 8, 4, 8, 1, {28, 28}, {28, 28}, one2, one2, one2, one2, one2, false},
+      {"a window as large as the input (in NCHW: a forward convolution)", 8, 4, 8, 1, {28, 28}, {28, 28}, one2, one2, one2, one2, one2, false},
       {"1-D, NWC", 4, 8, 16, 1, {50}, {5}, {1}, {2}, {2}, {1}, {1}, true},
       {"1-D, NCW, strided", 4, 8, 16, 1, {50}, {4}, {2}, {0}, {0}, {1}, {1}, false},
       {"3-D, NCDHW", 2, 4, 8, 1, {6, 8, 8}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, false},
@@ -107,7 +107,7 @@ std::vector<Conv> convs() {
 }  // namespace
 
 TEST_CASE("cudnn plans: every form of the convolutions canopy hands cuDNN gets an execution plan for an H100") {
-  int backward_data = 0, backward_filter = 0;
+  int backward_data = 0;
   for (const Conv& c : convs()) {
     const ConvGeometry g = geometry(c);
     const auto calls = cudnn::conv_calls(g);
@@ -116,7 +116,6 @@ TEST_CASE("cudnn plans: every form of the convolutions canopy hands cuDNN gets a
     for (const cudnn::ConvCall& call : calls) {
       CAPTURE(static_cast<int>(call.kind));
       backward_data += call.kind == cudnn::ConvKind::backward_data;
-      backward_filter += call.kind == cudnn::ConvKind::backward_filter;
       for (DType d : {DType::f32, DType::bf16, DType::f16}) {
         CAPTURE(name(d));
         const auto plan = cudnn::build_conv_plan(call, d, 16, h100());
@@ -126,8 +125,7 @@ TEST_CASE("cudnn plans: every form of the convolutions canopy hands cuDNN gets a
       }
     }
   }
-  CHECK(backward_data >= 1);
-  CHECK(backward_filter >= 1);
+  CHECK(backward_data >= 1);  // lhs dilated: the next case has the filter gradients, in their layouts
 }
 
 TEST_CASE("cudnn plans: the CNN's gradient convolutions get backward-data and backward-filter plans") {

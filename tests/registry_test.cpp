@@ -122,3 +122,14 @@ TEST_CASE("registry: under vmap, jvp and vjp an application its shape rule rejec
   CHECK_THROWS_WITH_AS(detail::jvp_flat(with_bool, {y}, {y}), doctest::Contains("rem: operand"), TypeError);
   CHECK_THROWS_AS(detail::vjp_flat(with_bool, {y}), TypeError);
 }
+
+TEST_CASE("registry: a second primitive under a registered name is an error; the same rules again are not") {
+  const PrimitiveInfo* exp_rules = find_primitive("exp");
+  REQUIRE(exp_rules != nullptr);
+  CHECK(detail::register_primitive(*exp_rules));  // the same rules: the same primitive
+  static PrimitiveInfo impostor;
+  impostor.name = "exp";
+  CHECK_THROWS_WITH_AS(detail::register_primitive(impostor),
+                       doctest::Contains("register_primitive: primitive (exp) is registered twice"), TypeError);
+  CHECK(find_primitive("exp") == exp_rules);
+}

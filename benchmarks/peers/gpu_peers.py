@@ -170,7 +170,8 @@ def run_jax(data_dir):
                 t0 = time.perf_counter()
                 s = epoch(s, jax.random.PRNGKey(e))
                 sync(s)
-                emit("W9", f"epoch {e + 1} (scan, data on the GPU)", peer, "s_per_epoch", time.perf_counter() - t0, "s")
+                emit("W9", f"epoch {e + 1} (scan of {steps} steps, data on the GPU; the last partial batch dropped)", peer,
+                     "s_per_epoch", time.perf_counter() - t0, "s")
 
         # W5: the elementwise chain (no matmul: precision does not apply), once.
         if precision == "default":

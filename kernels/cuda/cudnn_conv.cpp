@@ -214,11 +214,11 @@ std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtyp
 
 namespace {
 
-/// This thread's plan for `call` (nullptr: none), built on first use. A plan is bound to the
-/// handle it was built with, which is this thread's, and cuDNN does not promise that one plan runs
-/// safely from two threads at once.
-std::shared_ptr<const ConvPlan> cached_plan(const ConvCall& call, DType dtype, std::int64_t alignment, int device,
-                                            cudnnHandle_t h) {
+/// This thread's plan for `call` (nullptr: none), built on first use; the slot itself, so that a
+/// plan that fails to run is forgotten. A plan is bound to the handle it was built with, which is
+/// this thread's, and cuDNN does not promise that one plan runs safely from two threads at once.
+std::shared_ptr<const ConvPlan>& cached_plan(const ConvCall& call, DType dtype, std::int64_t alignment, int device,
+                                             cudnnHandle_t h) {
   std::vector<std::int64_t> key = {static_cast<std::int64_t>(call.kind), static_cast<std::int64_t>(dtype), alignment,
                                    device};
   for (const auto* v : {&call.x.dims, &call.x.strides, &call.w.dims, &call.w.strides, &call.y.dims, &call.y.strides,
@@ -234,8 +234,7 @@ std::shared_ptr<const ConvPlan> cached_plan(const ConvCall& call, DType dtype, s
   } catch (const DeviceError&) {
     plan = nullptr;  // a descriptor cuDNN refused: the next form, or the direct kernel, runs it
   }
-  plans.emplace(std::move(key), plan);
-  return plan;
+  return plans.emplace(std::move(key), std::move(plan)).first->second;
 }
 
 /// Where cuDNN reads or writes tensor `t` of an operand at `operand`: the operand itself, or a
@@ -274,26 +273,39 @@ bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::C
     const std::pair<const StagedTensor*, const void*> operands[] = {{&call.lhs(), lhs}, {&call.rhs(), rhs}, {&call.out(), out}};
     for (const auto& [t, p] : operands)
       if (!t->staged) alignment = std::min<std::int64_t>(alignment, cuda::detail::lt_alignment(p));
-    const std::shared_ptr<const ConvPlan> plan = cached_plan(call, dtype, alignment, device, h);
-    if (!plan) continue;
+    std::shared_ptr<const ConvPlan>& slot = cached_plan(call, dtype, alignment, device, h);
+    if (!slot) continue;
+    const std::shared_ptr<const ConvPlan> plan = slot;
     std::vector<std::shared_ptr<Buffer>> held;  // staged tensors and the workspace, until issued
+    void* ws = nullptr;
+    if (plan->workspace_bytes > 0) {
+      try {
+        held.push_back(allocate(static_cast<std::size_t>(plan->workspace_bytes), device));
+      } catch (const ResourceError&) {
+        continue;  // no memory for this engine's workspace: the next form, or the direct kernel
+      }
+      ws = held.back()->data();
+    }
     void* lhs_at = tensor_memory(call.lhs(), lhs, true, item, device, held);
     void* rhs_at = tensor_memory(call.rhs(), rhs, true, item, device, held);
     void* out_at = tensor_memory(call.out(), out, false, item, device, held);
     auto memory_of = [&](const StagedTensor& t) { return &t == &call.lhs() ? lhs_at : &t == &call.rhs() ? rhs_at : out_at; };
     void* at[3] = {memory_of(call.x), memory_of(call.w), memory_of(call.y)};
-    void* ws = nullptr;
-    if (plan->workspace_bytes > 0) {
-      held.push_back(allocate(static_cast<std::size_t>(plan->workspace_bytes), device));
-      ws = held.back()->data();
-    }
     std::array<std::int64_t, 3> ids = {kX, kW, kY};
     Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
     pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids.data());
     pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, at);
     pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
     pack.finalize_or_throw("conv_general_dilated (cuDNN variant pack)");
-    check(cudnnBackendExecute(h, plan->plan.get(), pack.get()), "conv_general_dilated (cuDNN)");
+    const cudnnStatus_t status = cudnnBackendExecute(h, plan->plan.get(), pack.get());
+    // cuDNN 9's status codes: 2xxx bad parameters, 3xxx not supported (4xxx internal and 5xxx
+    // execution failures are errors). A plan this GPU will not run is forgotten, and the next
+    // form, or the direct kernel, runs the convolution: nothing was written to `out`.
+    if (const int code = static_cast<int>(status); code >= 2000 && code < 4000) {
+      slot = nullptr;
+      continue;
+    }
+    check(status, "conv_general_dilated (cuDNN)");
     const StagedTensor& o = call.out();
     if (o.staged)  // the packed result into the output's own layout
       copy_strided(item, static_cast<const char*>(out_at) + o.tensor_offset * static_cast<std::int64_t>(item),

@@ -1,7 +1,7 @@
 // How a conv_general_dilated (its ConvGeometry) becomes one cuDNN convolution operation (forward,
 // backward data or backward filter), the three packed tensors it reads and writes, and the copies
 // that stage canopy's operands into them. Plain C++ (no cuDNN types): the CPU suite evaluates these
-// calls on the host by the operations' definitions (tests/cuda_nn_test.cpp); the GPU suite runs
+// calls on the host by the operations' definitions (tests/cudnn_conv_call_test.cpp); the GPU suite runs
 // them through cuDNN against the CPU, which is the only check of what cuDNN itself does.
 //
 // Layouts. cuDNN's convolution engines read tensors fully packed in NCHW or NHWC order (filters
@@ -267,11 +267,14 @@ inline std::optional<ConvCall> backward_data_call(const cpu::ConvGeometry& g) {
 }
 
 /// lax's filter gradient: the input (batch and features transposed) convolved with the cotangent
-/// as its window. Told apart from a forward convolution as XLA does: a window at least as large as
-/// the output in every spatial dim, or a dilated one (the forward convolution's stride).
+/// as its window. Told apart from a forward convolution by its layout (its lhs "batch" is the
+/// input's feature dim, which a contiguous input strides no more coarsely than its batch dim;
+/// a forward convolution in NCHW or NHWC strides its batch more coarsely, unless it has one
+/// channel) and, as XLA does, by a window larger than the output in every spatial dim or a
+/// dilated one (the forward convolution's stride).
 inline std::optional<ConvCall> backward_filter_call(const cpu::ConvGeometry& g) {
   const std::size_t nsp = g.in_size.size();
-  if (g.groups != 1) return std::nullopt;
+  if (g.groups != 1 || g.lhs_strides[0] > g.lhs_strides[1]) return std::nullopt;
   bool large_window = true, window_dilated = false;
   for (std::size_t d = 0; d < nsp; ++d) {
     if (g.lhs_dilation[d] != 1 || g.pad_lo[d] < 0) return std::nullopt;

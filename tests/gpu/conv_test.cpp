@@ -90,19 +90,25 @@ TEST_CASE("cuDNN convolutions: a one-hot filter reads the tap the CPU reads, in 
 }
 
 TEST_CASE("cuDNN convolutions: forward, input and filter gradients equal the CPU's over dtypes, layouts, strides, dilations, padding and groups") {
+  using Pads = std::vector<std::pair<std::int64_t, std::int64_t>>;
   struct Config {
     const char* what;
     std::vector<std::int64_t> x_nchw, w_oihw, strides, rhs_dilation;
     Padding padding;
     std::int64_t groups;
+    std::vector<std::int64_t> lhs_dilation = {1, 1};
   };
   const std::vector<Config> configs = {
       {"3x3 same", {2, 3, 7, 6}, {4, 3, 3, 3}, {1, 1}, {1, 1}, "SAME", 1},
       {"3x3 stride 2 same", {2, 3, 9, 9}, {4, 3, 3, 3}, {2, 2}, {1, 1}, "SAME", 1},
       {"3x3 stride 2 valid, an unread row and column", {1, 2, 10, 8}, {3, 2, 3, 3}, {2, 2}, {1, 1}, "VALID", 1},
+      {"1x1 stride 2 (input positions no window touches)", {2, 3, 7, 7}, {4, 3, 1, 1}, {2, 2}, {1, 1}, "VALID", 1},
       {"rhs dilation 2", {2, 2, 9, 9}, {3, 2, 3, 3}, {1, 1}, {2, 2}, "SAME", 1},
-      {"asymmetric padding", {1, 3, 8, 7}, {2, 3, 3, 2}, {1, 2}, {1, 1}, std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 0}, {0, 1}}, 1},
+      {"stride 2 and rhs dilation 2", {1, 2, 11, 11}, {3, 2, 3, 3}, {2, 2}, {2, 2}, "SAME", 1},
+      {"asymmetric padding", {1, 3, 8, 7}, {2, 3, 3, 2}, {1, 2}, {1, 1}, Pads{{2, 0}, {0, 1}}, 1},
+      {"negative padding (cropping)", {1, 2, 8, 8}, {3, 2, 3, 3}, {1, 1}, {1, 1}, Pads{{-1, 1}, {1, -1}}, 1},
       {"2 feature groups, stride 2", {2, 4, 9, 9}, {6, 2, 3, 3}, {2, 2}, {1, 1}, "SAME", 2},
+      {"a transposed convolution (lhs dilation 2)", {1, 3, 5, 5}, {2, 3, 3, 3}, {1, 1}, {1, 1}, Pads{{2, 2}, {2, 2}}, 1, {2, 2}},
   };
   for (const bool use : {true, false}) {
     CudnnScope scope(use);
@@ -125,7 +131,7 @@ TEST_CASE("cuDNN convolutions: forward, input and filter gradients equal the CPU
           const Array x = to(random::normal(random::key(1), Shape(c.x_nchw)), l.lhs, "NCHW").astype(d);
           const Array w = (to(random::normal(random::key(2), Shape(c.w_oihw)), l.rhs, "OIHW") * 0.3f).astype(d);
           auto conv = [&](const Array& a, const Array& b) {
-            return conv_general_dilated(a, b, c.strides, c.padding, {}, c.rhs_dilation, dn, c.groups);
+            return conv_general_dilated(a, b, c.strides, c.padding, c.lhs_dilation, c.rhs_dilation, dn, c.groups);
           };
           const Array y = conv(x, w);
           const Array r = random::normal(random::key(3), y.shape()).astype(d);  // cotangent weights
@@ -149,6 +155,25 @@ TEST_CASE("cuDNN convolutions: forward, input and filter gradients equal the CPU
       CHECK(conv_calls(CudnnConv::backward_data) == data_before);
       CHECK(conv_calls(CudnnConv::backward_filter) == filter_before);
     }
+  }
+}
+
+TEST_CASE("cuDNN convolutions: a 3-D convolution and its gradients, channels first and last, equal the CPU's") {
+  for (const char* lhs : {"NCDHW", "NDHWC"}) {
+    CAPTURE(lhs);
+    const ConvDimensionNumbers dn{lhs, std::string(lhs) == "NCDHW" ? "OIDHW" : "DHWIO", lhs};
+    const bool last = std::string(lhs) == "NDHWC";
+    const Array x = random::normal(random::key(6), last ? Shape{2, 6, 7, 5, 3} : Shape{2, 3, 6, 7, 5});
+    const Array w = random::normal(random::key(7), last ? Shape{3, 3, 3, 3, 4} : Shape{4, 3, 3, 3, 3}) * 0.2f;
+    auto loss = [&](const Array& a, const Array& b) {
+      return sum(conv_general_dilated(a, b, {1, 2, 1}, "SAME", {}, {}, dn) * conv_general_dilated(a, b, {1, 2, 1}, "SAME", {}, {}, dn));
+    };
+    check_close(conv_general_dilated(device_put(x, kGpu), device_put(w, kGpu), {1, 2, 1}, "SAME", {}, {}, dn),
+                conv_general_dilated(x, w, {1, 2, 1}, "SAME", {}, {}, dn), "forward", 10.0);
+    const auto [gx, gw] = grad(loss, argnums<0, 1>)(device_put(x, kGpu), device_put(w, kGpu));
+    const auto [hx, hw] = grad(loss, argnums<0, 1>)(x, w);
+    check_close(gx, hx, "d loss / d x", 10.0);
+    check_close(gw, hw, "d loss / d w", 10.0);
   }
 }
 

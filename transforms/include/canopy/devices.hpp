@@ -53,12 +53,14 @@ void set_cpu_device_count(int n);
 void set_collective_timeout(std::chrono::milliseconds timeout);
 std::chrono::milliseconds collective_timeout();
 
-/// GPU verification: every kernel that runs on a GPU (eagerly, or as a step of a jitted program,
-/// which then runs unfused so that each primitive is checked on its own) is run again on the CPU
-/// with copies of the same operands, and a result that differs beyond the tolerance below raises
+/// GPU verification: every kernel that runs on a GPU (eagerly, or as a step of a jitted program:
+/// a fused elementwise chain or a matmul with its bias is one kernel, checked as a whole; with
+/// CANOPY_JIT_FUSION=0 each primitive is checked on its own) is run again on the CPU with copies
+/// of the same operands, and a result that differs beyond the tolerance below raises
 /// DeviceMismatchError naming the primitive, its params, its operands, the first differing index
 /// and both values. Costs a device-to-host copy of every operand and result and the CPU's work: a
-/// debugging mode, off by default; on when the environment sets CANOPY_GPU_VERIFY=1.
+/// debugging mode, off by default; on when the environment sets CANOPY_GPU_VERIFY=1. The setting
+/// is the process's (a GpuVerifyScope changes it for every thread).
 ///
 /// The tolerance, per element, between the GPU's result g and the CPU's c (the property the GPU
 /// backend keeps; the GPU suite checks it): NaN matches NaN, infinities and integer, boolean and
@@ -67,11 +69,12 @@ std::chrono::milliseconds collective_timeout();
 /// where rtol is 1e-12 for f64, 2e-6 for f32 and 1e-2 for bf16 and f16 (the devices' math
 /// libraries differ by a few units in the last place; max|c| is the largest finite magnitude in
 /// the same output, a floor for elements near a zero of the function, such as log near 1, whose
-/// error is relative to the argument rather than the result), and, for linear and bilinear primitives
-/// (sums, contractions, convolutions, copies), n is the number of terms an element sums and m the
-/// sum of their magnitudes (the primitive applied to the operands' absolute values): the two
-/// devices add in different orders, and in f32 (eps 2^-24; f64 for f64 operands) that moves a sum
-/// by about eps * sqrt(n) of its terms' magnitude. Everything else has n = m = 0.
+/// error is relative to the argument rather than the result), and, for primitives that sum
+/// (linear and bilinear ones: sums, contractions, convolutions, copies; and scatter-add), n is
+/// the number of terms an element sums and m the sum of their magnitudes (the primitive applied
+/// to the operands' absolute values): the two devices add in different orders, and in f32 (eps
+/// 2^-24; f64 for f64 operands) that moves a sum by about eps * sqrt(n) of its terms' magnitude.
+/// Everything else has n = m = 0.
 void set_gpu_verify(bool on);
 bool gpu_verify();
 /// Sets GPU verification for a scope and restores the previous setting when it ends.

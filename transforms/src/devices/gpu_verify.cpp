@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../core/array_impl.hpp"
@@ -66,11 +67,14 @@ double rtol(DType d) {
 double accumulator_eps(DType d) { return d == DType::f64 ? 0x1p-53 : 0x1p-24; }
 
 Arrays run_on_cpu(const PrimitiveInfo& p, std::span<const Array> host_in, const ParamsRef& params) {
+  // Kernels of pass primitives apply ops: on the eager trace, on committed host arrays (a GPU
+  // pmap's device thread has the GPU as its default device).
+  TraceGuard eager(&EvalTrace::instance());
   std::vector<Aval> avals;
   for (const Array& x : host_in) avals.push_back(x.aval());
   Arrays out;
   for (Aval& a : p.abstract_eval(avals, params))
-    out.push_back(make_concrete(std::move(a), Device::cpu(first_local_device()), p.name));
+    out.push_back(make_concrete(std::move(a), Device::cpu(first_local_device()), p.name, true));
   p.cpu_kernel(host_in, out, params);
   return out;
 }
@@ -79,7 +83,7 @@ Arrays run_on_cpu(const PrimitiveInfo& p, std::span<const Array> host_in, const 
 /// bit of every float format), or with ones; other dtypes as they are.
 Array floats_as(const Array& x, bool ones) {
   if (!is_floating(x.dtype())) return x;
-  Array y = make_concrete(x.aval(), Device::cpu(first_local_device()), "gpu_verify");
+  Array y = make_concrete(x.aval(), Device::cpu(first_local_device()), "gpu_verify", true);
   const std::size_t item = itemsize(x.dtype()), n = static_cast<std::size_t>(x.size());
   auto* bytes = static_cast<unsigned char*>(mutable_data(y));
   if (ones) {
@@ -121,7 +125,10 @@ double element(DType d, const void* data, std::size_t i) {
       concat("is ", got, " on ", to_string(result.device()), " where the CPU kernel gives ", want,
              tol > 0 ? concat(" (tolerance ", tol, ")") : std::string(" (results of this dtype are exact)"),
              "; params [", params_text, "], operands (", operands, ")"),
-      "GPU verification is on (CANOPY_GPU_VERIFY): this primitive's GPU kernel disagrees with its CPU kernel");
+      p.name == "fused_elementwise" || p.name == "dot_general_bias"
+          ? "GPU verification is on (CANOPY_GPU_VERIFY): this fused kernel disagrees with the CPU's; with "
+            "CANOPY_JIT_FUSION=0 each of its steps is checked on its own"
+          : "GPU verification is on (CANOPY_GPU_VERIFY): this primitive's GPU kernel disagrees with its CPU kernel");
 }
 
 }  // namespace
@@ -129,49 +136,65 @@ double element(DType d, const void* data, std::size_t i) {
 void verify_gpu_result(const PrimitiveInfo& p, std::span<const Array> in, std::span<const Array> out, const ParamsRef& params) {
   if (p.device_neutral || p.collective) return;  // their steps are checked where they run kernels
   Arrays host_in;
-  for (const Array& x : in) host_in.push_back(host_copy(x));
+  for (const Array& x : in) host_in.push_back(to_device_memory(x, Device::cpu(first_local_device()), true));
   const Arrays want = run_on_cpu(p, host_in, params);
-  // For sums, contractions and copies: the sum of the terms' magnitudes and their count per element.
+  // For sums, contractions and copies, computed only when an element needs more than rtol: the sum
+  // of the terms' magnitudes and their count per element (the primitive on |operands| and on ones).
   Arrays magnitude, terms;
-  if (p.linear || p.bilinear) {
-    Arrays abs_in, ones_in;
-    for (const Array& x : host_in) {
-      abs_in.push_back(floats_as(x, false));
-      ones_in.push_back(floats_as(x, true));
+  auto accumulation = [&] {
+    if (magnitude.empty()) {
+      Arrays abs_in, ones_in;
+      for (const Array& x : host_in) {
+        abs_in.push_back(floats_as(x, false));
+        ones_in.push_back(floats_as(x, true));
+      }
+      magnitude = run_on_cpu(p, abs_in, params);
+      terms = run_on_cpu(p, ones_in, params);
     }
-    magnitude = run_on_cpu(p, abs_in, params);
-    terms = run_on_cpu(p, ones_in, params);
-  }
+  };
   for (std::size_t o = 0; o < out.size(); ++o) {
     const Array got = host_copy(out[o]);
     const DType d = got.dtype();
     const auto n = static_cast<std::size_t>(got.size());
+    const std::size_t item = itemsize(d);
+    const auto* gb = static_cast<const unsigned char*>(cdata(got));
+    const auto* wb = static_cast<const unsigned char*>(cdata(want[o]));
+    if (std::memcmp(gb, wb, n * item) == 0) continue;  // bit for bit: most results
     if (!is_floating(d)) {
-      const std::size_t item = itemsize(d);
-      const auto* g = static_cast<const unsigned char*>(cdata(got));
-      const auto* w = static_cast<const unsigned char*>(cdata(want[o]));
       for (std::size_t i = 0; i < n; ++i)
-        if (std::memcmp(g + i * item, w + i * item, item) != 0)
-          raise_mismatch(p, in, out[o], o, static_cast<std::int64_t>(i), concat(element(d, g, i)),
-                         concat(element(d, w, i)), 0, params);
+        if (std::memcmp(gb + i * item, wb + i * item, item) != 0)
+          raise_mismatch(p, in, out[o], o, static_cast<std::int64_t>(i), concat(element(d, gb, i)),
+                         concat(element(d, wb, i)), 0, params);
       continue;
     }
-    const std::vector<double> g = got.to_vector<double>(), w = want[o].to_vector<double>();
-    std::vector<double> m, k;
-    if (!magnitude.empty()) {
-      m = magnitude[o].to_vector<double>();
-      k = terms[o].to_vector<double>();
-    }
-    double largest = 0;  // the output's largest finite magnitude: the floor for elements that cancel
-    for (double v : w)
-      if (std::isfinite(v)) largest = std::max(largest, std::abs(v));
-    for (std::size_t i = 0; i < n; ++i) {
-      if ((std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i]) continue;
-      double tol = rtol(d) * (std::abs(w[i]) + largest / 16);
-      if (!m.empty()) tol += 4 * accumulator_eps(d) * std::sqrt(std::max(k[i], 1.0)) * m[i];
-      if (std::abs(g[i] - w[i]) <= tol) continue;  // false for NaN against a number, and for unequal infinities
-      raise_mismatch(p, in, out[o], o, static_cast<std::int64_t>(i), concat(g[i]), concat(w[i]), tol, params);
-    }
+    visit_dtype(d, [&]<class T>(std::type_identity<T>) {
+      if constexpr (std::is_floating_point_v<compute_type_t<T>>) {
+        const T* g = reinterpret_cast<const T*>(gb);
+        const T* w = reinterpret_cast<const T*>(wb);
+        auto value = [](T v) { return static_cast<double>(static_cast<compute_type_t<T>>(v)); };
+        double largest = 0;  // the output's largest finite magnitude: the floor for elements that cancel
+        for (std::size_t i = 0; i < n; ++i)
+          if (const double v = std::abs(value(w[i])); std::isfinite(v)) largest = std::max(largest, v);
+        std::vector<double> m, k;
+        for (std::size_t i = 0; i < n; ++i) {
+          const double gi = value(g[i]), wi = value(w[i]);
+          if ((std::isnan(gi) && std::isnan(wi)) || gi == wi) continue;
+          double tol = rtol(d) * (std::abs(wi) + largest / 16);
+          if (std::abs(gi - wi) <= tol) continue;  // false for NaN against a number, and for unequal infinities
+          if ((p.linear || p.bilinear || p.accumulates) && std::isfinite(gi) && std::isfinite(wi)) {
+            if (m.empty()) {
+              accumulation();
+              m = magnitude[o].to_vector<double>();
+              k = terms[o].to_vector<double>();
+            }
+            // |m|: a primitive that subtracts (sub, neg) gives |a| - |b| on magnitudes; its results are exact anyway.
+            tol += 4 * accumulator_eps(d) * std::sqrt(std::max(k[i], 1.0)) * std::abs(m[i]);
+            if (std::abs(gi - wi) <= tol) continue;
+          }
+          raise_mismatch(p, in, out[o], o, static_cast<std::int64_t>(i), concat(gi), concat(wi), tol, params);
+        }
+      }
+    });
   }
   ++verified;
 }

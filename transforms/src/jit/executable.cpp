@@ -11,7 +11,6 @@
 
 #include "../core/array_impl.hpp"
 #include "canopy/core/jit.hpp"
-#include "canopy/devices.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
 #include "canopy/numpy.hpp"
@@ -314,10 +313,9 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
   if (gpu_place.device.kind == Device::Kind::cuda) {
     // On a GPU the simplified program runs equation by equation, its matmuls with their bias and
     // relu as one cuBLASLt call each and its elementwise chains as one CUDA kernel each; the
-    // planned arena and donation are CPU-only so far. (Unfused with fusion off, under
-    // debug_nans, which names the primitive making a NaN, and under GPU verification, which
-    // checks each primitive against its CPU kernel.)
-    const bool fuse = fuse_ && !debug_nans() && !gpu_verify();
+    // planned arena and donation are CPU-only so far. (Unfused with fusion off, and under
+    // debug_nans, which names the primitive making a NaN.)
+    const bool fuse = fuse_ && !debug_nans();
     const Device dev = gpu_place.device;
     auto gpu = std::static_pointer_cast<const Program>(derived(detail::concat(fuse ? "gpu" : "gpu unfused", " on ", dev.index), [&] {
       // The constants it captured live on this GPU, uploaded once rather than at every call.

@@ -34,9 +34,21 @@ std::vector<double> host_values(std::string_view api, std::int64_t n) {
 Array full(const Shape& shape, double value, DType dtype) { return full_as("full", shape, value, dtype); }
 Array zeros(const Shape& shape, DType dtype) { return full_as("zeros", shape, 0, dtype); }
 Array ones(const Shape& shape, DType dtype) { return full_as("ones", shape, 1, dtype); }
-Array zeros_like(const Array& x) { return zeros(x.shape(), x.dtype()); }
-Array ones_like(const Array& x) { return ones(x.shape(), x.dtype()); }
-Array full_like(const Array& x, double value) { return full(x.shape(), value, x.dtype()); }
+namespace {
+// full(x's shape) on x's device, committed as x is (jax's full_like keeps x's placement), so that
+// a pullback seeded with ones_like(y) of a GPU result runs on that GPU; traced x: a constant.
+Array full_like_as(std::string_view api, const Array& x, double value) {
+  const detail::ArrayImpl& impl = *x.impl();
+  if (x.is_tracer() || (impl.device == default_device() && !impl.committed)) return full_as(api, x.shape(), value, x.dtype());
+  detail::check_shape(api, x.shape(), x.dtype());
+  const Array s = detail::to_device_memory(scalar(value).astype(x.dtype()), impl.device, impl.committed);
+  return broadcast_in_dim(s, x.shape(), {});
+}
+}  // namespace
+
+Array zeros_like(const Array& x) { return full_like_as("zeros_like", x, 0); }
+Array ones_like(const Array& x) { return full_like_as("ones_like", x, 1); }
+Array full_like(const Array& x, double value) { return full_like_as("full_like", x, value); }
 
 Array arange(std::int64_t stop) { return iota(default_int_dtype(), Shape{std::max<std::int64_t>(stop, 0)}, 0); }
 

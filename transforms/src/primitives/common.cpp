@@ -9,6 +9,22 @@
 
 namespace canopy::detail {
 
+namespace {
+template <class T>
+std::string join(std::span<const T> v) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) r += ',';
+    r += std::to_string(v[i]);
+  }
+  r += ']';
+  return r;
+}
+}  // namespace
+
+std::string list_text(std::span<const int> v) { return join(v); }
+std::string list_text(std::span<const std::int64_t> v) { return join(v); }
+
 bool kind_ok(DType d, unsigned k) {
   return ((k & kFloat) && is_floating(d)) || ((k & kInt) && is_integer(d)) || ((k & kBool) && d == DType::bool_);
 }

@@ -22,6 +22,9 @@ enum Kinds : unsigned { kFloat = 1, kInt = 2, kBool = 4, kAll = 7 };
 bool kind_ok(DType d, unsigned k);
 /// Words for a kind set in messages ("floating-point", "integer or boolean", ...).
 std::string kinds_text(unsigned k);
+/// "[1,2,3]" for messages.
+std::string list_text(std::span<const int> v);
+std::string list_text(std::span<const std::int64_t> v);
 /// TypeError unless a's dtype is in `k`: `<prim>: operand (argument i) f32[3] must be integer or boolean`.
 void expect_kind(std::string_view prim, const Aval& a, unsigned k, int arg = 0);
 /// Axis in [-rank, rank) made non-negative; ShapeError names `api` otherwise.

@@ -27,15 +27,6 @@ Array add_tangents(const Array& a, const Array& b) {
   return add(a, b);
 }
 
-Array move_axis(const Array& x, int from, int to) {
-  if (from == to) return x;
-  std::vector<int> perm;
-  for (int i = 0; i < static_cast<int>(x.ndim()); ++i)
-    if (i != from) perm.push_back(i);
-  perm.insert(perm.begin() + to, from);
-  return transpose(x, perm);
-}
-
 Array batch_to_front(const Array& x, int bdim) { return bdim < 0 ? x : move_axis(x, bdim, 0); }
 
 Array front_or_broadcast(const Array& x, int bdim, std::int64_t n) {

@@ -5,6 +5,7 @@
 #include <span>
 #include <utility>
 
+#include "../core/batching/move_axis.hpp"
 #include "canopy/numpy.hpp"
 #include "common.hpp"
 
@@ -38,9 +39,6 @@ JvpResult zero_jvp(std::span<const Array> primals, Fwd fwd) {
 
 /// (batched outputs, their batch dims) as batching rules return them.
 using BatchResult = std::pair<Arrays, std::vector<int>>;
-
-/// Moves axis `from` of x to position `to` (both non-negative).
-Array move_axis(const Array& x, int from, int to);
 
 /// x with its batch axis first; unbatched (bdim < 0) values are returned unchanged.
 Array batch_to_front(const Array& x, int bdim);

@@ -58,8 +58,6 @@ struct Program {
   const Aval& aval_of(const Atom& a) const { return a.is_var() ? var_avals[a.index] : consts[a.index].aval(); }
   /// The avals of the inputs.
   std::vector<Aval> in_avals() const;
-  /// Whether some constant is a tracer of an enclosing trace (the program then belongs to that trace).
-  bool has_traced_consts() const;
   /// Calls f on every operand atom of every equation and on every output atom.
   template <class F>
   void for_each_atom(F&& f) {

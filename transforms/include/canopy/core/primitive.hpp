@@ -134,6 +134,11 @@ struct PrimitiveInfo {
   /// Linear in each operand separately (dot_general, conv_general_dilated: JAX's bilinear
   /// primitives): its results are sums of products, like a linear primitive's sums of operands.
   bool bilinear = false;
+  /// Its floating results are sums of its floating operands (or of their products) in an order
+  /// that may differ between devices, without the primitive being linear in every operand
+  /// (scatter-add: linear in operand and updates, not in the indices). Linear and bilinear
+  /// primitives sum too; GPU verification gives all of them a tolerance for the order of summation.
+  bool accumulates = false;
   /// Its evaluation is the same code on every device (control flow and calls run sub-programs,
   /// whose steps run their own kernels; a callback runs host code): no backend kernel of its own.
   bool device_neutral = false;
@@ -227,6 +232,7 @@ PrimitiveInfo make_info() {
   }
   if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
   if constexpr (requires { bool{P::bilinear}; }) i.bilinear = P::bilinear;
+  if constexpr (requires { bool{P::accumulates}; }) i.accumulates = P::accumulates;
   if constexpr (requires { bool{P::device_neutral}; }) i.device_neutral = P::device_neutral;
   if constexpr (requires { Lowering{P::lowering}; }) i.lowering = P::lowering;
   if constexpr (requires(const Params& p) { bool{P::lowers(p)}; })

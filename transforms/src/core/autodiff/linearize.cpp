@@ -30,6 +30,15 @@ Arrays Pullback::operator()(const Arrays& cotangents) const {
   const Program& lp = *program_;
   if (cotangents.size() != lp.outs.size())
     raise<TypeError>("vjp", "pullback", "", concat("takes ", lp.outs.size(), " cotangents, got ", cotangents.size()));
+  // Zeros the walk makes (for cotangents that never arrived) go where the given cotangents are, so
+  // that the gradient of a GPU computation stays on that GPU.
+  const Array* placed = nullptr;
+  for (const Array& c : cotangents)
+    if (c.valid() && !c.is_tracer() && on_gpu(c)) placed = &c;
+  auto zeros_here = [&](const Aval& a) {
+    Array z = zeros_for(a);
+    return placed ? to_device_memory(z, placed->device(), placed->impl()->committed) : z;
+  };
   std::unordered_map<int, Array> cts;
   for (std::size_t i = 0; i < lp.outs.size(); ++i) {
     if (!lp.outs[i].is_var() || !cotangents[i].valid()) continue;
@@ -52,7 +61,7 @@ Arrays Pullback::operator()(const Arrays& cotangents) const {
       raise<UnimplementedRule>(e->prim->name, "transpose rule", "", "is not defined for this primitive",
                                "reverse mode (grad, vjp) needs one for every primitive applied to tangents");
     for (std::size_t i = 0; i < out_cts.size(); ++i)
-      if (!out_cts[i].valid()) out_cts[i] = zeros_for(lp.var_avals[e->out[i]]);
+      if (!out_cts[i].valid()) out_cts[i] = zeros_here(lp.var_avals[e->out[i]]);
     Arrays primals;
     std::vector<Aval> avals;
     for (const Atom& a : e->in) {
@@ -66,7 +75,7 @@ Arrays Pullback::operator()(const Arrays& cotangents) const {
   Arrays res;
   for (int v : lp.in_vars) {
     auto it = cts.find(v);
-    res.push_back(it != cts.end() ? it->second : zeros_for(lp.var_avals[v]));
+    res.push_back(it != cts.end() ? it->second : zeros_here(lp.var_avals[v]));
   }
   return res;
 }

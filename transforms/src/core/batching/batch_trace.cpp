@@ -1,6 +1,7 @@
 // BatchTrace and vmap_flat: vectorising a function by carrying a batch axis through every
 // primitive's batching rule.
 #include "batch_trace.hpp"
+#include "move_axis.hpp"
 
 #include "../autodiff/jvp_trace.hpp"
 #include "../../devices/runtime.hpp"
@@ -75,9 +76,6 @@ Arrays BatchTrace::process(const PrimitiveInfo& p, std::span<const Array> in, co
   return res;
 }
 
-namespace {
-
-/// Moves axis `from` of x to position `to` (both non-negative).
 Array move_axis(const Array& x, int from, int to) {
   if (from == to) return x;
   std::vector<int> perm;
@@ -86,8 +84,6 @@ Array move_axis(const Array& x, int from, int to) {
   perm.insert(perm.begin() + to, from);
   return transpose(x, perm);
 }
-
-}  // namespace
 
 Arrays vmap_flat(const FlatFn& f, const Arrays& in, const VmapSpec& spec) {
   // The batch size: every mapped input must agree, and agree with axis_size when given.

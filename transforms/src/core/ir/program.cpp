@@ -19,12 +19,6 @@ std::vector<Aval> Program::in_avals() const {
   return out;
 }
 
-bool Program::has_traced_consts() const {
-  for (const Array& c : consts)
-    if (c.is_tracer()) return true;
-  return false;
-}
-
 void Program::drop_unused_consts() {
   std::vector<int> remap(consts.size(), -1);
   for_each_atom([&](Atom& a) {

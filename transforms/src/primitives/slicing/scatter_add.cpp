@@ -9,6 +9,7 @@ namespace canopy::prim {
 struct ScatterAdd {
   static constexpr std::string_view name = "scatter-add";
   static constexpr Arity arity = Arity::exactly(3);
+  static constexpr bool accumulates = true;  // duplicate indices sum, in the GPU's atomics' order
   struct Params {
     ScatterDimensionNumbers dimension_numbers;
     GatherScatterMode mode = GatherScatterMode::fill_or_drop;

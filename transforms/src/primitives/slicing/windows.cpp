@@ -9,22 +9,6 @@
 
 namespace canopy::detail {
 
-namespace {
-template <class T>
-std::string join(std::span<const T> v) {
-  std::string r = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) r += ',';
-    r += std::to_string(v[i]);
-  }
-  r += ']';
-  return r;
-}
-}  // namespace
-
-std::string list_text(std::span<const int> v) { return join(v); }
-std::string list_text(std::span<const std::int64_t> v) { return join(v); }
-
 void expect_dims(std::string_view prim, std::string_view what, const std::vector<int>& dims, std::size_t bound,
                  bool sorted, const Aval& about) {
   std::vector<bool> seen(bound, false);

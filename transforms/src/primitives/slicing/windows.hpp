@@ -17,9 +17,6 @@ void expect_dims(std::string_view prim, std::string_view what, const std::vector
                  bool sorted, const Aval& about);
 /// TypeError unless `a` is an integer dtype (any width, signed or unsigned).
 void expect_index(std::string_view prim, std::string_view what, const Aval& a, int arg);
-/// "[1,2,3]" for messages.
-std::string list_text(std::span<const int> v);
-std::string list_text(std::span<const std::int64_t> v);
 
 /// sum(i[k] * strides[k]) for every index i of `sizes`, row-major.
 std::vector<std::int64_t> offset_table(std::span<const std::int64_t> sizes, std::span<const std::int64_t> strides);

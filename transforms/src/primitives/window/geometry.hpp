@@ -16,15 +16,6 @@ namespace canopy::detail {
 
 using PadPairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
-/// `(1,2,3)` for messages.
-inline std::string list_text(std::span<const std::int64_t> v) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(v[i]);
-  }
-  return s + ")";
-}
 inline std::string pads_text(const PadPairs& p) {
   std::string s = "(";
   for (std::size_t i = 0; i < p.size(); ++i) {
