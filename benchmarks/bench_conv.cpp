@@ -1,4 +1,4 @@
-// W-conv (issue #3): f32 conv2d forward, x 64x28x28x32 (NHWC) -> 64 features, 3x3, SAME,
+// W-conv: f32 conv2d forward, x 64x28x28x32 (NHWC) -> 64 features, 3x3, SAME,
 // stride 1: canopy's eager conv_general_dilated next to a oneDNN convolution primitive created
 // once and called directly (NHWC activations, weights pre-reordered to the primitive's format),
 // in the same run. Prints one JSON line per peer and the canopy / oneDNN time ratio.

@@ -1,4 +1,4 @@
-// The GPU figures of issue #15 (run on a machine with a GPU; elsewhere it says why and exits):
+// The GPU workloads (run on a machine with a GPU; elsewhere it says why and exits):
 // W2 matmul f32/bf16 n = 1024...8192 through canopy next to cuBLAS called directly with the same
 // settings (no TF32), and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU next to a
 // device-to-device copy of the same bytes; W4's two convolutions (NHWC, HWIO, 3x3 SAME, batch 64)

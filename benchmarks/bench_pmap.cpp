@@ -1,4 +1,4 @@
-// Devices and pmap (the pmap issue's benchmarks): psum of 64 MiB f32 across 2 virtual devices
+// Devices and pmap: psum of 64 MiB f32 across 2 virtual devices
 // beside memcpy of the same bytes, the rendezvous cost of a tiny psum, and the W3 MLP SGD step
 // data-parallel over 2 devices beside the jitted step on 1 (the same 128 examples per step).
 // Run with CANOPY_CPU_DEVICES unset: the benchmarks set the device count themselves.

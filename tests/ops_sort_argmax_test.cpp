@@ -1,6 +1,6 @@
 // erf_inv, nextafter, the shifts, prod/reduce_prod, argmax/argmin and sort/argsort against plain
 // loops (f64 or long double) on random shapes with size-0/1 dims and transposed inputs, and their
-// errors. These are the issue-3 ops the PRNG samplers are built from.
+// errors. These are the ops the PRNG samplers are built from.
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -31,7 +31,7 @@ struct Deep {
   int step;
 };
 
-/// Issue 16's model: plain aggregates, no macro and no registration, named in key paths.
+/// A model of plain aggregates: no macro and no registration, named in key paths.
 struct MlpLayer {
   float w;
   std::vector<float> b;

@@ -215,7 +215,7 @@ Array reduce_window_sum(const Array& x, const std::vector<std::int64_t>& window_
                         const std::vector<std::int64_t>& base_dilation = {},
                         const std::vector<std::int64_t>& window_dilation = {});
 
-// Special functions, shifts, products, arg-extrema and sorting (issue 3 ops the PRNG needs).
+// Special functions, shifts, products, arg-extrema and sorting (the ops the PRNG samplers need).
 /// Inverse error function on (-1, 1); +-inf at +-1, NaN outside. Giles' polynomials evaluated as
 /// XLA does: <= 4 ulp for |x| < 0.99, relative error up to ~6e-6 (f32) closer to +-1.
 Array erf_inv(const Array& x);
