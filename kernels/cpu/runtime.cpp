@@ -1,5 +1,6 @@
-// FTZ/DAZ on every OpenMP worker and the calling thread; OpenMP is the only threading runtime
-// (Debian's oneDNN is built with it, so oneDNN's workers are these same threads).
+// FTZ/DAZ for canopy's kernels: persistent on the OpenMP workers (OpenMP is the only threading
+// runtime; Debian's oneDNN is built with it, so oneDNN's workers are these same threads), and
+// scoped on the calling thread (KernelFloatMode), whose own mode comes back when canopy returns.
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -24,19 +25,16 @@ std::atomic<bool>& requested() {
   return on;
 }
 std::atomic<int> generation{1};
+// What this thread's OpenMP team was given: the setting's generation and the team size (a larger
+// team has new threads).
 thread_local int applied_generation = 0;
+thread_local int applied_team = 0;
 
-void apply_here(bool on) {
-  unsigned csr = _mm_getcsr();
-  _mm_setcsr(on ? (csr | kFtzDaz) : (csr & ~kFtzDaz));
-}
+// The caller's MXCSR under the outermost KernelFloatMode of this thread, for CallerFloatMode.
+thread_local int kernel_depth = 0;
+thread_local unsigned caller_csr = 0;
 
-// MXCSR is per thread: set it inside a parallel region so the persistent pool threads get it.
-void apply_everywhere(bool on) {
-  apply_here(on);
-#pragma omp parallel
-  apply_here(on);
-}
+unsigned with_mode(unsigned csr, bool flush) { return flush ? (csr | kFtzDaz) : (csr & ~kFtzDaz); }
 
 }  // namespace
 
@@ -46,13 +44,41 @@ void set_flush_denormals(bool on) {
   ensure_runtime();
 }
 
-bool flush_denormals() { return requested(); }
+bool flush_denormals() { return requested().load(std::memory_order_relaxed); }
 
 void ensure_runtime() {
-  int g = generation.load(std::memory_order_relaxed);
-  if (applied_generation == g) return;
+  const int g = generation.load(std::memory_order_relaxed), team = omp_get_max_threads();
+  if (applied_generation == g && applied_team == team) return;
   applied_generation = g;
-  apply_everywhere(requested());
+  applied_team = team;
+  const bool on = requested();
+  // MXCSR is per thread: the workers set it inside a parallel region (they persist between
+  // regions); thread 0 is the caller, whose mode only KernelFloatMode changes.
+#pragma omp parallel
+  if (omp_get_thread_num() != 0) _mm_setcsr(with_mode(_mm_getcsr(), on));
+}
+
+KernelFloatMode::KernelFloatMode(bool flush) : saved_(_mm_getcsr()) {
+  const unsigned want = with_mode(saved_, flush);
+  changed_ = want != saved_;
+  if (changed_) _mm_setcsr(want);
+  if (kernel_depth++ == 0) caller_csr = saved_;
+}
+
+KernelFloatMode::~KernelFloatMode() {
+  --kernel_depth;
+  if (changed_) _mm_setcsr(saved_);
+}
+
+CallerFloatMode::CallerFloatMode() : saved_(_mm_getcsr()), changed_(false) {
+  if (kernel_depth == 0) return;
+  const unsigned want = (saved_ & ~kFtzDaz) | (caller_csr & kFtzDaz);
+  changed_ = want != saved_;
+  if (changed_) _mm_setcsr(want);
+}
+
+CallerFloatMode::~CallerFloatMode() {
+  if (changed_) _mm_setcsr(saved_);
 }
 
 int num_threads() { return omp_get_max_threads(); }

@@ -10,6 +10,7 @@
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
+#include "canopy/kernels/runtime.hpp"
 
 namespace canopy {
 namespace {
@@ -96,7 +97,10 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
   Arrays res;
   res.reserve(outs.size());
   for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev, p.name, place.committed));
-  k(in, res, params);
+  {
+    kernels::cpu::KernelFloatMode mode;  // FTZ/DAZ for the kernel only: the caller's mode comes back
+    k(in, res, params);
+  }
   if (debug_nans()) detail::check_nans(p, res);
   return res;
 }
