@@ -83,14 +83,25 @@ Array lower_mask(const Array& m, int k) {
   return broadcast_to(cols <= rows + k, m.shape());
 }
 
-/// The permutation moving axes a1 and a2 (normalised) last, the others keeping their order.
-std::vector<int> to_last(std::size_t rank, int a1, int a2) {
+/// a with the plane of axis1 and axis2 moved to its last two axes (the others keep their order),
+/// and that plane's extents; ShapeError below 2-D or when the two name one axis.
+struct Plane {
+  Array moved;
+  std::int64_t rows, cols;
+};
+Plane plane_last(const char* api, const Array& a, int axis1, int axis2) {
+  if (a.ndim() < 2) raise_not_matrix(api, a);
+  const int a1 = detail::normalize_axis(api, axis1, a.ndim(), a.aval());
+  const int a2 = detail::normalize_axis(api, axis2, a.ndim(), a.aval());
+  if (a1 == a2)
+    detail::raise<ShapeError>(api, "axis1 and axis2", detail::concat(axis1, " and ", axis2),
+                              detail::concat("are the same axis of ", to_string(a.aval())));
   std::vector<int> perm;
-  for (int d = 0; d < static_cast<int>(rank); ++d)
+  for (int d = 0; d < static_cast<int>(a.ndim()); ++d)
     if (d != a1 && d != a2) perm.push_back(d);
   perm.push_back(a1);
   perm.push_back(a2);
-  return perm;
+  return {transpose(a, perm), a.shape()[static_cast<std::size_t>(a1)], a.shape()[static_cast<std::size_t>(a2)]};
 }
 
 }  // namespace
@@ -106,30 +117,17 @@ Array triu(const Array& m, int k) {
 }
 
 Array diagonal(const Array& a, int offset, int axis1, int axis2) {
-  if (a.ndim() < 2) raise_not_matrix("diagonal", a);
-  const int a1 = detail::normalize_axis("diagonal", axis1, a.ndim(), a.aval());
-  const int a2 = detail::normalize_axis("diagonal", axis2, a.ndim(), a.aval());
-  if (a1 == a2)
-    detail::raise<ShapeError>("diagonal", "axis1 and axis2", detail::concat(axis1, " and ", axis2),
-                              detail::concat("are the same axis of ", to_string(a.aval())));
-  const Array t = transpose(a, to_last(a.ndim(), a1, a2));
-  const std::int64_t rows = a.shape()[static_cast<std::size_t>(a1)], cols = a.shape()[static_cast<std::size_t>(a2)];
-  const std::int64_t n = std::max<std::int64_t>(0, std::min<std::int64_t>(rows + std::min(offset, 0), cols - std::max(offset, 0)));
-  const std::int64_t shift = std::abs(offset);
-  const Array i = arange(n), j = arange(n) + static_cast<int>(shift);
-  return offset >= 0 ? t[{ellipsis, i, j}] : t[{ellipsis, j, i}];
+  const Plane p = plane_last("diagonal", a, axis1, axis2);
+  const std::int64_t n =
+      std::max<std::int64_t>(0, std::min<std::int64_t>(p.rows + std::min(offset, 0), p.cols - std::max(offset, 0)));
+  const Array i = arange(n), j = arange(n) + std::abs(offset);
+  return offset >= 0 ? p.moved[{ellipsis, i, j}] : p.moved[{ellipsis, j, i}];
 }
 
 Array trace(const Array& a, int offset, int axis1, int axis2, std::optional<DType> dtype) {
-  if (a.ndim() < 2) raise_not_matrix("trace", a);
-  const int a1 = detail::normalize_axis("trace", axis1, a.ndim(), a.aval());
-  const int a2 = detail::normalize_axis("trace", axis2, a.ndim(), a.aval());
-  if (a1 == a2)
-    detail::raise<ShapeError>("trace", "axis1 and axis2", detail::concat(axis1, " and ", axis2),
-                              detail::concat("are the same axis of ", to_string(a.aval())));
-  const Array t = transpose(a, to_last(a.ndim(), a1, a2));
-  const Array on = eye(a.shape()[static_cast<std::size_t>(a1)], a.shape()[static_cast<std::size_t>(a2)], offset, DType::bool_);
-  const Array masked = where(on, t, zeros_like(t));
+  const Plane p = plane_last("trace", a, axis1, axis2);
+  const Array on = eye(p.rows, p.cols, offset, DType::bool_);
+  const Array masked = where(on, p.moved, zeros_like(p.moved));
   // jnp.sum's dtype: the sum in that dtype (the narrow ones accumulate wider, then wrap back).
   const Array s = sum(dtype ? masked.astype(*dtype) : masked, Axes{{-2, -1}});
   return dtype && s.dtype() != *dtype ? s.astype(*dtype) : s;
