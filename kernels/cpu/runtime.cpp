@@ -13,66 +13,55 @@
 #include "loops/loops.hpp"
 
 namespace canopy::kernels::cpu {
+namespace float_mode {
+constinit std::atomic<int> requested{-1};
+constinit thread_local int kernel_depth = 0;
+constinit thread_local unsigned caller_csr = 0;
+
+bool read_environment() {
+  const char* e = std::getenv("CANOPY_FLUSH_DENORMALS");
+  const bool on = !(e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "false") == 0));
+  int unread = -1;
+  requested.compare_exchange_strong(unread, on ? 1 : 0);  // set_flush_denormals may have come first
+  return requested.load() != 0;
+}
+}  // namespace float_mode
+
 namespace {
 
-constexpr unsigned kFtzDaz = 0x8040;  // MXCSR bits 15 (FTZ) and 6 (DAZ)
+using float_mode::kFtzDaz;
 
-std::atomic<bool>& requested() {
-  static std::atomic<bool> on = [] {
-    const char* e = std::getenv("CANOPY_FLUSH_DENORMALS");
-    return !(e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "false") == 0));
-  }();
-  return on;
-}
 std::atomic<int> generation{1};
 // What this thread's OpenMP team was given: the setting's generation and the team size (a larger
 // team has new threads).
 thread_local int applied_generation = 0;
 thread_local int applied_team = 0;
 
-// The caller's MXCSR under the outermost KernelFloatMode of this thread, for CallerFloatMode.
-thread_local int kernel_depth = 0;
-thread_local unsigned caller_csr = 0;
-
 unsigned with_mode(unsigned csr, bool flush) { return flush ? (csr | kFtzDaz) : (csr & ~kFtzDaz); }
 
 }  // namespace
 
 void set_flush_denormals(bool on) {
-  requested() = on;
+  float_mode::requested = on ? 1 : 0;
   generation.fetch_add(1);
   ensure_runtime();
 }
-
-bool flush_denormals() { return requested().load(std::memory_order_relaxed); }
 
 void ensure_runtime() {
   const int g = generation.load(std::memory_order_relaxed), team = omp_get_max_threads();
   if (applied_generation == g && applied_team == team) return;
   applied_generation = g;
   applied_team = team;
-  const bool on = requested();
+  const bool on = flush_denormals();
   // MXCSR is per thread: the workers set it inside a parallel region (they persist between
   // regions); thread 0 is the caller, whose mode only KernelFloatMode changes.
 #pragma omp parallel
   if (omp_get_thread_num() != 0) _mm_setcsr(with_mode(_mm_getcsr(), on));
 }
 
-KernelFloatMode::KernelFloatMode(bool flush) : saved_(_mm_getcsr()) {
-  const unsigned want = with_mode(saved_, flush);
-  changed_ = want != saved_;
-  if (changed_) _mm_setcsr(want);
-  if (kernel_depth++ == 0) caller_csr = saved_;
-}
-
-KernelFloatMode::~KernelFloatMode() {
-  --kernel_depth;
-  if (changed_) _mm_setcsr(saved_);
-}
-
 CallerFloatMode::CallerFloatMode() : saved_(_mm_getcsr()), changed_(false) {
-  if (kernel_depth == 0) return;
-  const unsigned want = (saved_ & ~kFtzDaz) | (caller_csr & kFtzDaz);
+  if (float_mode::kernel_depth == 0) return;
+  const unsigned want = (saved_ & ~kFtzDaz) | (float_mode::caller_csr & kFtzDaz);
   changed_ = want != saved_;
   if (changed_) _mm_setcsr(want);
 }
