@@ -1,6 +1,9 @@
 // Array: creation, element access, printing, Eigen views, pytree leafness, devices, bad input.
+#include <limits>
 #include <sstream>
 #include <vector>
+
+#include <xmmintrin.h>
 
 #include <doctest/doctest.h>
 
@@ -129,6 +132,60 @@ TEST_CASE("denormals: flushed to zero by default, kept when switched off") {
   CHECK((tiny * 1.0f).item<float>() == 1e-40f);
   kernels::cpu::set_flush_denormals(true);
   CHECK((tiny * 1.0f).item<float>() == 0.f);
+}
+
+namespace {
+/// FLT_MIN / 4 computed by the test's own code (volatile: at run time, in the thread's mode).
+float user_denormal() {
+  volatile float tiny = std::numeric_limits<float>::min();
+  volatile float q = tiny / 4.0f;
+  return q;
+}
+constexpr unsigned kFtzDaz = 0x8040;
+}  // namespace
+
+TEST_CASE("denormals: canopy flushes inside its kernels and leaves the caller's floating-point mode alone") {
+  const unsigned mode = _mm_getcsr() & kFtzDaz;
+  const float expect = std::numeric_limits<float>::min() / 4.0f;  // 2.9e-39
+  REQUIRE(mode == 0);  // the test process itself never asked for FTZ/DAZ
+  CHECK(user_denormal() == expect);
+  Array d = array({1e-40f});
+  Array big = full({1 << 16}, 1e-40, DType::f32);  // parallel and oneDNN paths
+  CHECK((d * 1.0f).item<float>() == 0.f);  // eager: flushed inside the kernel
+  CHECK(user_denormal() == expect);
+  CHECK(max(big * 1.0f).item<float>() == 0.f);
+  CHECK(user_denormal() == expect);
+  auto f = jit([](const Array& x) { return exp(x * 1.0f) + x * 2.0f; });
+  CHECK(f(d).to_vector<float>() == std::vector<float>{1.f});  // jitted: flushed too
+  CHECK(user_denormal() == expect);
+  auto g = jit(grad([](const Array& x) { return sum(x * x); }));
+  CHECK(g(d).item<float>() == 0.f);  // 2 * 1e-40 flushed
+  CHECK(user_denormal() == expect);
+  CHECK((_mm_getcsr() & kFtzDaz) == mode);
+  // Host reads are not ops: the stored denormal itself, widened exactly.
+  CHECK(d.item<float>() == 1e-40f);
+  CHECK(d.to_vector<double>() == std::vector<double>{static_cast<double>(1e-40f)});
+  // Host code called back from inside a kernel computes in its caller's mode.
+  float in_callback = 0;
+  auto h = jit([&](const Array& x) {
+    return pure_callback([&](const Array& v) { in_callback = user_denormal(); return v; }, x, x);
+  });
+  h(d);
+  CHECK(in_callback == expect);
+  CHECK((_mm_getcsr() & kFtzDaz) == mode);
+}
+
+TEST_CASE("denormals: a caller that flushes keeps flushing; canopy with flushing off leaves it on") {
+  const unsigned before = _mm_getcsr();
+  _mm_setcsr(before | kFtzDaz);
+  kernels::cpu::set_flush_denormals(false);
+  Array d = array({1e-40f});
+  CHECK((d * 1.0f).item<float>() == 1e-40f);  // canopy's kernel keeps the denormal
+  CHECK(user_denormal() == 0.f);               // the caller's own mode is still FTZ/DAZ
+  CHECK((_mm_getcsr() & kFtzDaz) == kFtzDaz);
+  kernels::cpu::set_flush_denormals(true);
+  _mm_setcsr(before);
+  CHECK(user_denormal() == std::numeric_limits<float>::min() / 4.0f);
 }
 
 TEST_CASE("shapes: an element count past int64 is a ShapeError naming the op and the shape") {

@@ -78,7 +78,7 @@ TEST_CASE("cuda element math: every unary op on every dtype gives the CPU kernel
       using C = compute_type_t<T>;
       const std::vector<unsigned char> in = as_dtype(probes, d);
       const T* x = reinterpret_cast<const T*>(in.data());
-      for (int o = 0; o <= static_cast<int>(UnaryOp::erf_inv); ++o) {
+      for (int o = 0; o <= static_cast<int>(kernels::cpu::kLastUnaryOp); ++o) {
         const auto op = static_cast<UnaryOp>(o);
         if (!math::unary_defined<C>(op)) continue;
         const bool to_bool = op == UnaryOp::is_finite;
@@ -305,7 +305,7 @@ TEST_CASE("cuda fused kernel: each element of a fused program as the CPU's fused
   const FusedInput full{FusedInput::Mode::full, DType::f32, n}, rowin{FusedInput::Mode::row, DType::f32, 4},
       scal{FusedInput::Mode::scalar, DType::f32, 1}, boolin{FusedInput::Mode::full, DType::bool_, n};
 
-  for (int o = 0; o <= static_cast<int>(UnaryOp::erf_inv); ++o) {
+  for (int o = 0; o <= static_cast<int>(kernels::cpu::kLastUnaryOp); ++o) {
     const auto op = static_cast<UnaryOp>(o);
     if (!kernels::cpu::fused_unary_supported(static_cast<std::uint8_t>(o)) || op == UnaryOp::logical_not) continue;
     FusedProgram p;

@@ -91,9 +91,9 @@ TEST_CASE("split: equal sections and split points, numpy slicing rules, round tr
   auto odd = split(array({0, 1, 2, 3, 4}), {3, 1, -1, 9});
   REQUIRE(odd.size() == 5);
   CHECK(odd[0].to_vector<int>() == std::vector<int>{0, 1, 2});
-  CHECK(odd[1].size() == 0);                                   // 1 is before 3
-  CHECK(odd[2].to_vector<int>() == std::vector<int>{3});       // -1 is 4
-  CHECK(odd[3].to_vector<int>() == std::vector<int>{4});       // 9 clamps to 5
+  CHECK(odd[1].size() == 0);                                   // x[3:1]: 1 is before 3
+  CHECK(odd[2].to_vector<int>() == std::vector<int>{1, 2, 3}); // x[1:-1], -1 is 4 (numpy's)
+  CHECK(odd[3].to_vector<int>() == std::vector<int>{4});       // x[4:9], 9 clamps to 5
   CHECK(odd[4].size() == 0);
   CHECK(split(zeros({0}), 4).size() == 4);
   CHECK(split(x, {3}).size() == 2);  // a braced list is split points, not a section count

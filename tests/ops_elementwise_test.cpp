@@ -56,7 +56,7 @@ double ref_logistic(double x) { return 1 / (1 + std::exp(-x)); }
 double ref_rsqrt(double x) { return 1 / std::sqrt(x); }
 double ref_neg(double x) { return -x; }
 double ref_round_away(double x) { return std::round(x); }
-Array round_away(const Array& x) { return round(x); }
+Array round_away(const Array& x) { return round(x, RoundingMethod::away_from_zero); }
 Array round_even(const Array& x) { return round(x, RoundingMethod::to_nearest_even); }
 double ref_round_even(double x) { return std::nearbyint(x); }
 
@@ -99,9 +99,9 @@ TEST_CASE("unary ops: integer inputs") {
   }
 }
 
-TEST_CASE("round: halves go away from zero by default, to even on request") {
+TEST_CASE("round: lax's rounding methods, away from zero or to even") {
   Array x = array({0.5f, 1.5f, 2.5f, -0.5f, -2.5f});
-  CHECK(round(x).to_vector<float>() == std::vector<float>{1, 2, 3, -1, -3});
+  CHECK(round(x, RoundingMethod::away_from_zero).to_vector<float>() == std::vector<float>{1, 2, 3, -1, -3});
   CHECK(round(x, RoundingMethod::to_nearest_even).to_vector<float>() == std::vector<float>{0, 2, 2, -0, -2});
 }
 
@@ -154,7 +154,7 @@ double r_add(double x, double y) { return x + y; }
 double r_sub(double x, double y) { return x - y; }
 double r_mul(double x, double y) { return x * y; }
 double r_div(double x, double y) { return x / y; }
-double r_idiv(double x, double y) { return y == 0 ? 0 : std::trunc(x / y); }
+double r_idiv(double x, double y) { return y == 0 ? -1 : std::trunc(x / y); }  // XLA: x / 0 is -1
 double r_pow(double x, double y) { return std::pow(x, y); }
 double r_max(double x, double y) { return std::max(x, y); }
 double r_min(double x, double y) { return std::min(x, y); }

@@ -47,7 +47,8 @@ CANOPY_HD constexpr T store(C v) {
 CANOPY_MATH1(exp) CANOPY_MATH1(log) CANOPY_MATH1(log1p) CANOPY_MATH1(expm1) CANOPY_MATH1(sqrt)
 CANOPY_MATH1(tanh) CANOPY_MATH1(sin) CANOPY_MATH1(cos) CANOPY_MATH1(tan) CANOPY_MATH1(floor)
 CANOPY_MATH1(ceil) CANOPY_MATH1(nearbyint) CANOPY_MATH1(round) CANOPY_MATH1(erf) CANOPY_MATH1(exp2)
-CANOPY_MATH1(fabs)
+CANOPY_MATH1(fabs) CANOPY_MATH1(asin) CANOPY_MATH1(acos) CANOPY_MATH1(atan) CANOPY_MATH1(asinh)
+CANOPY_MATH1(acosh) CANOPY_MATH1(atanh) CANOPY_MATH1(sinh) CANOPY_MATH1(cosh) CANOPY_MATH1(cbrt)
 #undef CANOPY_MATH1
 #define CANOPY_MATH2(name)                                          \
   template <class C>                                                \
@@ -69,6 +70,16 @@ CANOPY_HD inline C m_erf_inv(C x) {
 #endif
 }
 
+/// x, or a zero of x's sign where the FPU reads x as zero: a denormal while canopy's kernels flush
+/// denormals (DAZ, as XLA on CPU). The transcendental functions take x's bits apart (the exponent
+/// extraction of log, pow, cbrt and fmod) or return a tiny x unchanged (sin, tanh, ...), so
+/// without this they would see the denormal that arithmetic reads as zero. The comparison itself
+/// honours DAZ: without it (flushing off, or on a GPU) this is x.
+template <class C>
+CANOPY_HD inline C denormal_as_zero(C x) {
+  return x == C(0) ? x * C(0) : x;
+}
+
 template <class C>
 CANOPY_HD constexpr bool is_finite(C x) {
   return x - x == x - x;  // inf - inf and NaN - NaN are NaN; finite - finite is 0
@@ -81,6 +92,19 @@ CANOPY_HD constexpr bool unary_defined(UnaryOp op) {
   else if constexpr (std::is_integral_v<C>)
     return op == UnaryOp::neg || op == UnaryOp::abs || op == UnaryOp::sign || op == UnaryOp::logical_not;
   else return op != UnaryOp::logical_not;
+}
+
+/// The float unary ops computed by a math library or a polynomial rather than by one instruction:
+/// their operand goes through denormal_as_zero.
+CANOPY_HD constexpr bool reads_denormals(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::neg: case UnaryOp::abs: case UnaryOp::sign: case UnaryOp::sqrt: case UnaryOp::rsqrt:
+    case UnaryOp::floor: case UnaryOp::ceil: case UnaryOp::round_even: case UnaryOp::round_away:
+    case UnaryOp::is_finite: case UnaryOp::logical_not:
+      return false;
+    default:
+      return true;
+  }
 }
 
 /// op(x) for compute type C (is_finite gives 1 or 0; the kernel stores it as bool).
@@ -97,6 +121,7 @@ CANOPY_HD inline C unary(UnaryOp op, C x) {
       default: return static_cast<C>(~x);  // logical_not on integers is bitwise
     }
   } else {
+    if (reads_denormals(op)) x = denormal_as_zero(x);
     switch (op) {
       case UnaryOp::neg: return -x;
       case UnaryOp::abs: return m_fabs(x);
@@ -119,6 +144,15 @@ CANOPY_HD inline C unary(UnaryOp op, C x) {
       case UnaryOp::tan: return m_tan(x);
       case UnaryOp::exp2: return m_exp2(x);
       case UnaryOp::erf_inv: return m_erf_inv(x);
+      case UnaryOp::asin: return m_asin(x);
+      case UnaryOp::acos: return m_acos(x);
+      case UnaryOp::atan: return m_atan(x);
+      case UnaryOp::asinh: return m_asinh(x);
+      case UnaryOp::acosh: return m_acosh(x);
+      case UnaryOp::atanh: return m_atanh(x);
+      case UnaryOp::sinh: return m_sinh(x);
+      case UnaryOp::cosh: return m_cosh(x);
+      case UnaryOp::cbrt: return m_cbrt(x);
       case UnaryOp::is_finite: return is_finite(x) ? C(1) : C(0);
       default: return x;
     }
@@ -167,6 +201,27 @@ CANOPY_HD constexpr C int_pow(C base, C e) {
   return static_cast<C>(r);
 }
 
+/// Integer division and remainder as XLA defines them where C's are undefined: x / 0 is -1 (all
+/// bits set, so the largest value of an unsigned type) and x % 0 is x; the lowest signed value
+/// divided by -1 is itself, with remainder 0.
+template <class C>
+CANOPY_HD constexpr C int_div(C x, C y) {
+  if (y == 0) return static_cast<C>(~C(0));
+  if constexpr (std::is_signed_v<C>) {
+    using U = wrapping_t<C>;
+    if (y == -1) return static_cast<C>(U(0) - U(x));  // wraps at the lowest value
+  }
+  return static_cast<C>(x / y);
+}
+template <class C>
+CANOPY_HD constexpr C int_rem(C x, C y) {
+  if (y == 0) return x;
+  if constexpr (std::is_signed_v<C>) {
+    if (y == -1) return C(0);
+  }
+  return static_cast<C>(x % y);
+}
+
 /// op(x, y) for compute type C, arithmetic and logical ops (comparisons: compare()).
 template <class C>
 CANOPY_HD inline C binary(BinaryOp op, C x, C y) {
@@ -177,7 +232,7 @@ CANOPY_HD inline C binary(BinaryOp op, C x, C y) {
       default: return x != y;  // logical_xor
     }
   } else if constexpr (std::is_integral_v<C>) {
-    // Wrapping arithmetic in unsigned avoids signed-overflow UB; x/0 and x%0 give 0.
+    // Wrapping arithmetic in unsigned avoids signed-overflow UB; division by 0 as XLA's.
     using U = wrapping_t<C>;
     switch (op) {
       case BinaryOp::logical_and: return static_cast<C>(x & y);
@@ -186,14 +241,8 @@ CANOPY_HD inline C binary(BinaryOp op, C x, C y) {
       case BinaryOp::add: return static_cast<C>(U(x) + U(y));
       case BinaryOp::sub: return static_cast<C>(U(x) - U(y));
       case BinaryOp::mul: return static_cast<C>(U(x) * U(y));
-      case BinaryOp::div:
-        if (y == 0) return C(0);
-        if constexpr (std::is_signed_v<C>) if (y == -1) return static_cast<C>(U(0) - U(x));
-        return static_cast<C>(x / y);
-      case BinaryOp::rem:
-        if (y == 0) return C(0);
-        if constexpr (std::is_signed_v<C>) if (y == -1) return C(0);
-        return static_cast<C>(x % y);
+      case BinaryOp::div: return int_div(x, y);
+      case BinaryOp::rem: return int_rem(x, y);
       case BinaryOp::max: return x > y ? x : y;
       case BinaryOp::min: return x < y ? x : y;
       default: return int_pow(x, y);  // pow
@@ -204,9 +253,9 @@ CANOPY_HD inline C binary(BinaryOp op, C x, C y) {
       case BinaryOp::sub: return x - y;
       case BinaryOp::mul: return x * y;
       case BinaryOp::div: return x / y;
-      case BinaryOp::rem: return m_fmod(x, y);
-      case BinaryOp::pow: return m_pow(x, y);
-      case BinaryOp::atan2: return m_atan2(x, y);
+      case BinaryOp::rem: return m_fmod(denormal_as_zero(x), denormal_as_zero(y));
+      case BinaryOp::pow: return m_pow(denormal_as_zero(x), denormal_as_zero(y));
+      case BinaryOp::atan2: return m_atan2(denormal_as_zero(x), denormal_as_zero(y));
       // NaN-propagating, like lax.max/min.
       case BinaryOp::max: return x != x ? x : (y != y ? y : (x > y ? x : y));
       case BinaryOp::min: return x != x ? x : (y != y ? y : (x < y ? x : y));

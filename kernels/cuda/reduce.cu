@@ -247,7 +247,43 @@ void run_reduce(Combine c, DType dtype, const void* in, const Shape& shape, std:
   detail::check_launch("reduce");
 }
 
+/// One (outer, inner) column per thread, walking its n elements in order (backwards when
+/// `reverse`); each partial result is stored in T and read back, as the CPU kernel does.
+template <class T>
+__global__ void cumulative_kernel(BinaryOp combine, const T* in, T* out, std::int64_t columns, std::int64_t n,
+                                  std::int64_t inner, bool reverse) {
+  CANOPY_GRID_LOOP(c, columns) {
+    const std::int64_t base = (c / inner) * n * inner + c % inner;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const std::int64_t at = base + (reverse ? n - 1 - k : k) * inner;
+      const auto x = math::load(in[at]);
+      out[at] = k == 0 ? in[at] : math::store<T>(math::binary(combine, math::load(out[at + (reverse ? inner : -inner)]), x));
+    }
+  }
+}
+
 }  // namespace
+
+void cumulative(CumulativeOp op, DType dtype, const void* in, void* out, const Shape& shape, int axis, bool reverse,
+                int device) {
+  std::int64_t outer = 1, inner = 1;
+  const std::int64_t n = shape[static_cast<std::size_t>(axis)];
+  for (int d = 0; d < axis; ++d) outer *= shape[static_cast<std::size_t>(d)];
+  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
+  if (outer * n * inner == 0) return;
+  // math::binary's add and mul wrap on integers and its max and min propagate NaN, as lax's.
+  const BinaryOp combine = op == CumulativeOp::sum    ? BinaryOp::add
+                           : op == CumulativeOp::prod ? BinaryOp::mul
+                           : op == CumulativeOp::max  ? BinaryOp::max
+                                                      : BinaryOp::min;
+  cudaStream_t s = detail::stream(device);
+  visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (!std::is_same_v<T, bool>)
+      cumulative_kernel<T><<<detail::blocks_for(outer * inner), detail::kThreads, 0, s>>>(
+          combine, static_cast<const T*>(in), static_cast<T*>(out), outer * inner, n, inner, reverse);
+  });
+  detail::check_launch("cumulative");
+}
 
 void reduce(ReduceOp op, DType dtype, const void* in, const Shape& shape, std::span<const int> axes, void* out,
             int device) {

@@ -42,6 +42,7 @@ void select_n(DType, const void*, std::span<const void* const>, std::size_t, voi
 void iota(DType, const Shape&, int, void*, int) { unavailable("iota"); }
 void reduce(ReduceOp, DType, const void*, const Shape&, std::span<const int>, void*, int) { unavailable("reduce"); }
 void reduce_prod(DType, const void*, const Shape&, std::span<const int>, void*, int) { unavailable("reduce_prod"); }
+void cumulative(CumulativeOp, DType, const void*, void*, const Shape&, int, bool, int) { unavailable("cumulative"); }
 void argminmax(bool, DType, const void*, const Shape&, int, std::int64_t*, int) { unavailable("argminmax"); }
 void matmul(DType, const void*, const void*, void*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool,
             int) {

@@ -28,6 +28,11 @@ The scan is a tokenizer with brace tracking, not a C++ parser: it strips comment
 preprocessor lines, follows `namespace` blocks (skipping `detail` ones and class and function
 bodies) and reads each namespace-scope declaration's name from its tokens.
 
+And numpy.md's "Coverage of jax.numpy" table is checked against the headers: each row names a
+jax.numpy function (once, in order) and either canopy's spelling of it, as the row's first code
+span, which must be a public name (or `Class::member` of a public class), or "not provided", which
+must not be said of a name canopy declares.
+
 Exit status 0 when everything is covered, 1 with the missing names and their headers otherwise.
 """
 
@@ -366,6 +371,70 @@ def documented_chains(pages, sub_namespaces):
     return chains, headings
 
 
+COVERAGE_HEADING = "## Coverage of jax.numpy"
+COVERAGE_ROW = re.compile(r"^\| `(\w+)` \| (.*) \|\s*$")
+
+
+def class_declares(root, header, cls, member):
+    """Whether class/struct `cls` in `header` declares a function `member` in its body."""
+    text = strip_lexical((root / header).read_text(encoding="utf-8"))
+    m = re.search(r"\b(?:class|struct)\s+" + re.escape(cls) + r"\b[^;{]*\{", text)
+    if not m:
+        return False
+    depth, i = 1, m.end()
+    while i < len(text) and depth:
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return re.search(r"\b" + re.escape(member) + r"\s*\(", text[m.end():i]) is not None
+
+
+def check_numpy_coverage(root, names):
+    """Problems with numpy.md's table of jax.numpy's functions (an empty list when it holds)."""
+    page = root / "docs" / "reference" / "numpy.md"
+    lines = page.read_text(encoding="utf-8").split("\n")
+    if COVERAGE_HEADING not in lines:
+        return [f"  {page.relative_to(root)}: no '{COVERAGE_HEADING}' section"]
+    start = lines.index(COVERAGE_HEADING)
+    problems, seen, previous = [], set(), ""
+    for lineno, line in enumerate(lines[start + 1:], start + 2):
+        if line.startswith("## "):
+            break
+        m = COVERAGE_ROW.match(line)
+        if not m:
+            continue
+        jnp_name, cell = m.group(1), m.group(2).strip()
+        where = f"  {page.relative_to(root)}:{lineno}: jnp.{jnp_name}"
+        if jnp_name in seen:
+            problems.append(f"{where} is listed twice")
+        elif jnp_name < previous:
+            problems.append(f"{where} is out of alphabetical order")
+        seen.add(jnp_name)
+        previous = jnp_name
+        if cell.startswith("not provided"):
+            if jnp_name in names:
+                problems.append(f"{where} says 'not provided' but canopy declares {jnp_name}")
+            continue
+        span = INLINE_CODE.match(cell)
+        chain = CODE_CHAIN.fullmatch(span.group(2).strip()) if span else None
+        if not chain:
+            problems.append(f"{where}: the cell starts with neither 'not provided' nor canopy's spelling in a code span")
+            continue
+        comps = chain.group(0).split("::")
+        if comps[0] == "canopy":
+            comps = comps[1:]
+        key = "::".join(comps)
+        if key in names:
+            continue
+        owner = "::".join(comps[:-1])
+        if len(comps) >= 2 and owner in names and names[owner][1] == "class" and \
+                class_declares(root, names[owner][0], comps[-2], comps[-1]):
+            continue
+        problems.append(f"{where}: `{key}` is not declared in canopy's headers")
+    if not seen:
+        problems.append(f"  {page.relative_to(root)}: the '{COVERAGE_HEADING}' section has no rows")
+    return problems
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__)
@@ -407,6 +476,8 @@ def main(argv):
         if head not in names:  # `TreeDef::leaf_paths` is checked as far as `TreeDef`
             stale.append(f"  {page.relative_to(root)}:{lineno}: `{span}` names no public declaration")
 
+    coverage = check_numpy_coverage(root, names)
+
     elapsed = time.perf_counter() - start
     checked = len(names) - sum(1 for k in names if ("canopy::" + k) in ALLOWLIST)
     print(f"check_reference: {checked} public names from {len(headers)} headers checked against "
@@ -420,6 +491,10 @@ def main(argv):
         ok = False
         print(f"check_reference: {len(stale)} reference headings name nothing public:")
         print("\n".join(stale))
+    if coverage:
+        ok = False
+        print(f"check_reference: {len(coverage)} problems in numpy.md's table of jax.numpy's functions:")
+        print("\n".join(coverage))
     return 0 if ok else 1
 
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "../../cuda/element_math.hpp"  // int_pow, shared with the GPU kernels
+#include "../../cuda/element_math.hpp"  // integer pow, div and rem, denormal_as_zero: shared with the GPU kernels
 #include "../onednn/engine.hpp"
 #include "canopy/kernels/runtime.hpp"
 #include "broadcast_layout.hpp"
@@ -17,6 +17,11 @@ namespace {
 using loops::compute_t;
 using loops::load;
 using loops::store;
+namespace math = cuda::math;
+template <class C>
+inline C daz(C x) {
+  return math::denormal_as_zero(x);
+}
 
 template <class T, class O, class F>
 void broadcast_loop(F f, const T* a, const Shape& as, const T* b, const Shape& bs, O* out, const Shape& os) {
@@ -96,27 +101,17 @@ void binary_typed(BinaryOp op, const T* a, const Shape& as, const T* b, const Sh
       default: break;
     }
   } else if constexpr (std::is_integral_v<C>) {
-    // Wrapping arithmetic in unsigned avoids signed-overflow UB; x/0 and x%0 give 0.
+    // Wrapping arithmetic in unsigned avoids signed-overflow UB; division by 0 as XLA's.
     using U = wrapping_t<C>;
     switch (op) {
       case BinaryOp::add: return run([](C x, C y) { return loops::add(x, y); });
       case BinaryOp::sub: return run([](C x, C y) { return static_cast<C>(U(x) - U(y)); });
       case BinaryOp::mul: return run([](C x, C y) { return loops::mul(x, y); });
-      case BinaryOp::div:
-        return run([](C x, C y) {
-          if (y == 0) return C(0);
-          if constexpr (std::is_signed_v<C>) if (y == -1) return static_cast<C>(U(0) - U(x));
-          return static_cast<C>(x / y);
-        });
-      case BinaryOp::rem:
-        return run([](C x, C y) {
-          if (y == 0) return C(0);
-          if constexpr (std::is_signed_v<C>) if (y == -1) return C(0);
-          return static_cast<C>(x % y);
-        });
+      case BinaryOp::div: return run([](C x, C y) { return math::int_div(x, y); });
+      case BinaryOp::rem: return run([](C x, C y) { return math::int_rem(x, y); });
       case BinaryOp::max: return run([](C x, C y) { return x > y ? x : y; });
       case BinaryOp::min: return run([](C x, C y) { return x < y ? x : y; });
-      case BinaryOp::pow: return run([](C x, C y) { return cuda::math::int_pow(x, y); });
+      case BinaryOp::pow: return run([](C x, C y) { return math::int_pow(x, y); });
       default: break;
     }
   } else {
@@ -125,9 +120,10 @@ void binary_typed(BinaryOp op, const T* a, const Shape& as, const T* b, const Sh
       case BinaryOp::sub: return run([](C x, C y) { return x - y; });
       case BinaryOp::mul: return run([](C x, C y) { return x * y; });
       case BinaryOp::div: return run([](C x, C y) { return x / y; });
-      case BinaryOp::rem: return run([](C x, C y) { return std::fmod(x, y); });
-      case BinaryOp::pow: return run([](C x, C y) { return std::pow(x, y); });
-      case BinaryOp::atan2: return run([](C x, C y) { return std::atan2(x, y); });
+      // The math library reads its operands' bits: denormals as the flushed arithmetic sees them.
+      case BinaryOp::rem: return run([](C x, C y) { return std::fmod(daz(x), daz(y)); });
+      case BinaryOp::pow: return run([](C x, C y) { return std::pow(daz(x), daz(y)); });
+      case BinaryOp::atan2: return run([](C x, C y) { return std::atan2(daz(x), daz(y)); });
       // NaN-propagating, like lax.max/min.
       case BinaryOp::max: return run([](C x, C y) { return x != x ? x : (y != y ? y : (x > y ? x : y)); });
       case BinaryOp::min: return run([](C x, C y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); });

@@ -1,6 +1,8 @@
-// f32 unary ops that oneDNN's JIT eltwise implements (vectorised exp/tanh/logistic/...),
-// one cached primitive per (algorithm, alpha, beta, n). log stays on loops: oneDNN's f32 log
-// loses ~1e-6 absolute near x = 1 (millions of ulps of a tiny result), too far from XLA's.
+// f32 unary ops that oneDNN's JIT eltwise implements (vectorised exp/logistic/...), one cached
+// primitive per (algorithm, alpha, beta, n). log stays on loops: oneDNN's f32 log loses ~1e-6
+// absolute near x = 1 (millions of ulps of a tiny result), too far from XLA's. tanh does too:
+// oneDNN's returns a denormal operand unchanged where canopy's kernels read it as 0 (as XLA's
+// do), and the loops' tanh is XLA's own rational approximation.
 #include "engine.hpp"
 
 namespace canopy::kernels::cpu::onednn {
@@ -21,7 +23,6 @@ bool algorithm_for(UnaryOp op, dnnl::algorithm* alg, float* alpha, float* beta) 
     case UnaryOp::abs: *alg = A::eltwise_abs; return true;
     case UnaryOp::exp: *alg = A::eltwise_exp; return true;
     case UnaryOp::sqrt: *alg = A::eltwise_sqrt; return true;
-    case UnaryOp::tanh: *alg = A::eltwise_tanh; return true;
     case UnaryOp::logistic: *alg = A::eltwise_logistic; return true;
     case UnaryOp::round_even: *alg = A::eltwise_round; return true;
     default: return false;

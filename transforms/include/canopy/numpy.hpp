@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "canopy/array.hpp"
+#include "canopy/numpy_ufuncs.hpp"
 #include "canopy/ops.hpp"
 #include "canopy/x64.hpp"
 
@@ -82,6 +83,18 @@ Array min(const Array& x, I axis, bool keepdims = false) {
   return min(x, Axes{{axis}}, keepdims);
 }
 
+// Cumulative reductions (jnp; the lax forms, with an axis and a direction, are in ops.hpp).
+/// jnp.cumsum: running sums along `axis` (over the flattened array when nullopt) in `dtype`
+/// (default: x's; bool becomes the default int, but narrow integers stay narrow, as in JAX); a
+/// bool `dtype` accumulates x != 0 as integers and gives whether each running sum is nonzero.
+Array cumsum(const Array& x, std::optional<int> axis = std::nullopt, std::optional<DType> dtype = std::nullopt);
+/// jnp.cumprod: running products, as cumsum.
+Array cumprod(const Array& x, std::optional<int> axis = std::nullopt, std::optional<DType> dtype = std::nullopt);
+/// jnp.diff: the n-th forward difference along `axis` (x[1:] - x[:-1], n times; != for bool), after
+/// joining `prepend` and `append` (a scalar one is broadcast to one slice of x) to x along it.
+Array diff(const Array& x, int n = 1, int axis = -1, const std::optional<Array>& prepend = std::nullopt,
+           const std::optional<Array>& append = std::nullopt);
+
 // Statistics: logsumexp (jax.nn / jax.scipy.special), var and std with ddof (jnp).
 /// jnp.all: whether every element along `axes` is true (nonzero; NaN counts as true), as a bool
 /// Array; an empty reduction is true.
@@ -143,6 +156,20 @@ inline Array invert(const Array& x) { return bitwise_not(x); }
 Array einsum(std::string_view subscripts, const Array& a);
 Array einsum(std::string_view subscripts, const Array& a, const Array& b);
 Array einsum(std::string_view subscripts, const std::vector<Array>& operands);
+
+/// jnp.outer: the products of every element of a (flattened) with every one of b: [a.size, b.size].
+Array outer(const Array& a, const Array& b);
+/// jnp.tril: m with the elements above diagonal k of its last two axes zeroed (k > 0: above the
+/// main diagonal, k < 0: below it). ShapeError below 2-D.
+Array tril(const Array& m, int k = 0);
+/// jnp.triu: m with the elements below diagonal k of its last two axes zeroed.
+Array triu(const Array& m, int k = 0);
+/// jnp.diagonal: the elements a[..., i, i + offset] of the plane of axis1 and axis2, along a new
+/// last axis (the other axes keep their order).
+Array diagonal(const Array& a, int offset = 0, int axis1 = 0, int axis2 = 1);
+/// jnp.trace: the sum of diagonal(a, offset, axis1, axis2) along it, accumulated in `dtype`
+/// (default: as sum). ShapeError when axis1 and axis2 are the same axis.
+Array trace(const Array& a, int offset = 0, int axis1 = 0, int axis2 = 1, std::optional<DType> dtype = std::nullopt);
 
 /// jnp.matmul: 1-D operands promoted to matrices, leading dims broadcast as a batch.
 Array matmul(const Array& a, const Array& b);
@@ -306,8 +333,9 @@ Array stack(const std::vector<Array>& xs, int axis = 0);
 /// A template so that a braced list `split(x, {3})` means split points, as in numpy.
 template <std::integral I>
 std::vector<Array> split(const Array& x, I sections, int axis = 0);
-/// jnp.split at the given points along `axis` (numpy slicing: negative points count from the end,
-/// points past the end clamp, a point before its predecessor gives an empty piece).
+/// jnp.split at the given points along `axis`: piece k is x[points[k-1]:points[k]] (numpy slicing:
+/// negative points count from the end, points past the end clamp, a point before its predecessor
+/// gives an empty piece, and the next piece starts at that point, as in numpy).
 std::vector<Array> split(const Array& x, const std::vector<std::int64_t>& indices, int axis = 0);
 namespace detail {
 std::vector<Array> split_sections(const Array& x, std::int64_t sections, int axis);
@@ -316,6 +344,24 @@ template <std::integral I>
 std::vector<Array> split(const Array& x, I sections, int axis) {
   return detail::split_sections(x, static_cast<std::int64_t>(sections), axis);
 }
+/// jnp.tile: x repeated reps[d] times along each axis; x gains leading axes when reps is longer
+/// than its rank, reps gains leading 1s when shorter. ShapeError for a negative count.
+Array tile(const Array& x, const std::vector<std::int64_t>& reps);
+/// tile along the last axis. A template so that `tile(x, {2, 3})` means a vector of counts.
+template <std::integral I>
+Array tile(const Array& x, I reps) {
+  return tile(x, std::vector<std::int64_t>{static_cast<std::int64_t>(reps)});
+}
+/// jnp.repeat: each element repeated `repeats` times along `axis` (of the flattened x when nullopt).
+Array repeat(const Array& x, std::int64_t repeats, std::optional<int> axis = std::nullopt);
+/// jnp.repeat with a count per element along `axis` (one count applies to all).
+Array repeat(const Array& x, const std::vector<std::int64_t>& repeats, std::optional<int> axis = std::nullopt);
+/// jnp.roll: the elements shifted `shift` places along `axis` (those pushed off the end come back at
+/// the start); over the flattened array, reshaped back, when nullopt.
+Array roll(const Array& x, std::int64_t shift, std::optional<int> axis = std::nullopt);
+/// jnp.roll along several axes, shift[i] along axes[i] (one shift or one axis is broadcast).
+Array roll(const Array& x, const std::vector<std::int64_t>& shift, const std::vector<int>& axes);
+
 /// jnp.pad in "constant" mode: pad_width[d] = (before, after) elements of `constant_values` (a
 /// single pair applies to every axis); negative widths are ShapeErrors (lax.pad allows them).
 Array pad(const Array& x, const std::vector<std::pair<std::int64_t, std::int64_t>>& pad_width,

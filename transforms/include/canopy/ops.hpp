@@ -28,11 +28,22 @@ Array sin(const Array& x);       ///< sine
 Array cos(const Array& x);       ///< cosine
 Array tan(const Array& x);       ///< tangent
 Array exp2(const Array& x);      ///< 2^x
+Array asin(const Array& x);      ///< arcsine (NaN outside [-1, 1])
+Array acos(const Array& x);      ///< arccosine (NaN outside [-1, 1])
+Array atan(const Array& x);      ///< arctangent
+Array asinh(const Array& x);     ///< inverse hyperbolic sine
+Array acosh(const Array& x);     ///< inverse hyperbolic cosine (NaN below 1)
+Array atanh(const Array& x);     ///< inverse hyperbolic tangent (+-inf at +-1, NaN beyond)
+Array sinh(const Array& x);      ///< hyperbolic sine
+Array cosh(const Array& x);      ///< hyperbolic cosine
+Array cbrt(const Array& x);      ///< cube root (negative for negative x)
 Array floor(const Array& x);     ///< round down (identity on integers)
 Array ceil(const Array& x);      ///< round up (identity on integers)
 /// How `round` breaks ties (lax.RoundingMethod).
 enum class RoundingMethod { away_from_zero, to_nearest_even };
-Array round(const Array& x, RoundingMethod method = RoundingMethod::away_from_zero);  ///< lax.round
+/// lax.round with its rounding method (lax's default is away_from_zero). `round(x)` and
+/// `round(x, decimals)` are jnp.round (numpy_ufuncs.hpp): ties to even.
+Array round(const Array& x, RoundingMethod method);
 Array is_finite(const Array& x);  ///< bool: not inf and not NaN
 Array erf(const Array& x);        ///< error function
 Array bitwise_not(const Array& x);  ///< lax.bitwise_not: logical on bool, bitwise on integers; TypeError on floats
@@ -229,6 +240,15 @@ Array shift_right_logical(const Array& x, const Array& y);
 Array shift_right_arithmetic(const Array& x, const Array& y);
 /// Product over `axes` (integers wrap).
 Array reduce_prod(const Array& x, const std::vector<int>& axes);
+/// lax.cumsum: running sums along `axis` (negative counts from the end), from its end when
+/// `reverse`; each partial sum is rounded to the dtype (integers wrap). jnp's cumsum is in numpy.hpp.
+Array cumsum(const Array& x, int axis, bool reverse);
+/// lax.cumprod: running products along `axis`, as cumsum.
+Array cumprod(const Array& x, int axis, bool reverse);
+/// lax.cummax: running maxima along `axis` (NaN, once seen, stays), from its end when `reverse`.
+Array cummax(const Array& x, int axis = 0, bool reverse = false);
+/// lax.cummin: running minima along `axis`, as cummax.
+Array cummin(const Array& x, int axis = 0, bool reverse = false);
 /// lax.argmax: index of the largest element along `axis` (first on ties; the first NaN wins).
 Array argmax(const Array& x, int axis, DType index_dtype);
 /// lax.argmin: index of the smallest element along `axis` (first on ties; the first NaN wins).

@@ -8,6 +8,7 @@
 #include "../devices/runtime.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/runtime.hpp"
 #include "canopy/core/jit.hpp"
 #include "canopy/ops.hpp"
 
@@ -71,6 +72,8 @@ void Array::check_item(const char* api) const {
 }
 
 void Array::copy_as(DType d, void* dst) const {
+  // A host read, not an op: the values exactly, denormals included, whatever mode is current.
+  kernels::cpu::KernelFloatMode exact(false);
   if (impl_ && !is_tracer() && detail::on_gpu(*this)) {  // read through a host copy (waits for the GPU)
     if (impl_->deleted) detail::require_live("Array::data", "array", *this);
     const Array h = detail::host_copy(*this);

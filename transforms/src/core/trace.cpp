@@ -11,6 +11,7 @@
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
+#include "canopy/kernels/runtime.hpp"
 
 namespace canopy {
 namespace {
@@ -97,8 +98,12 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
   Arrays res;
   res.reserve(outs.size());
   for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev, p.name, place.committed));
-  k(in, res, params);
-  if (dev.kind == Device::Kind::cuda && gpu_verify()) detail::verify_gpu_result(p, in, res, params);
+  {
+    kernels::cpu::KernelFloatMode mode;  // FTZ/DAZ for the kernel only: the caller's mode comes back
+    k(in, res, params);
+    // The CPU kernel that checks a GPU kernel runs in the same mode as every CPU kernel.
+    if (dev.kind == Device::Kind::cuda && gpu_verify()) detail::verify_gpu_result(p, in, res, params);
+  }
   if (debug_nans()) detail::check_nans(p, res);
   return res;
 }

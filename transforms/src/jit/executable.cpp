@@ -13,6 +13,7 @@
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
+#include "canopy/kernels/runtime.hpp"
 #include "canopy/numpy.hpp"
 #include "passes/passes.hpp"
 
@@ -301,6 +302,7 @@ std::shared_ptr<const Program> Executable::gpu_program(bool fuse) const {
 const Program& Executable::gpu_program() const { return *gpu_program(fuse_); }
 
 Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& donated) const {
+  kernels::cpu::KernelFloatMode mode;  // FTZ/DAZ for the program's kernels: the caller's mode comes back
   // A GPU program: its arguments are on a GPU, or (none being committed elsewhere) arrays it
   // captured are (the constants).
   detail::Placement gpu_place = detail::placement_of(name_, inputs);

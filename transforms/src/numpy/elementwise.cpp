@@ -44,11 +44,13 @@ Array divide(const Array& x, const Array& y) {
 
 Array remainder(const Array& x, const Array& y) {
   auto p = detail::promote({x, y}, "remainder");
-  Array r = rem(p[0], p[1]);
+  // An integer x % 0 is 0, as in jnp (lax.rem's would be x).
+  const Array d = is_floating(p[1].dtype()) ? p[1] : where(p[1] == 0, 1, p[1]);
+  Array r = rem(p[0], d);
   if (is_unsigned(p[0].dtype())) return r;
   Array zero = zeros({}, r.dtype());
-  Array fix = logical_and(ne(r, zero), ne(lt(r, zero), lt(p[1], zero)));
-  return where(fix, r + p[1], r);
+  Array fix = logical_and(ne(r, zero), ne(lt(r, zero), lt(d, zero)));
+  return where(fix, r + d, r);
 }
 
 Array reciprocal(const Array& x) { return divide(detail::weak_scalar(1.0), x); }

@@ -25,15 +25,17 @@ std::vector<Array> split_at(const Array& x, std::vector<std::int64_t> points, in
   const std::int64_t n = x.shape()[ax];
   std::vector<std::int64_t> lo(x.ndim(), 0), hi(x.shape().begin(), x.shape().end());
   std::vector<Array> out;
-  std::int64_t prev = 0;
+  std::int64_t start = 0;
   points.push_back(n);
   for (std::int64_t p : points) {
-    // Python slice bounds: negative counts from the end, then clamp into [0, n].
-    std::int64_t end = std::clamp<std::int64_t>(p < 0 ? p + n : p, 0, n);
-    lo[ax] = prev;
-    hi[ax] = std::max(prev, end);
+    // Piece k is numpy's x[points[k-1]:points[k]]: Python slice bounds (negative counts from the
+    // end, then clamped into [0, n]), empty when the end comes before the start; the next piece
+    // starts at this point even then.
+    const std::int64_t end = std::clamp<std::int64_t>(p < 0 ? p + n : p, 0, n);
+    lo[ax] = start;
+    hi[ax] = std::max(start, end);
     out.push_back(slice(x, lo, hi));
-    prev = std::max(prev, end);
+    start = end;
   }
   return out;
 }

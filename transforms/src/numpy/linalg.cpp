@@ -1,4 +1,5 @@
-// jax.numpy matmul and dot on top of dot_general (batch dims broadcast; 1-D operands promoted).
+// jax.numpy matmul and dot on top of dot_general (batch dims broadcast; 1-D operands promoted),
+// and the matrix helpers outer, tril/triu, diagonal and trace, as JAX composes them.
 #include <algorithm>
 
 #include "../primitives/common.hpp"
@@ -60,6 +61,76 @@ Array dot(const Array& a, const Array& b) {
                                                                     " have mismatched contraction dimensions"));
   if (a.ndim() <= 2 && b.ndim() <= 2) return matmul(a, b);
   return dot_general(a, b, {{ca}, {cb}, {}, {}});
+}
+
+Array outer(const Array& a, const Array& b) {
+  auto p = detail::promote({a, b}, "outer");
+  return mul(reshape(p[0], {p[0].size(), 1}), reshape(p[1], {1, p[1].size()}));
+}
+
+namespace {
+
+[[noreturn]] void raise_not_matrix(const char* api, const Array& m) {
+  detail::raise<ShapeError>(api, "operand", to_string(m.aval()), "has fewer than 2 dimensions",
+                            "it works on the last two axes of a matrix or a stack of them");
+}
+
+/// jnp.tri(N, M, k) over m's last two axes, broadcast to m's shape: true where column j <= row i + k.
+Array lower_mask(const Array& m, int k) {
+  const std::size_t r = m.ndim();
+  const Shape plane{m.shape()[r - 2], m.shape()[r - 1]};
+  const Array rows = iota(DType::i32, plane, 0), cols = iota(DType::i32, plane, 1);
+  return broadcast_to(cols <= rows + k, m.shape());
+}
+
+/// a with the plane of axis1 and axis2 moved to its last two axes (the others keep their order),
+/// and that plane's extents; ShapeError below 2-D or when the two name one axis.
+struct Plane {
+  Array moved;
+  std::int64_t rows, cols;
+};
+Plane plane_last(const char* api, const Array& a, int axis1, int axis2) {
+  if (a.ndim() < 2) raise_not_matrix(api, a);
+  const int a1 = detail::normalize_axis(api, axis1, a.ndim(), a.aval());
+  const int a2 = detail::normalize_axis(api, axis2, a.ndim(), a.aval());
+  if (a1 == a2)
+    detail::raise<ShapeError>(api, "axis1 and axis2", detail::concat(axis1, " and ", axis2),
+                              detail::concat("are the same axis of ", to_string(a.aval())));
+  std::vector<int> perm;
+  for (int d = 0; d < static_cast<int>(a.ndim()); ++d)
+    if (d != a1 && d != a2) perm.push_back(d);
+  perm.push_back(a1);
+  perm.push_back(a2);
+  return {transpose(a, perm), a.shape()[static_cast<std::size_t>(a1)], a.shape()[static_cast<std::size_t>(a2)]};
+}
+
+}  // namespace
+
+Array tril(const Array& m, int k) {
+  if (m.ndim() < 2) raise_not_matrix("tril", m);
+  return where(lower_mask(m, k), m, zeros_like(m));
+}
+
+Array triu(const Array& m, int k) {
+  if (m.ndim() < 2) raise_not_matrix("triu", m);
+  return where(lower_mask(m, k - 1), zeros_like(m), m);
+}
+
+Array diagonal(const Array& a, int offset, int axis1, int axis2) {
+  const Plane p = plane_last("diagonal", a, axis1, axis2);
+  const std::int64_t n =
+      std::max<std::int64_t>(0, std::min<std::int64_t>(p.rows + std::min(offset, 0), p.cols - std::max(offset, 0)));
+  const Array i = arange(n), j = arange(n) + std::abs(offset);
+  return offset >= 0 ? p.moved[{ellipsis, i, j}] : p.moved[{ellipsis, j, i}];
+}
+
+Array trace(const Array& a, int offset, int axis1, int axis2, std::optional<DType> dtype) {
+  const Plane p = plane_last("trace", a, axis1, axis2);
+  const Array on = eye(p.rows, p.cols, offset, DType::bool_);
+  const Array masked = where(on, p.moved, zeros_like(p.moved));
+  // jnp.sum's dtype: the sum in that dtype (the narrow ones accumulate wider, then wrap back).
+  const Array s = sum(dtype ? masked.astype(*dtype) : masked, Axes{{-2, -1}});
+  return dtype && s.dtype() != *dtype ? s.astype(*dtype) : s;
 }
 
 }  // namespace canopy

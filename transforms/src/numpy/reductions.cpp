@@ -1,4 +1,5 @@
-// jax.numpy reductions over optional axes with keepdims, built on reduce_sum/max/min.
+// jax.numpy reductions over optional axes with keepdims, built on reduce_sum/max/min, and the
+// cumulative ones on lax.cumsum/cumprod.
 #include <algorithm>
 
 #include "../primitives/common.hpp"
@@ -88,6 +89,40 @@ Array array_equal(const Array& a, const Array& b, bool equal_nan) {
   Array same = eq(a, b);
   if (equal_nan) same = logical_or(same, logical_and(ne(a, a), ne(b, b)));
   return all(same);
+}
+
+}  // namespace canopy
+
+namespace canopy {
+namespace {
+
+// jnp's _cumulative_reduction: flatten when no axis is given, then accumulate in the result dtype
+// (bool widened to the default int); a bool dtype accumulates x != 0 in the default int.
+Array cumulative(const char* api, Array (*running)(const Array&, int, bool), const Array& x, std::optional<int> axis,
+                 std::optional<DType> dtype) {
+  Array a = !axis || x.ndim() == 0 ? reshape(x, {x.size()}) : x;
+  const int ax = detail::normalize_axis(api, axis.value_or(0), a.ndim(), a.aval());
+  DType result = a.dtype() == DType::bool_ ? default_int_dtype() : a.dtype(), computation = result;
+  if (dtype == DType::bool_) {
+    if (a.dtype() != DType::bool_) a = a != 0;
+    result = DType::bool_;
+    computation = default_int_dtype();
+  } else if (dtype) {
+    result = computation = *dtype;
+  }
+  if (a.dtype() != computation) a = a.astype(computation);
+  const Array r = running(a, ax, false);
+  return r.dtype() == result ? r : r.astype(result);
+}
+
+}  // namespace
+
+Array cumsum(const Array& x, std::optional<int> axis, std::optional<DType> dtype) {
+  return cumulative("cumsum", [](const Array& a, int ax, bool rev) { return cumsum(a, ax, rev); }, x, axis, dtype);
+}
+
+Array cumprod(const Array& x, std::optional<int> axis, std::optional<DType> dtype) {
+  return cumulative("cumprod", [](const Array& a, int ax, bool rev) { return cumprod(a, ax, rev); }, x, axis, dtype);
 }
 
 }  // namespace canopy

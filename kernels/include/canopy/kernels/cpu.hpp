@@ -13,8 +13,11 @@ namespace canopy::kernels::cpu {
 /// Elementwise one-input operations (is_finite writes bool; the rest keep the dtype).
 enum class UnaryOp : std::uint8_t {
   neg, abs, sign, exp, log, log1p, expm1, sqrt, rsqrt, tanh, logistic, sin, cos,
-  floor, ceil, round_even, round_away, is_finite, erf, logical_not, tan, exp2, erf_inv
+  floor, ceil, round_even, round_away, is_finite, erf, logical_not, tan, exp2, erf_inv,
+  asin, acos, atan, asinh, acosh, atanh, sinh, cosh, cbrt
 };
+/// The last UnaryOp (the ops are numbered 0..kLastUnaryOp).
+inline constexpr UnaryOp kLastUnaryOp = UnaryOp::cbrt;
 /// out[i] = op(in[i]) for n contiguous elements.
 void unary(UnaryOp op, DType dtype, const void* in, void* out, std::int64_t n);
 
@@ -74,6 +77,13 @@ bool epilogue_post_ops();
 enum class ReduceOp : std::uint8_t { sum, max, min };
 /// Reduces `in` (shape) over sorted unique `axes` into out (the kept dims, row-major).
 void reduce(ReduceOp op, DType dtype, const void* in, const Shape& shape, std::span<const int> axes, void* out);
+
+/// Cumulative reductions along one axis (lax.cumsum, cumprod, cummax, cummin).
+enum class CumulativeOp : std::uint8_t { sum, prod, max, min };
+/// out[.., i, ..] = op of in[.., 0..i, ..] along `axis` (of in[.., i..n-1, ..] when `reverse`),
+/// combined one element at a time from the start (the end), each partial result stored in the
+/// dtype: integers wrap, float max/min propagate NaN as lax.max/min do.
+void cumulative(CumulativeOp op, DType dtype, const void* in, void* out, const Shape& shape, int axis, bool reverse);
 
 /// out = index along `dimension` of `shape`.
 void iota(DType dtype, const Shape& shape, int dimension, void* out);

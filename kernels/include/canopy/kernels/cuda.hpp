@@ -73,6 +73,10 @@ void iota(DType dtype, const Shape& shape, int dimension, void* out, int device)
 void reduce(ReduceOp op, DType dtype, const void* in, const Shape& shape, std::span<const int> axes, void* out,
             int device);
 void reduce_prod(DType dtype, const void* in, const Shape& shape, std::span<const int> axes, void* out, int device);
+/// cpu::cumulative on the GPU: one thread per (outer, inner) column walking the axis in order.
+using cpu::CumulativeOp;
+void cumulative(CumulativeOp op, DType dtype, const void* in, void* out, const Shape& shape, int axis, bool reverse,
+                int device);
 /// Index (as i64) of the first maximum / minimum along `axis`; a NaN beats every number and the
 /// first NaN wins (XLA's comparator, as the CPU kernel).
 void argminmax(bool max, DType dtype, const void* in, const Shape& shape, int axis, std::int64_t* out, int device);

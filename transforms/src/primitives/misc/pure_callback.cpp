@@ -4,6 +4,7 @@
 // vectorized; not differentiable by itself (wrap it in custom_vjp, as in JAX).
 #include "../rules.hpp"
 #include "canopy/core/callback.hpp"
+#include "canopy/kernels/runtime.hpp"
 
 namespace canopy::detail {
 namespace {
@@ -42,7 +43,10 @@ struct PureCallback {
   }
   static std::vector<Aval> abstract_eval(std::span<const Aval>, const Params& params) { return params.result_avals; }
   static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    Arrays r = params.callback->fn(Arrays(in.begin(), in.end()));
+    Arrays r = [&] {
+      kernels::cpu::CallerFloatMode caller;  // host code computes in its caller's mode, not the kernels'
+      return params.callback->fn(Arrays(in.begin(), in.end()));
+    }();
     if (r.size() != out.size())
       detail::raise<TypeError>(name, "callback", params.callback->name,
                                detail::concat("returned ", r.size(), " arrays but result_shape declares ", out.size()));

@@ -1,0 +1,34 @@
+// Everything canopy knows about `cummax` (lax.cummax: running maxima along one axis): rules, kernel,
+// samples, op. Its jvp is cummax's and cummin's shared rule (cumulative.hpp).
+#include "cumulative.hpp"
+
+namespace canopy::prim {
+struct Cummax {
+  static constexpr std::string_view name = "cummax";
+  static constexpr Arity arity = Arity::exactly(1);
+  using Params = detail::CumulativeParams;
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+    return detail::cumulative_aval(name, avals, params);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::eval_cumulative(kernels::cpu::CumulativeOp::max, in, out, params);
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::cuda_cumulative(kernels::cpu::CumulativeOp::max, in, out, params);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
+    return detail::cumulative_extreme_jvp(x, t, params, [](const Array& a, int axis, bool reverse) {
+      return cummax(a, axis, reverse);
+    });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_cumulative<Cummax>(x, bdims, params);
+  }
+  static std::vector<Sample<Params>> samples() { return detail::cumulative_samples<Params>(-3, 3); }
+};
+CANOPY_REGISTER_PRIMITIVE(Cummax);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array cummax(const Array& x, int axis, bool reverse) { return bind1<prim::Cummax>({x}, {axis, reverse}); }
+}  // namespace canopy

@@ -1,0 +1,35 @@
+// Everything canopy knows about the `acosh` primitive (inverse hyperbolic cosine): rules, kernel, samples, op.
+#include "../rules.hpp"
+
+namespace canopy::prim {
+struct Acosh {
+  static constexpr std::string_view name = "acosh";
+  static constexpr Arity arity = Arity::exactly(1);
+  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::acosh);
+  struct Params {};
+  static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
+    return detail::unary_aval(name, avals, detail::kFloat);
+  }
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::eval_unary(kernels::cpu::UnaryOp::acosh, in, out);
+  }
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
+    detail::cuda_unary(kernels::cpu::UnaryOp::acosh, in, out);
+  }
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
+    return detail::unary_jvp(x, t, [](const Array& a) { return acosh(a); },
+                             [](const Array& a, const Array& y) { (void)y; return rsqrt((a - 1.0) * (a + 1.0)); });
+  }
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+    return detail::batch_elementwise<Acosh>(x, bdims, params);
+  }
+  static std::vector<Sample<Params>> samples() {
+    return detail::unary_samples<Params>(detail::kFloat, 1.1, 4);
+  }
+};
+CANOPY_REGISTER_PRIMITIVE(Acosh);
+}  // namespace canopy::prim
+
+namespace canopy {
+Array acosh(const Array& x) { return bind1<prim::Acosh>({detail::to_float(x)}); }
+}  // namespace canopy
