@@ -169,10 +169,12 @@ bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, vo
                     detail::lt_alignment(b), detail::lt_alignment(c), detail::lt_alignment(bias)};
   auto [it, fresh] = plans().try_emplace(key);
   if (fresh) {
-    // Pedantic f32 arithmetic as the cuBLAS path has; where cuBLASLt has no such kernel, its plain
-    // 32F compute type, which is f32 too (TF32 only with CUBLAS_COMPUTE_32F_FAST_TF32).
-    it->second = try_plan(key, type, CUBLAS_COMPUTE_32F_PEDANTIC, bias, h);
-    if (!it->second) it->second = try_plan(key, type, CUBLAS_COMPUTE_32F, bias, h);
+    // f32: pedantic f32 arithmetic as the cuBLAS path has; where cuBLASLt has no such kernel, its
+    // plain 32F compute type, which is f32 too (TF32 only with CUBLAS_COMPUTE_32F_FAST_TF32).
+    // bf16/f16: tensor cores with f32 accumulation first, as the cuBLAS path.
+    const bool half = dtype != DType::f32;
+    it->second = try_plan(key, type, half ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_PEDANTIC, bias, h);
+    if (!it->second) it->second = try_plan(key, type, half ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F, bias, h);
   }
   Plan* plan = it->second.get();
   if (!plan) return false;

@@ -80,13 +80,13 @@ void cumulative(CumulativeOp op, DType dtype, const void* in, void* out, const S
 /// Index (as i64) of the first maximum / minimum along `axis`; a NaN beats every number and the
 /// first NaN wins (XLA's comparator, as the CPU kernel).
 void argminmax(bool max, DType dtype, const void* in, const Shape& shape, int axis, std::int64_t* out, int device);
-/// C[b] = op(A[b]) @ op(B[b]), row-major; f32, f64, bf16 and f16 on cuBLAS (f32 accumulation),
-/// integers as a CUDA kernel. trans_a: A is stored batch x k x m; trans_b: B is batch x n x k.
+/// C[b] = op(A[b]) @ op(B[b]), row-major; f32, f64, bf16 and f16 on cuBLAS (f32 in f32 without
+/// TF32, f64 in f64, bf16/f16 on tensor cores with f32 accumulation), integers as a CUDA kernel. trans_a: A is stored batch x k x m; trans_b: B is batch x n x k.
 void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k,
             std::int64_t n, bool trans_a, bool trans_b, int device);
 /// matmul (f32, bf16, f16; same layouts) plus a bias row (n elements of `dtype`, one per column
 /// of C, the same for every row and batch item), as one cuBLASLt matmul with its BIAS epilogue
-/// (f32 arithmetic throughout, no TF32). Returns false, having run nothing, where cuBLASLt has no
+/// (f32 accumulation; no TF32 for f32, tensor cores for bf16/f16). Returns false, having run nothing, where cuBLASLt has no
 /// algorithm for the call or refuses it (or another dtype, or k = 0): the caller then runs matmul
 /// and the add. (No relu epilogue: cuBLASLt's turns NaN into 0, where max(NaN, 0) is NaN.)
 bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch, std::int64_t m,
