@@ -137,7 +137,8 @@ std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<in
     const int a = *axes[i];
     if (a < -r || a >= r)
       raise<ShapeError>("pmap", "in_axes", name(i), concat("is ", a, " but the input is ", to_string(xs[i].aval())),
-                        "a mapped input needs the axis it is mapped over");
+                        "a mapped input needs the axis it is mapped over: replicate(...) it to give every device a "
+                        "copy, or pass it unmapped with in_axes none");
     const std::int64_t m = xs[i].shape(a);
     if (n < 0) {
       n = m;
@@ -146,7 +147,8 @@ std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<in
       raise<ShapeError>("pmap", "mapped sizes", "",
                         concat("differ: ", name(from), " ", to_string(xs[from].aval()), " has ", n, " but ", name(i),
                                " ", to_string(xs[i].aval()), " has ", m, " along axis ", normalised_axis(a, xs[i].ndim())),
-                        "every mapped input needs the same size along its in_axis");
+                        "every mapped input needs the same size along its in_axis (replicate(...) what every device "
+                        "needs whole, or pass it with in_axes none)");
     }
   }
   if (n < 0) raise<ShapeError>("pmap", "in_axes", "", "map no input", "pmap needs at least one mapped input");

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include <canopy/array.hpp>
+#include <canopy/device.hpp>
 #include <canopy/ops.hpp>
 #include <canopy/random.hpp>
 #include <canopy/transforms/autodiff.hpp>
@@ -33,9 +34,32 @@ struct TrainState {
   Extra extra = {};
 };
 
-/// A state at step 0: the optimizer's init on `params`, and `key` for the steps to split.
+namespace detail {
+/// `tree` with every host Array leaf whose buffer another handle also holds replaced by a copy:
+/// a state that owns its buffers can be donated (donate_argnums) without deleting the caller's.
+template <class T>
+T own_buffers(T tree) {
+  return optim::detail::map_arrays(
+      [](const Array& x) {
+        if (!x.valid() || x.is_tracer() || x.is_deleted() || x.impl().use_count() <= 1 ||
+            x.device().kind != Device::Kind::cpu)
+          return x;
+        return array_from_data(x.raw_data(), x.dtype(), x.shape(), x.device());
+      },
+      tree);
+}
+}  // namespace detail
+
+/// A state at step 0: the optimizer's init on `params`, and `key` for the steps to split. The
+/// state owns its buffers: Array leaves of params, key and extra that the caller still holds (an
+/// lvalue passed in) are copied, so a step that donates the state (donate_argnums) deletes the
+/// state's buffers, not the caller's; pass them with std::move to skip the copy. (GPU arrays are
+/// not copied: a caller who keeps them must not donate the state.)
 template <class Params, class Tx, class Extra = Nothing>
 auto init_train_state(Params params, const Tx& tx, Array key, Extra extra = {}) {
+  params = detail::own_buffers(std::move(params));
+  key = detail::own_buffers(std::move(key));
+  extra = detail::own_buffers(std::move(extra));
   auto opt_state = tx.init(params);
   return TrainState<Params, decltype(opt_state), Extra>{scalar(std::int32_t{0}), std::move(params), std::move(opt_state),
                                                           std::move(key), std::move(extra)};
