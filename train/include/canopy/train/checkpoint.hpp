@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <canopy/devices.hpp>
+
 #include "canopy/train/error.hpp"
 #include "canopy/train/serial_executor.hpp"
 #include "canopy/train/tree_utils.hpp"
@@ -42,9 +44,10 @@ struct CheckpointOptions {
   std::string prefix = "checkpoint_";
   /// Whether the file write runs on a background thread (the snapshot is always taken at the call).
   bool async = true;
-  /// Whether this process writes. Pass `process_index == 0` in a multi-process run so that one
-  /// rank saves (save does nothing where this is false); every rank may restore.
-  bool primary = true;
+  /// Whether this process writes: by default the leader of a multi-process run (process 0) alone
+  /// saves, as JAXline's host 0 does (save does nothing where this is false); every process
+  /// restores. Set it on every process where each writes its own directory.
+  bool primary = process_index() == 0;
 };
 
 /// Checkpoints of a state tree in one directory: `dir/<prefix><step>.safetensors`, each holding
@@ -143,8 +146,8 @@ struct BestOptions {
   bool higher_is_better = true;
   /// Whether the checkpoint write runs in the background.
   bool async = true;
-  /// Whether this process writes (see CheckpointOptions::primary).
-  bool primary = true;
+  /// Whether this process writes (see CheckpointOptions::primary: process 0 by default).
+  bool primary = process_index() == 0;
 };
 
 /// The "best" series: the checkpoint of the state with the best value of an eval metric, in its

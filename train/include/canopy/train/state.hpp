@@ -74,8 +74,10 @@ struct StepInfo {
 
 /// Options of make_train_step.
 struct TrainStepOptions {
-  /// Under vmap or pmap with this axis name, gradients and loss are averaged over it (pmean) before
-  /// the update, so replicas stay equal.
+  /// Under vmap or pmap with this axis name, gradients, loss and the aux's floating-point leaves
+  /// are averaged over it (pmean, as JAXline's steps pmean their scalars) before the update, so
+  /// replicas stay equal and report the global batch's values. Integer and bool aux leaves (counts,
+  /// masks) stay per replica; psum them in the loss function where a total is wanted.
   std::optional<std::string> axis_name = {};
 };
 
@@ -88,7 +90,8 @@ auto as_loss_and_aux(R&& r) {
 }
 }  // namespace detail
 
-/// The training step for `loss_fn(params, batch, key) -> loss` or `-> std::pair{loss, aux}`:
+/// The training step for `loss_fn(params, batch, key) -> loss` or `-> std::pair{loss, aux}`
+/// (aux any pytree; see TrainStepOptions::axis_name for its reduction under pmap):
 /// `step(state, batch) -> std::pair{next_state, StepInfo{loss, aux}}`. The state's key is split
 /// into the key of this step (given to loss_fn) and the key kept for the next one; the step
 /// counter, the optimizer state and the parameters advance. Wrap it in jit to compile it:
@@ -104,6 +107,8 @@ auto make_train_step(LossFn loss_fn, Tx tx, TrainStepOptions options = {}) {
     if (options.axis_name) {
       grads = optim::detail::map_arrays([&](const Array& g) { return pmean(g, *options.axis_name); }, grads);
       loss = pmean(loss, *options.axis_name);
+      aux = optim::detail::map_arrays(
+          [&](const Array& a) { return is_floating(a.dtype()) ? pmean(a, *options.axis_name) : a; }, aux);
     }
     auto [updates, opt_state] = tx.update(grads, state.opt_state, state.params);
     State next{state.step + 1, optim::apply_updates(state.params, updates), std::move(opt_state), std::move(next_key),

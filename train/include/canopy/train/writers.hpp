@@ -66,6 +66,12 @@ class NullWriter final : public Writer {
   void write_scalars(std::int64_t, const Scalars&) override {}
 };
 
+/// The leader's writer in a multi-process run (JAXline's and bobbin's chief-only logging):
+/// `make()` on process 0, a NullWriter on the others, so only one process creates files and
+/// writes (`leader_writer([&] { return std::make_shared<JsonlWriter>(dir / "metrics.jsonl"); })`).
+/// In a single process, `make()`.
+std::shared_ptr<Writer> leader_writer(const std::function<std::shared_ptr<Writer>()>& make);
+
 /// Options of JsonlWriter.
 struct JsonlOptions {
   /// When non-empty, every line carries `"split": <split>` after wall_time.
