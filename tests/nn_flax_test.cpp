@@ -11,6 +11,8 @@
 #include <canopy/canopy.hpp>
 #include <canopy/nn/initializers.hpp>
 
+#include "helpers/cpu_devices.hpp"
+
 using namespace canopy;
 namespace init = canopy::nn::initializers;
 namespace rnd = canopy::random;
@@ -173,11 +175,7 @@ TEST_CASE("batch_norm: flax's training statistics, running averages and evaluati
   CHECK(value_and_stats.second.mean.shape() == Shape{2});
   CHECK(g.shape() == Shape{2});
   // Under pmap over a split batch with axis_name, the statistics are the whole batch's.
-  struct Devices {
-    int previous = local_device_count();
-    Devices() { set_cpu_device_count(2); }
-    ~Devices() { set_cpu_device_count(previous); }
-  } two;
+  CpuDevices two(2);
   auto per_device = pmap([&](const Array& xs) { return nn::batch_norm(xs, stats, scale, bias, {.momentum = 0.9, .axis_name = "d"}); },
                          axis_name("d"));
   auto [y_dev, stats_dev] = per_device(reshape(x, {2, 2, 2}));

@@ -12,16 +12,11 @@
 #include <canopy/canopy.hpp>
 
 #include "../transforms/src/devices/process_group.hpp"
+#include "helpers/cpu_devices.hpp"
 
 using namespace canopy;
 
 namespace {
-
-struct Devices {
-  int previous;
-  explicit Devices(int n) : previous(local_device_count()) { set_cpu_device_count(n); }
-  ~Devices() { set_cpu_device_count(previous); }
-};
 
 /// rows x n values that differ everywhere (an uninitialised or misplaced result cannot pass).
 Array distinct(std::int64_t rows, std::int64_t n, DType dtype) {
@@ -37,7 +32,7 @@ bool same(const Array& a, const Array& b) {
 }  // namespace
 
 TEST_CASE("pmap on one device: every collective returns its operand on both sides of the 256 KiB threshold") {
-  Devices d(1);
+  CpuDevices d(1);
   auto all = pmap(
       [](const Array& x) {
         return std::make_tuple(psum(x, "i"), pmean(x, "i"), pmax(x, "i"), pmin(x, "i"), all_gather(x, "i"),
@@ -64,7 +59,7 @@ TEST_CASE("pmap on one device: every collective returns its operand on both side
 }
 
 TEST_CASE("pmap on two devices: reductions on both sides of the 256 KiB threshold sum both rows") {
-  Devices d(2);
+  CpuDevices d(2);
   auto reduce = pmap([](const Array& x) { return std::make_tuple(psum(x, "i"), pmax(x, "i")); }, axis_name("i"));
   // 32768 f32 elements per device are 256 KiB over both devices.
   for (std::int64_t n : {32767, 32768, 32769, 1 << 19}) {

@@ -8,6 +8,7 @@
 
 #include <canopy/canopy.hpp>
 
+#include "helpers/cpu_devices.hpp"
 #include "linear_model.hpp"
 #include <canopy/train.hpp>
 
@@ -15,12 +16,7 @@ using namespace canopy;
 
 namespace {
 
-/// Sets the virtual CPU device count for one test and restores it after.
-struct Devices {
-  int previous;
-  explicit Devices(int n) : previous(local_device_count()) { set_cpu_device_count(n); }
-  ~Devices() { set_cpu_device_count(previous); }
-};
+using Devices = CpuDevices;  // the virtual CPU device count for one test
 
 Array sample(const Shape& s, std::uint32_t seed) { return random::normal(random::key(seed), s); }
 

@@ -12,6 +12,8 @@
 #include <canopy/canopy.hpp>
 #include <canopy/train.hpp>
 
+#include "check_close.hpp"
+
 using namespace canopy;
 namespace fs = std::filesystem;
 
@@ -33,14 +35,6 @@ struct Sums {
 Array mse(const Linear& p, const Batch& b) {
   Array r = matmul(b.x, p.w) + p.b - b.y;
   return mean(r * r);
-}
-
-void check_close(const Array& got, const Array& want, double tol = 1e-5) {
-  REQUIRE(got.shape() == want.shape());
-  auto g = got.astype(DType::f64).to_vector<double>(), w = want.astype(DType::f64).to_vector<double>();
-  double worst = 0;
-  for (std::size_t i = 0; i < g.size(); ++i) worst = std::max(worst, std::abs(g[i] - w[i]) / (1 + std::abs(w[i])));
-  CHECK(worst <= tol);
 }
 
 /// One directory for every process: named after the leader's pid, which process_sum shares.
