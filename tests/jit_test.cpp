@@ -50,6 +50,14 @@ struct LogCapture {
   }
 };
 
+Array sgd_step(const Array& w, const Array& g, float learning_rate) { return w - learning_rate * g; }
+
+/// A function object with a name of its own.
+struct ScaleBy {
+  double factor;
+  Array operator()(const Array& x) const { return x * factor; }
+};
+
 Array uniform_array(std::uint32_t seed, const Shape& s) { return random::uniform(random::key(seed), s, DType::f32, -1, 1); }
 
 }  // namespace
@@ -333,6 +341,23 @@ TEST_CASE("jit: a different tree structure and new argument types are explained"
   CHECK(log.lines.back() == "jit(h): tracing because it was never called with arguments of these types");
 }
 
+TEST_CASE("jit: a function is named by its own name, a function object by its class; canopy's own jits stay out") {
+  LogCapture log;
+  auto step = jit(sgd_step);
+  step(ones({2}), ones({2}), 0.1f);
+  step(ones({2}), ones({2}), 0.05f);
+  REQUIRE(log.lines.size() == 2);
+  CHECK(log.lines[1] == "jit(sgd_step): tracing because args[2]: static value 0.1 → 0.05");
+  CHECK(step.name() == "sgd_step");
+  CHECK(jit(ScaleBy{2.0}).name() == "ScaleBy");
+  CHECK(jit([](const Array& x) { return x; }).name() == "f");  // a lambda has no name
+  CHECK(jit(sgd_step, jit_name("mine")).name() == "mine");
+  // random::normal compiles itself per shape: that is canopy's business, not the user's log.
+  log.lines.clear();
+  for (std::int64_t n = 1; n <= 3; ++n) random::normal(random::key(0), {n});
+  CHECK(log.lines.empty());
+}
+
 TEST_CASE("jit: one static leaf taking many values warns once, naming it") {
   LogCapture log(false);
   auto f = jit([](const Array& x, float lr) { return x * lr; }, jit_name("sgd"));
@@ -487,11 +512,12 @@ TEST_CASE("jit: donated arrays are deleted after the call and using one is a nam
   CHECK(close(w2, full({3}, 0.9)));
   CHECK(w.is_deleted());
   CHECK(!g.is_deleted());
-  CHECK(error_message([&] { (void)(w + 1.0); }).find("was donated to a jitted call (donate_argnums) and deleted") !=
-        std::string::npos);
+  // The error says where the array went, by key path, also when the use is an eager op.
+  CHECK(error_message([&] { (void)(w + 1.0); }).find("was donated to a jitted call (donate_argnums) as args[0] of jit(f) "
+                                                     "and deleted") != std::string::npos);
   CHECK(error_message([&] { update(w, g); }) ==
-        "jit: array (args[0]) f32[3] was donated to a jitted call (donate_argnums) and deleted; use the call's result "
-        "instead, or do not donate it");
+        "jit: array (args[0]) f32[3] was donated to a jitted call (donate_argnums) as args[0] of jit(f) and deleted; use "
+        "the call's result instead, or do not donate it");
   auto identity = jit([](const Array& a) { return a; }, donate_argnums<0>);
   Array kept = identity(g);
   CHECK(!g.is_deleted());  // returned as the result: not deleted

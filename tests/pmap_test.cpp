@@ -8,6 +8,7 @@
 
 #include <canopy/canopy.hpp>
 
+#include "helpers/cpu_devices.hpp"
 #include "linear_model.hpp"
 #include <canopy/train.hpp>
 
@@ -15,12 +16,7 @@ using namespace canopy;
 
 namespace {
 
-/// Sets the virtual CPU device count for one test and restores it after.
-struct Devices {
-  int previous;
-  explicit Devices(int n) : previous(local_device_count()) { set_cpu_device_count(n); }
-  ~Devices() { set_cpu_device_count(previous); }
-};
+using Devices = CpuDevices;  // the virtual CPU device count for one test
 
 Array sample(const Shape& s, std::uint32_t seed) { return random::normal(random::key(seed), s); }
 
@@ -157,6 +153,16 @@ TEST_CASE("pmap's errors: too many entries, mismatched sizes, unknown axis, fail
   CHECK_THROWS_WITH_AS(f(zeros({3, 2}), zeros({3, 2})), doctest::Contains("has size 3 but this process has 2 devices"),
                        DeviceError);
   CHECK_THROWS_WITH_AS(f(zeros({2, 2}), zeros({1, 2})), doctest::Contains("args[1]"), ShapeError);
+  // A state that was not replicated: its scalar step has no axis to map; the hint says what to do.
+  struct Tiny {
+    Array step, w;
+  };
+  auto g = pmap([](const Tiny& t, const Array& x) { return t.w * x + t.step.astype(DType::f32); });
+  CHECK_THROWS_WITH_AS(g(Tiny{scalar(std::int32_t{0}), ones({2, 3})}, ones({2, 3})),
+                       doctest::Contains("in_axes (args[0].step) is 0 but the input is i32[]; a mapped input needs the axis it is "
+                                         "mapped over: replicate(...) it to give every device a copy, or pass it unmapped "
+                                         "with in_axes none"),
+                       ShapeError);
   CHECK_THROWS_WITH_AS(pmap([](const Array& x) { return psum(x, "j"); }, axis_name("i"))(zeros({2})),
                        doctest::Contains("'j'"), AxisNameError);
   // A device that fails aborts the others' collectives: its own error comes back, at once.

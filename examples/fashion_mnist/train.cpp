@@ -127,13 +127,13 @@ int run(const Options& o, const std::string& command_line) {
   // Metrics go to JSON lines, TensorBoard and the curves' SVG, written on a background thread.
   auto curves = std::make_shared<CurvePlotWriter>(o.out / "curves.svg",
                                                   PlotOptions{.title = "Fashion-MNIST, " + o.model, .panel_of = panel_of});
-  // A resumed run's curves start with what the earlier runs logged up to the checkpoint.
+  // A resumed run drops what the earlier run logged past its checkpoint (it logs those steps
+  // again), in metrics.jsonl and for TensorBoard; its curves start with the rest of the file.
   const std::int64_t start_step = state.step.template item<std::int32_t>();
-  for (const auto& [s, scalars] : read_jsonl_scalars(o.out / "metrics.jsonl"))
-    if (s <= start_step) curves->write_scalars(s, scalars);
-  AsyncWriter writer(std::make_shared<FanoutWriter>(std::vector<std::shared_ptr<Writer>>{
-      std::make_shared<JsonlWriter>(o.out / "metrics.jsonl"), std::make_shared<TensorBoardWriter>(o.out / "tensorboard"),
-      curves}));
+  auto jsonl = std::make_shared<JsonlWriter>(o.out / "metrics.jsonl", JsonlOptions{.resume_from_step = start_step});
+  auto tensorboard = std::make_shared<TensorBoardWriter>(o.out / "tensorboard", TensorBoardOptions{.resume_from_step = start_step});
+  for (const auto& [s, scalars] : read_jsonl_scalars(o.out / "metrics.jsonl")) curves->write_scalars(s, scalars);
+  AsyncWriter writer(std::make_shared<FanoutWriter>(std::vector<std::shared_ptr<Writer>>{jsonl, tensorboard, curves}));
   BestTracker best(o.out / "best", "test/accuracy", {.higher_is_better = true});
 
   std::int64_t step = state.step.template item<std::int32_t>();

@@ -100,7 +100,7 @@ Array normal(const Array& key, const Shape& shape, DType dtype) {
         LayoutScope scope(layout);
         return normal_ops(k, Shape(s), d);
       },
-      jit_name("normal"));
+      jit_name("random.normal"), canopy::detail::InternalJit{});
   return compiled(key, dims(shape), dtype, current_layout());
 }
 

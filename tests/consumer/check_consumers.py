@@ -6,7 +6,8 @@ subproject:  a fresh Meson project with canopy under subprojects/ that writes de
              configured with -Dcanopy:cuda=disabled (so the build without a GPU backend is
              checked too, and nvcc does not run twice).
 installed:   `meson install` of this build into a scratch DESTDIR, then a program built with
-             nothing but `$(pkg-config --cflags --libs canopy)` and run.
+             nothing but `$(pkg-config --cflags --libs canopy)` and run, and a training program
+             built with `pkg-config canopy-train` and the run path README names.
 """
 import os
 import shutil
@@ -52,5 +53,17 @@ elif mode == "installed":
     run(compiler + [os.path.join(here, "installed.cpp"), "-o", exe] + flags)
     libdirs = [f[2:] for f in flags if f.startswith("-L")]
     run([exe], env=dict(os.environ, LD_LIBRARY_PATH=":".join(libdirs)))
+    # The training toolbox: canopy-train.pc alone (it requires canopy), linked with the run path
+    # README gives for a prefix the loader does not search, and run without LD_LIBRARY_PATH.
+    train_flags = subprocess.run(["pkg-config", "--cflags", "--libs", "canopy-train"], check=True, env=env,
+                                 capture_output=True, text=True).stdout.split()
+    if "-lcanopy_train" not in train_flags or "-lcanopy" not in train_flags:
+        sys.exit(f"canopy-train.pc gives {train_flags}")
+    train_libdirs = [f[2:] for f in train_flags if f.startswith("-L")]
+    train_exe = os.path.join(build_dir, "installed_train_app")
+    run(compiler + [os.path.join(here, "installed_train.cpp"), "-o", train_exe] + train_flags +
+        [f"-Wl,-rpath,{d}" for d in train_libdirs])
+    clean_env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    run([train_exe, os.path.join(build_dir, "installed_train_run")], env=clean_env)
 else:
     sys.exit(f"unknown mode {mode}")

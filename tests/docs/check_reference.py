@@ -470,10 +470,13 @@ def main(argv):
             comps = comps[1:]
         if not comps or comps[0] in ("std",):
             continue
+        # `TreeDef::leaf_paths` is checked as far as `TreeDef`, `nn::initializers::zeros` whole
+        # (a namespace nested in a sub-namespace): the longest prefix that is a public name.
         head = comps[0]
         if head in sub_namespaces and len(comps) >= 2:
-            head = comps[0] + "::" + comps[1]
-        if head not in names:  # `TreeDef::leaf_paths` is checked as far as `TreeDef`
+            prefixes = ("::".join(comps[:j]) for j in range(len(comps), 1, -1))
+            head = next((p for p in prefixes if p in names), comps[0] + "::" + comps[1])
+        if head not in names:
             stale.append(f"  {page.relative_to(root)}:{lineno}: `{span}` names no public declaration")
 
     coverage = check_numpy_coverage(root, names)

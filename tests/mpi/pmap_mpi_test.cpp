@@ -7,18 +7,11 @@
 #include <canopy/canopy.hpp>
 
 #include "../linear_model.hpp"
+#include "check_close.hpp"
 
 using namespace canopy;
 
 namespace {
-
-void check_close(const Array& got, const Array& want, double tol = 1e-5) {
-  REQUIRE(got.shape() == want.shape());
-  auto g = got.astype(DType::f64).to_vector<double>(), w = want.astype(DType::f64).to_vector<double>();
-  double worst = 0;
-  for (std::size_t i = 0; i < g.size(); ++i) worst = std::max(worst, std::abs(g[i] - w[i]) / (1 + std::abs(w[i])));
-  CHECK(worst <= tol);
-}
 
 /// Device g's data (global id g), the same on every process.
 Array device_data(int g, const Shape& s) { return random::normal(random::key(100 + g), s); }

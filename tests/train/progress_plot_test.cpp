@@ -175,6 +175,35 @@ TEST_CASE("progress: lines mode prints every 10% and every T seconds, not every 
   CHECK(l2[4] == "100it 01:40 1.00it/s");
 }
 
+TEST_CASE("progress: finish() reaches the total after sparse updates; finish(step) stops where the loop did") {
+  using namespace canopy;
+  std::ostringstream os;
+  double t = 0;
+  {
+    ProgressBar bar(936, {.out = os, .mode = ProgressMode::lines, .clock = [&] { return t; }});
+    for (int step = 10; step <= 930; step += 10) {  // updated every 10 steps, as from a periodic action
+      t = step * 0.01;
+      bar.update(step);
+    }
+    t = 9.36;
+    bar.finish();
+  }
+  auto lines = split_lines(os.str());
+  REQUIRE(!lines.empty());
+  CHECK(lines.back().starts_with("936/936 (100%) 00:09<00:00 "));
+  std::ostringstream early;
+  ProgressBar stopped(1000, {.out = early, .mode = ProgressMode::lines, .clock = [&] { return t; }});
+  stopped.update(400);
+  stopped.finish(500);  // early stopping at step 500
+  CHECK(split_lines(early.str()).back().starts_with("500/1000 (50%)"));
+  std::ostringstream dropped;
+  {
+    ProgressBar unwound(100, {.out = dropped, .mode = ProgressMode::lines, .clock = [&] { return t; }});
+    unwound.update(30);
+  }  // destroyed without finish (an exception, a break): it stays at the last update
+  CHECK(split_lines(dropped.str()).back().starts_with("30/100 (30%)"));
+}
+
 TEST_CASE("progress: slow rates, long runs and bad totals") {
   using namespace canopy;
   std::ostringstream os;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -121,8 +122,21 @@ TEST_CASE("safetensors: every dtype round-trips, with 0-d and empty arrays, bf16
 TEST_CASE("safetensors: the bytes are the reference writer's (compact JSON, space padding, sorted tensors)") {
   NamedArrays arrays{{"b", array({1.0f, 2.0f})}, {"a", array({7})}, {"c", array({1.0, 2.0})}, {"m", array({true})}};
   std::string bytes = encode_safetensors(arrays, {{"format", "np"}});
+  // Each tensor's CRC-32C, in file order, in the metadata string "crc32c" (a JSON object).
+  double c[2] = {1.0, 2.0};
+  std::int32_t a = 7;
+  float b[2] = {1.0f, 2.0f};
+  auto hex = [](std::uint32_t v) {
+    char buf[9];
+    std::snprintf(buf, sizeof buf, "%08x", v);
+    return std::string(buf);
+  };
+  std::string sums = "{\\\"c\\\": \\\"" + hex(crc32c(std::string_view(reinterpret_cast<const char*>(c), 16))) +
+                     "\\\", \\\"a\\\": \\\"" + hex(crc32c(std::string_view(reinterpret_cast<const char*>(&a), 4))) +
+                     "\\\", \\\"b\\\": \\\"" + hex(crc32c(std::string_view(reinterpret_cast<const char*>(b), 8))) +
+                     "\\\", \\\"m\\\": \\\"" + hex(crc32c(std::string_view("\x01", 1))) + "\\\"}";
   std::string header =
-      "{\"__metadata__\":{\"format\":\"np\"},"
+      "{\"__metadata__\":{\"crc32c\":\"" + sums + "\",\"format\":\"np\"},"
       "\"c\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,16]},"
       "\"a\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[16,20]},"
       "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[20,28]},"
@@ -132,7 +146,6 @@ TEST_CASE("safetensors: the bytes are the reference writer's (compact JSON, spac
   CHECK(bytes.substr(0, 8) == le64(padded));
   CHECK(bytes.substr(8, header.size()) == header);
   CHECK(bytes.substr(8 + header.size(), padded - header.size()) == std::string(padded - header.size(), ' '));
-  double c[2] = {1.0, 2.0};
   CHECK(bytes.substr(8 + padded, 16) == std::string(reinterpret_cast<const char*>(c), 16));
   CHECK(bytes.back() == '\x01');
   // No tensors, no metadata: `{}` padded to 8.

@@ -99,6 +99,30 @@ TEST_CASE("train state: with an axis name the gradients are averaged across the 
   CHECK(l[0] == doctest::Approx(info.loss.item<float>()));
 }
 
+TEST_CASE("train state: under an axis name the aux's floating leaves are averaged too, integer ones stay per replica") {
+  auto tx = optim::sgd(0.1);
+  auto state = init_train_state(init(), tx, random::key(3));
+  struct Stats {
+    Array mse, examples;
+  };
+  auto loss = [](const Linear& p, const Batch& b, const Array&) {
+    Array l = mse(p, b);
+    return std::make_pair(l, Stats{l, scalar(static_cast<std::int32_t>(b.y.shape(0)))});
+  };
+  Batch batch = make_batch();
+  Batch sharded{reshape(batch.x, {2, 2, 2}), reshape(batch.y, {2, 2})};
+  auto [next, info] = vmap(make_train_step(loss, tx, {.axis_name = "replica"}), in_axes(std::nullopt, 0), axis_name("replica"))(
+      state, sharded);
+  // Each replica's mse is over its own two examples; the pmean is the whole batch's mse.
+  const float whole = mse(init(), batch).item<float>();
+  std::vector<float> m = info.aux.mse.to_vector<float>();
+  REQUIRE(m.size() == 2);
+  CHECK(m[0] == doctest::Approx(whole));
+  CHECK(m[1] == doctest::Approx(whole));
+  CHECK(info.aux.examples.to_vector<std::int32_t>() == std::vector<std::int32_t>{2, 2});
+  (void)next;
+}
+
 namespace {
 struct Sums {
   Array correct, count;

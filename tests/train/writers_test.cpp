@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <typeinfo>
 #include <variant>
 
 #include <canopy/canopy.hpp>
@@ -592,7 +593,31 @@ TEST_CASE("writers: Throughput adds steps_per_sec and examples_per_sec from an i
   REQUIRE(inner->calls.size() == 2);
   CHECK(inner->calls[0].scalars == Scalars{{"loss", 1}});
   CHECK(inner->calls[1].scalars == Scalars{{"loss", 0.5}, {"steps_per_sec", 20}});
+  // An evaluation's results (a test/, eval/, dev/... scalar) pass through without rates and leave
+  // the baseline: the next training line's rate spans 10 -> 30.
+  u = 5;
+  w.write_scalars(25, {{"test/accuracy", 0.9}, {"test/loss", 0.3}});
+  u = 1.5;
+  w.write_scalars(30, {{"train/loss", 0.25}});
+  REQUIRE(inner->calls.size() == 4);
+  CHECK(inner->calls[2].scalars == Scalars{{"test/accuracy", 0.9}, {"test/loss", 0.3}});
+  CHECK(inner->calls[3].scalars == Scalars{{"train/loss", 0.25}, {"steps_per_sec", 20}});
+  CHECK(is_eval_scalars({{"eval/loss", 1}}));
+  CHECK(is_eval_scalars({{"loss", 1}, {"validation/top1", 1}}));
+  CHECK_FALSE(is_eval_scalars({{"train/loss", 1}, {"testing", 1}, {"lr", 1}}));
   CHECK_THROWS_AS(Throughput({.batch_size = 0}), ValueError);
+}
+
+TEST_CASE("errors: the toolbox's errors are canopy::ValueError, not a random module's") {
+  using namespace canopy;
+  try {
+    every_steps(0);
+    FAIL("no error");
+  } catch (const std::exception& e) {
+    CHECK(std::string(typeid(e).name()) == typeid(canopy::ValueError).name());
+    CHECK(std::string(typeid(e).name()).find("random") == std::string::npos);
+  }
+  CHECK(std::is_same_v<canopy::random::ValueError, canopy::ValueError>);  // one type: catch either
 }
 
 TEST_CASE("writers: ConsoleWriter prints one line per call") {

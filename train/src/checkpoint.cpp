@@ -1,5 +1,6 @@
 // CheckpointManager and BestTracker: host snapshots, background safetensors writes, retention,
-// the step listing, template-checked restore and the persisted best value.
+// the step listing, template-checked restore (falling back past corrupt files to the newest that
+// verifies) and the persisted best value.
 #include "canopy/train/checkpoint.hpp"
 
 #include <charconv>
@@ -7,6 +8,8 @@
 #include <iostream>
 #include <map>
 #include <set>
+
+#include <canopy/core/jit.hpp>
 
 #include "canopy/train/safetensors.hpp"
 #include "strict_json.hpp"
@@ -238,6 +241,31 @@ std::vector<Array> CheckpointManager::restore_arrays(std::int64_t step, const Na
   TensorFile f = load_safetensors(path);
   check_metadata(f, step, path.string());
   return detail::match_template(f.arrays, tmpl, api, path.string());
+}
+
+std::optional<std::pair<std::int64_t, std::vector<Array>>> CheckpointManager::restore_latest_arrays(const NamedArrays& tmpl) const {
+  constexpr std::string_view api = "CheckpointManager::restore_latest";
+  drain();
+  skipped_.clear();
+  std::vector<std::int64_t> steps = list_steps(dir_, options_.prefix, api);
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    try {
+      std::vector<Array> arrays = restore_arrays(*it, tmpl);
+      if (!skipped_.empty())
+        detail::log_message(detail::concat(api, ": restored step ", *it, " from ", path_for(*it).string(),
+                                           ", the newest checkpoint that verifies"));
+      return std::pair{*it, std::move(arrays)};
+    } catch (const FormatError& e) {
+      skipped_.push_back({*it, path_for(*it), e.what()});
+    } catch (const IOError& e) {
+      skipped_.push_back({*it, path_for(*it), e.what()});
+    }
+    detail::log_message(detail::concat(api, ": skipped ", skipped_.back().path.string(), ": ", skipped_.back().reason));
+  }
+  if (skipped_.empty()) return std::nullopt;
+  std::string why;
+  for (const Skipped& s : skipped_) why += detail::concat("; step ", s.step, ": ", s.reason);
+  detail::raise<FormatError>(api, "directory", dir_.string(), detail::concat("holds no checkpoint that verifies", why));
 }
 
 BestTracker::BestTracker(std::filesystem::path dir, std::string metric, BestOptions options)

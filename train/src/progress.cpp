@@ -78,7 +78,7 @@ ProgressBar::ProgressBar(std::int64_t total, ProgressOptions options)
 
 ProgressBar::~ProgressBar() {
   try {
-    finish();
+    finish(step_);
   } catch (...) {  // a failing stream must not terminate the program from a destructor
   }
 }
@@ -164,9 +164,16 @@ void ProgressBar::write(std::string_view message) {
   }
 }
 
-void ProgressBar::finish() {
+void ProgressBar::finish() { finish(total_ > 0 ? std::max(step_, total_) : step_); }
+
+void ProgressBar::finish(std::int64_t step) {
   if (finished_) return;
-  finished_ = true;  // the final line shows the last update's time: the rate stays exact
+  if (step != step_) {  // steps done since the last update: count them at this moment
+    now_ = options_.clock();
+    step_ = step;
+    if (!first_update_) first_update_.emplace(step, now_);
+  }
+  finished_ = true;  // otherwise the final line shows the last update's time: the rate stays exact
   if (terminal_) {
     draw_terminal(now_);
     options_.out.get() << '\n' << std::flush;

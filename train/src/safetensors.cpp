@@ -1,5 +1,6 @@
-// safetensors encoding and decoding of named Arrays, and the file I/O under it: atomic writes
-// (temporary file, fsync, rename, directory fsync) and whole-file reads.
+// safetensors encoding and decoding of named Arrays with a CRC-32C per tensor in the metadata
+// (verified on load when present), and the file I/O under it: atomic writes (temporary file,
+// fsync, rename, directory fsync) and whole-file reads.
 #include "canopy/train/safetensors.hpp"
 
 #include <fcntl.h>
@@ -9,10 +10,14 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <charconv>
+#include <optional>
 #include <cstring>
 #include <set>
 
 #include <canopy/core/aval.hpp>
+
+#include "canopy/train/crc32c.hpp"
 
 #include "canopy/train/error.hpp"
 #include "safetensors_header.hpp"
@@ -29,6 +34,23 @@ struct Prepared {
   std::vector<std::string_view> data;  // in file order, viewing the Arrays' buffers
 };
 
+std::string hex32(std::uint32_t v) {
+  char buf[9];
+  for (int k = 7; k >= 0; --k, v >>= 4) buf[k] = "0123456789abcdef"[v & 0xF];
+  return std::string(buf, 8);
+}
+
+/// The metadata value of kSafetensorsChecksumKey: `{"<tensor>": "<8 hex digits>", ...}`.
+std::string checksum_json(const std::vector<std::pair<std::string_view, std::uint32_t>>& sums) {
+  std::string json = "{";
+  for (const auto& [name, crc] : sums) {
+    if (json.size() > 1) json += ", ";
+    detail::append_json_string(json, name);
+    json += ": \"" + hex32(crc) + "\"";
+  }
+  return json + "}";
+}
+
 std::string le64(std::uint64_t v) {
   std::string s(8, '\0');
   for (int k = 0; k < 8; ++k) s[static_cast<std::size_t>(k)] = static_cast<char>((v >> (8 * k)) & 0xFF);
@@ -38,9 +60,12 @@ std::string le64(std::uint64_t v) {
 Prepared prepare(const NamedArrays& arrays, const std::map<std::string, std::string>& metadata, std::string_view api) {
   for (const NamedArray& a : arrays) detail::require_host_value(a, api);
   detail::require_valid_names(arrays, api);
-  for (const auto& [k, v] : metadata)
+  for (const auto& [k, v] : metadata) {
     if (!detail::valid_utf8(k) || !detail::valid_utf8(v))
       detail::raise<ValueError>(api, "metadata", k, "is not valid UTF-8, which the JSON header requires");
+    if (k == kSafetensorsChecksumKey)
+      detail::raise<ValueError>(api, "metadata", k, "is reserved for the tensors' checksums, which the writer adds");
+  }
 
   // The reference writer's order: wider dtypes first, then by name, so every tensor is aligned.
   std::vector<const NamedArray*> order;
@@ -50,6 +75,7 @@ Prepared prepare(const NamedArrays& arrays, const std::map<std::string, std::str
     return ix != iy ? ix > iy : x->name < y->name;
   });
   std::vector<detail::HeaderEntry> entries;
+  std::vector<std::pair<std::string_view, std::uint32_t>> sums;
   Prepared p;
   std::uint64_t offset = 0;
   for (const NamedArray* a : order) {
@@ -57,9 +83,12 @@ Prepared prepare(const NamedArrays& arrays, const std::map<std::string, std::str
     const Shape& s = a->value.shape();
     entries.push_back({a->name, a->value.dtype(), std::vector<std::int64_t>(s.begin(), s.end()), offset, offset + n});
     p.data.emplace_back(static_cast<const char*>(a->value.raw_data()), static_cast<std::size_t>(n));
+    sums.emplace_back(a->name, crc32c(p.data.back()));
     offset += n;
   }
-  std::string header = detail::emit_header(entries, metadata);
+  std::map<std::string, std::string> with_sums = metadata;
+  if (!sums.empty()) with_sums.emplace(kSafetensorsChecksumKey, checksum_json(sums));
+  std::string header = detail::emit_header(entries, with_sums);
   if (header.size() > kSafetensorsMaxHeader)
     detail::raise<ValueError>(api, "header", "", detail::concat("would be ", header.size(), " bytes, over the ",
                                                                  kSafetensorsMaxHeader, "-byte limit readers enforce"),
@@ -70,6 +99,30 @@ Prepared prepare(const NamedArrays& arrays, const std::map<std::string, std::str
 
 [[noreturn]] void invalid(std::string_view source, std::string_view what) {
   detail::raise<FormatError>("load_safetensors", "file", source, what);
+}
+
+/// The checksums a canopy writer stored (tensor name -> CRC-32C); FormatError for a value that
+/// is not that object of 8-digit hex strings.
+std::map<std::string, std::uint32_t> parse_checksums(std::string_view json, std::string_view source) {
+  std::map<std::string, std::uint32_t> out;
+  detail::JsonReader r(json, "load_safetensors", source);
+  const std::string what = std::string("metadata \"") + std::string(kSafetensorsChecksumKey) + "\"";
+  r.expect('{', what);
+  if (!r.consume('}')) {
+    do {
+      std::string name = r.string(what);
+      r.expect(':', what);
+      std::string hex = r.string(what);
+      std::uint32_t v = 0;
+      auto [end, err] = std::from_chars(hex.data(), hex.data() + hex.size(), v, 16);
+      if (hex.size() != 8 || err != std::errc() || end != hex.data() + hex.size())
+        invalid(source, detail::concat(what, ": tensor \"", name, "\" has checksum \"", hex, "\", not 8 hex digits"));
+      if (!out.emplace(std::move(name), v).second) invalid(source, detail::concat(what, " names a tensor twice"));
+    } while (r.consume(','));
+    r.expect('}', what);
+  }
+  r.finish();
+  return out;
 }
 
 [[noreturn]] void io_fail(std::string_view api, const std::filesystem::path& path, std::string_view what, int err) {
@@ -198,9 +251,27 @@ TensorFile decode_safetensors(std::string_view bytes, std::string_view source) {
   detail::Header h = detail::parse_header(bytes.substr(8, n), bytes.size() - 8 - n, source);
   const char* data = bytes.data() + 8 + n;
   TensorFile out;
+  // A file from another safetensors writer has no checksums: its tensors load unchecked.
+  std::optional<std::map<std::string, std::uint32_t>> sums;
+  if (auto it = h.metadata.find(std::string(kSafetensorsChecksumKey)); it != h.metadata.end()) {
+    sums = parse_checksums(it->second, source);
+    h.metadata.erase(it);
+    std::set<std::string_view> held;
+    for (const detail::HeaderEntry& e : h.entries) held.insert(e.name);
+    for (const auto& [name, crc] : *sums)
+      if (!held.count(name)) invalid(source, detail::concat("has a checksum for tensor \"", name, "\", which it does not hold"));
+  }
   out.metadata = std::move(h.metadata);
   for (detail::HeaderEntry& e : h.entries) {
     const char* p = data + e.begin;
+    if (sums) {
+      auto it = sums->find(e.name);
+      if (it == sums->end()) invalid(source, detail::concat("tensor \"", e.name, "\" has no checksum while the others have"));
+      const std::uint32_t got = crc32c(std::string_view(p, static_cast<std::size_t>(e.end - e.begin)));
+      if (got != it->second)
+        invalid(source, detail::concat("tensor \"", e.name, "\" fails its checksum (CRC-32C ", hex32(got),
+                                       ", the header records ", hex32(it->second), "): the file is corrupt"));
+    }
     if (e.dtype == DType::bool_) {  // any other byte would be an invalid C++ bool
       const char* bad = std::find_if(p, p + (e.end - e.begin), [](char c) { return c != 0 && c != 1; });
       if (bad != p + (e.end - e.begin))

@@ -36,6 +36,13 @@ class TracerError : public Error {
  public:
   using Error::Error;
 };
+/// A value outside a function's domain, where JAX raises ValueError: a sampler's impossible
+/// arguments (choice without replacement of more than n), a trigger every 0 steps, a checkpoint
+/// step that is not on disk.
+class ValueError : public Error {
+ public:
+  using Error::Error;
+};
 /// A collective (psum, axis_index, ...) naming an axis no enclosing vmap binds.
 class AxisNameError : public Error {
  public:

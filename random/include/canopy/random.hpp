@@ -40,10 +40,8 @@ namespace canopy::random {
 
 /// A value outside a sampler's domain (JAX raises ValueError for these): choice without
 /// replacement of more than n, negative or all-zero probabilities, randint with minval >= maxval.
-class ValueError : public Error {
- public:
-  using Error::Error;
-};
+/// The library's one ValueError (canopy::ValueError), under this namespace too.
+using ValueError = canopy::ValueError;
 
 // Layout ---------------------------------------------------------------------------------------
 

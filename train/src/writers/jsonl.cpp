@@ -1,13 +1,16 @@
-// JsonlWriter: one JSON object per line, appended and flushed per call; and its reader, for a
-// resumed run's plots.
+// JsonlWriter: one JSON object per line, appended and flushed per call, with the lines past a
+// resumed run's checkpoint dropped first; and its reader, for a resumed run's plots.
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <span>
 
 #include "canopy/train/writers.hpp"
+
+#include "canopy/train/safetensors.hpp"
 
 #include "../strict_json.hpp"
 
@@ -49,6 +52,7 @@ JsonlWriter::JsonlWriter(std::filesystem::path path, JsonlOptions options)
   std::error_code ec;
   if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path(), ec);
   if (ec) raise_io("JsonlWriter", path_.parent_path(), "cannot create the directory", ec.value());
+  if (options_.resume_from_step && std::filesystem::exists(path_, ec)) drop_lines_after(*options_.resume_from_step);
   file_ = std::fopen(path_.c_str(), "ab");
   if (!file_) raise_io("JsonlWriter", path_, "cannot open for appending", errno);
 }
@@ -90,6 +94,49 @@ void JsonlWriter::write_text(std::int64_t step, std::string_view tag, std::strin
 
 void JsonlWriter::flush() {
   if (std::fflush(file_) != 0) raise_io("JsonlWriter::flush", path_, "cannot flush", errno);
+}
+
+namespace {
+
+/// The step of one of JsonlWriter's lines (scalar or text), or nullopt if it does not parse.
+std::optional<std::int64_t> line_step(std::string_view line, const std::string& file) {
+  try {
+    detail::JsonReader r(line, "JsonlWriter", file);
+    r.expect('{', "a line");
+    std::optional<std::int64_t> step;
+    do {
+      std::string key = r.string("a key");
+      r.expect(':', "a key");
+      if (r.at('"')) r.string("a value");
+      else if (double v = r.number_or_nonfinite(key); key == "step") step = static_cast<std::int64_t>(v);
+    } while (r.consume(','));
+    r.expect('}', "a line");
+    r.finish();
+    return step;
+  } catch (const FormatError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+void JsonlWriter::drop_lines_after(std::int64_t step) {
+  const std::string text = detail::read_whole_file(path_, "JsonlWriter");
+  std::string kept;
+  std::size_t dropped = 0;
+  for (std::size_t begin = 0; begin < text.size();) {
+    std::size_t end = text.find('\n', begin);
+    const bool whole = end != std::string::npos;
+    if (!whole) end = text.size();
+    std::string_view line(text.data() + begin, end - begin);
+    std::optional<std::int64_t> s = whole ? line_step(line, path_.string()) : std::nullopt;
+    if (s && *s <= step) kept.append(line).append("\n");
+    else ++dropped;
+    begin = end + 1;
+  }
+  if (dropped == 0) return;
+  std::string_view piece = kept;
+  detail::write_file_atomically(path_, std::span(&piece, 1), "JsonlWriter");
 }
 
 namespace {

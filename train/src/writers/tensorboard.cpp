@@ -1,4 +1,5 @@
-// TensorBoardWriter: Event protos encoded by hand, framed as TFRecords in an events file.
+// TensorBoardWriter: Event protos encoded by hand, framed as TFRecords in an events file; a
+// resumed run's SessionLog START, which makes TensorBoard purge the steps it writes again.
 #include <unistd.h>
 
 #include <cerrno>
@@ -53,8 +54,10 @@ void put_bytes(std::string& out, std::uint32_t field, std::string_view bytes) {
 
 // Field numbers from tensorflow/core/util/event.proto, framework/summary.proto, tensor.proto.
 namespace event {
-constexpr std::uint32_t wall_time = 1, step = 2, file_version = 3, summary = 5;
+constexpr std::uint32_t wall_time = 1, step = 2, file_version = 3, summary = 5, session_log = 6;
 }
+constexpr std::uint32_t session_log_status = 1;
+constexpr std::int64_t session_log_start = 1;
 constexpr std::uint32_t summary_value = 1;
 namespace value {
 constexpr std::uint32_t tag = 1, simple_value = 2, tensor = 8, metadata = 9;
@@ -101,6 +104,13 @@ TensorBoardWriter::TensorBoardWriter(std::filesystem::path logdir, TensorBoardOp
   std::string first = event_head(now, 0);
   put_bytes(first, event::file_version, "brain.Event:2");
   write_record(first);
+  if (options_.resume_from_step) {
+    // SessionLog START at step s + 1: TensorBoard drops the earlier events of steps past s.
+    std::string status, restart = event_head(now, *options_.resume_from_step + 1);
+    put_int(status, session_log_status, session_log_start);
+    put_bytes(restart, event::session_log, status);
+    write_record(restart);
+  }
 }
 
 TensorBoardWriter::~TensorBoardWriter() {

@@ -1,7 +1,17 @@
-// Throughput: steps (and examples) per second between successive logged steps.
+// Throughput: steps (and examples) per second between successive logged training steps.
 #include "canopy/train/writers.hpp"
 
 namespace canopy {
+
+bool is_eval_scalars(const Scalars& scalars) {
+  for (const auto& entry : scalars) {
+    std::string_view split = std::string_view(entry.first).substr(0, entry.first.find('/'));
+    if (split.size() == entry.first.size()) continue;  // no split prefix
+    for (std::string_view eval : {"eval", "evaluation", "test", "dev", "val", "valid", "validation"})
+      if (split == eval) return true;
+  }
+  return false;
+}
 
 Throughput::Throughput(ThroughputOptions options) : options_(std::move(options)) {
   if (options_.batch_size && !(*options_.batch_size > 0))
@@ -27,6 +37,7 @@ ThroughputWriter::ThroughputWriter(std::shared_ptr<Writer> inner, ThroughputOpti
 }
 
 void ThroughputWriter::write_scalars(std::int64_t step, const Scalars& scalars) {
+  if (!throughput_.carries_rates(scalars)) return inner_->write_scalars(step, scalars);
   Scalars with_rates = scalars;
   throughput_.add_to(step, with_rates);
   inner_->write_scalars(step, with_rates);

@@ -1,6 +1,8 @@
-// Writers over writers: FanoutWriter, AsyncWriter and SplitByPrefixWriter.
+// Writers over writers: FanoutWriter, AsyncWriter, SplitByPrefixWriter and the leader's writer.
 #include <algorithm>
 #include <exception>
+
+#include <canopy/devices.hpp>
 
 #include "canopy/train/writers.hpp"
 
@@ -23,6 +25,13 @@ void require_writer(const void* w, std::string_view api) {
   if (!w) detail::raise<ValueError>(api, "writer", "", "is null");
 }
 }  // namespace
+
+std::shared_ptr<Writer> leader_writer(const std::function<std::shared_ptr<Writer>()>& make) {
+  if (process_index() != 0) return std::make_shared<NullWriter>();
+  std::shared_ptr<Writer> w = make ? make() : nullptr;
+  require_writer(w.get(), "leader_writer");
+  return w;
+}
 
 FanoutWriter::FanoutWriter(std::vector<std::shared_ptr<Writer>> writers) : writers_(std::move(writers)) {
   for (const auto& w : writers_) require_writer(w.get(), "FanoutWriter");

@@ -10,6 +10,7 @@
 #include "canopy/error.hpp"
 #include "canopy/numpy.hpp"
 #include "canopy/nn.hpp"
+#include "canopy/nn/initializers.hpp"
 #include "canopy/ops.hpp"
 #include "canopy/pytree.hpp"
 #include "canopy/random.hpp"

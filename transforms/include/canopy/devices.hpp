@@ -89,9 +89,16 @@ class GpuVerifyScope {
   bool previous_;
 };
 
+/// Returns once every process of the mpirun has called it (JAXline's rendezvous before exit, so
+/// no process leaves while the leader still writes); returns at once in a single process. Every
+/// process makes its cross-process calls (pmaps, process_sum, process_barrier) in the same order.
+void process_barrier();
+
 namespace detail {
 /// GPU kernel calls checked against the CPU so far (what shows that verification ran).
 std::int64_t gpu_verified_kernels();
+/// The sum over processes of each process's x (see process_sum).
+Array process_sum_array(const Array& x);
 /// x on `device`, committed there (shares the buffer between CPU devices, which are all host
 /// memory; copies to and from a GPU).
 Array device_put_array(const Array& x, Device device);
@@ -111,6 +118,20 @@ T device_put(const T& tree, Device device) {
   return tree_map(
       [&](const auto& leaf) {
         if constexpr (detail::is_array_v<decltype(leaf)>) return detail::device_put_array(leaf, device);
+        else return leaf;
+      },
+      tree);
+}
+
+/// Across the processes of an mpirun: every process passes its own tree (the same structure,
+/// shapes and dtypes everywhere) and gets, on every process, the tree whose Array leaves are the
+/// sums over all processes (an MPI_Allreduce per leaf, in host memory; bool and 16-bit floats are
+/// an UnimplementedRule). In a single process: the tree's values. Evaluation sums reduce with it.
+template <class T>
+T process_sum(const T& tree) {
+  return tree_map(
+      [&](const auto& leaf) {
+        if constexpr (detail::is_array_v<decltype(leaf)>) return detail::process_sum_array(leaf);
         else return leaf;
       },
       tree);

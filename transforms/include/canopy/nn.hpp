@@ -1,12 +1,17 @@
-// canopy::nn: jax.nn's activations and softmax, flax.linen's layer_norm and pooling, composed
-// from the primitive ops (softmax/log_softmax are fused primitives; pooling is reduce_window).
+// canopy::nn: jax.nn's activations and softmax, flax.linen's layer and batch norm, dropout and
+// pooling as functions, composed from the primitive ops (softmax/log_softmax are fused
+// primitives; pooling is reduce_window). Initializers: <canopy/nn/initializers.hpp>.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "canopy/array.hpp"
 #include "canopy/ops.hpp"
+#include "canopy/x64.hpp"
 
 namespace canopy::nn {
 
@@ -35,6 +40,52 @@ Array log_softmax(const Array& x, const std::vector<int>& axes);
 /// + bias when given (shape [x.shape(axis)]; an empty Array skips it). Flax's epsilon default.
 Array layer_norm(const Array& x, const Array& scale = {}, const Array& bias = {}, double epsilon = 1e-6,
                  int axis = -1);
+
+/// flax.linen.LayerNorm's parameters: one scale and one bias per feature (a pytree).
+struct LayerNormParams {
+  Array scale;  ///< ones at init
+  Array bias;   ///< zeros at init
+};
+/// Parameters for `features` features as flax initialises them (scale ones, bias zeros).
+LayerNormParams layer_norm_init(std::int64_t features, DType dtype = default_float_dtype());
+/// layer_norm with the parameters as one pytree.
+Array layer_norm(const Array& x, const LayerNormParams& params, double epsilon = 1e-6, int axis = -1);
+
+/// flax.linen.BatchNorm's running statistics (its `batch_stats` collection), one per feature: a
+/// pytree the caller carries in its train state, like flax's mutable collection.
+struct BatchNormStats {
+  Array mean;  ///< zeros at init
+  Array var;   ///< ones at init
+};
+/// Statistics for `features` features as flax initialises them (f32 mean zeros, var ones).
+BatchNormStats batch_norm_init(std::int64_t features);
+/// Options of batch_norm (flax.linen.BatchNorm's attributes).
+struct BatchNormOptions {
+  /// Normalise with the running statistics (evaluation) instead of the batch's (training).
+  bool use_running_average = false;
+  /// The feature axis; every other axis is reduced.
+  int axis = -1;
+  /// Decay of the running averages: new = momentum * old + (1 - momentum) * batch.
+  double momentum = 0.99;
+  double epsilon = 1e-5;
+  /// Inside pmap or vmap over this axis, the batch statistics are averaged over it (pmean), so
+  /// every replica normalises with the statistics of the whole global batch.
+  std::optional<std::string> axis_name = std::nullopt;
+};
+/// flax.linen.BatchNorm as a function: (y, new statistics). In training the statistics are the
+/// batch's, computed in at least f32 as flax does (mean and E[x^2] - mean^2, clipped at 0; pmean'd
+/// over axis_name), y = (x - mean) * rsqrt(var + epsilon) * scale + bias, and the running averages
+/// move by `momentum`; with use_running_average they normalise x and come back unchanged. scale and
+/// bias hold one value per feature (an empty Array skips either). ShapeError for parameters or
+/// statistics of another size.
+std::pair<Array, BatchNormStats> batch_norm(const Array& x, const BatchNormStats& stats, const Array& scale = {},
+                                            const Array& bias = {}, const BatchNormOptions& options = {});
+
+/// flax.linen.Dropout as a function: each element kept with probability 1 - rate and scaled by
+/// 1 / (1 - rate) (inverted dropout, so evaluation needs no rescaling), else 0; the mask is
+/// jax.random.bernoulli(key, 1 - rate, x.shape), as flax draws it. rate 0 returns x, rate 1 zeros.
+/// ValueError for a rate outside [0, 1]. Do not call it at evaluation.
+Array dropout(const Array& key, double rate, const Array& x);
 
 /// flax.linen.max_pool on channels-last input (batch..., spatial..., features): `window_shape`
 /// and `strides` (default 1) cover the spatial dims; padding "VALID", "SAME" or (low, high) pairs.

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "canopy/array.hpp"
@@ -20,6 +21,8 @@ struct ArrayImpl {
   std::shared_ptr<TracerImpl> tracer;
   /// Set when the buffer was donated to a jitted call: every later use is an error.
   bool deleted = false;
+  /// Where it was donated, for that error: `args[0].params.w of jit(train_step)` (null if unknown).
+  std::shared_ptr<const std::string> donated_as;
   /// Placed by device_put: ops keep it on `device`, and it never meets an array committed to
   /// another device. Uncommitted arrays follow their partners.
   bool committed = false;

@@ -155,13 +155,15 @@ Array device_all_reduce(const AxisContext& axis, const Array& x, ReduceOp op, st
   }
   const std::int64_t count = x.size();
   const std::size_t bytes = static_cast<std::size_t>(count) * itemsize(x.dtype());
-  if (!across && bytes * static_cast<std::size_t>(n) <= kWholeReduceBytes) {
+  // One device and one process: the reduction of one operand is a copy of it. Small operands of
+  // one process: every device reduces them whole.
+  if (!across && (n == 1 || bytes * static_cast<std::size_t>(n) <= kWholeReduceBytes)) {
     rv.wait(k, api);
     Array out = make_concrete(x.aval(), x.device(), api);
     reduce_range(out, mt.in, 0, count, op);
     return on_this_device(out, x);
   }
-  if (n == 1) {  // one device per process: the group reduces straight from the operand
+  if (n == 1) {  // one device in each of several processes: the group reduces straight from the operand
     Array out = make_concrete(x.aval(), x.device(), api);
     processes::allreduce(cdata(x), mutable_data(out), count, x.dtype(), op, api);
     return on_this_device(out, x);

@@ -15,6 +15,7 @@
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "canopy/numpy.hpp"
+#include "../jit/result_destinations.hpp"
 #include "collectives.hpp"
 #include "runtime.hpp"
 
@@ -137,7 +138,8 @@ std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<in
     const int a = *axes[i];
     if (a < -r || a >= r)
       raise<ShapeError>("pmap", "in_axes", name(i), concat("is ", a, " but the input is ", to_string(xs[i].aval())),
-                        "a mapped input needs the axis it is mapped over");
+                        "a mapped input needs the axis it is mapped over: replicate(...) it to give every device a "
+                        "copy, or pass it unmapped with in_axes none");
     const std::int64_t m = xs[i].shape(a);
     if (n < 0) {
       n = m;
@@ -146,7 +148,8 @@ std::int64_t pmap_axis_size(const Arrays& xs, const std::vector<std::optional<in
       raise<ShapeError>("pmap", "mapped sizes", "",
                         concat("differ: ", name(from), " ", to_string(xs[from].aval()), " has ", n, " but ", name(i),
                                " ", to_string(xs[i].aval()), " has ", m, " along axis ", normalised_axis(a, xs[i].ndim())),
-                        "every mapped input needs the same size along its in_axis");
+                        "every mapped input needs the same size along its in_axis (replicate(...) what every device "
+                        "needs whole, or pass it with in_axes none)");
     }
   }
   if (n < 0) raise<ShapeError>("pmap", "in_axes", "", "map no input", "pmap needs at least one mapped input");
@@ -231,14 +234,28 @@ Arrays run_pmapped(const std::shared_ptr<const Executable>& exe, const std::vect
     std::optional<DefaultDeviceScope> on_its_gpu;  // a pmap over GPUs: device k's own GPU
     if (devices) on_its_gpu.emplace((*devices)[static_cast<std::size_t>(k)]);
     try {
-      Arrays outs = exe->run(per_device[static_cast<std::size_t>(k)]);
+      // The kernels that compute device k's mapped results write them into row k of the stacked
+      // outputs; only results they do not write (inputs passed through, constants) are copied.
+      ResultDestinations rows(nout);
+      std::vector<std::size_t> row_bytes(nout, 0);
+      for (std::size_t o = 0; o < nout; ++o) {
+        if (!out_axes[o]) continue;
+        row_bytes[o] = static_cast<std::size_t>(shape_size(program.out_avals[o].shape)) * itemsize(program.out_avals[o].dtype);
+        if (!devices)
+          rows[o] = kernels::Buffer::wrap(static_cast<char*>(mutable_data(stacked[o])) + static_cast<std::size_t>(k) * row_bytes[o],
+                                          row_bytes[o], stacked[o].impl()->buffer);
+      }
+      Arrays outs = [&] {
+        ResultDestinationScope into(&rows);
+        return exe->run(per_device[static_cast<std::size_t>(k)]);
+      }();
       for (std::size_t o = 0; o < nout; ++o) {
         if (!out_axes[o]) {
           if (k == 0) first[o] = outs[o];
           continue;
         }
-        const std::size_t bytes = static_cast<std::size_t>(outs[o].size()) * itemsize(outs[o].dtype());
-        copy_bytes(stacked[o], static_cast<std::size_t>(k) * bytes, outs[o], 0, bytes);
+        if (rows[o] && outs[o].impl()->buffer && outs[o].impl()->buffer->data() == rows[o]->data()) continue;
+        copy_bytes(stacked[o], static_cast<std::size_t>(k) * row_bytes[o], outs[o], 0, row_bytes[o]);
       }
     } catch (const std::exception& e) {
       rendezvous->abort(k, e.what());

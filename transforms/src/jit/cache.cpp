@@ -43,7 +43,8 @@ struct JitCache::Slot {
   std::shared_ptr<const CacheEntry> entry;
 };
 
-JitCache::JitCache(std::string name, std::size_t capacity) : name_(std::move(name)), capacity_(std::max<std::size_t>(capacity, 1)) {}
+JitCache::JitCache(std::string name, std::size_t capacity, bool internal)
+    : name_(std::move(name)), capacity_(std::max<std::size_t>(capacity, 1)), internal_(internal) {}
 JitCache::~JitCache() = default;
 
 void JitCache::register_globally() {
@@ -82,7 +83,7 @@ std::shared_ptr<const CacheEntry> JitCache::get(const CacheKey& key, const std::
   bool traced = false;
   std::call_once(slot->once, [&] {
     misses_.fetch_add(1);
-    if (explain_cache_misses()) explain(key, names);
+    if (explain_cache_misses() && !internal_) explain(key, names);
     if (!key.statics.empty()) watch_statics(key, names);
     slot->entry = std::make_shared<const CacheEntry>(trace());
     traced = true;
@@ -163,7 +164,8 @@ void JitCache::watch_statics(const CacheKey& key, const std::function<LeafNames(
     }
   }
   for (const std::string& path : storms)
-    log_message(concat("jit(", name_, "): warning: the static leaf ", path, " has taken ", kStormValues,
+    log_message(concat("jit(", name_, ")", internal_ ? " inside canopy" : "", ": warning: the static leaf ", path,
+                       " has taken ", kStormValues,
                        " different values, each traced and compiled anew; if it changes from call to call, pass it as "
                        "an Array (canopy::scalar) instead"));
 }

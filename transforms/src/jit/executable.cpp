@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <string_view>
+#include <utility>
 
 #include "../core/array_impl.hpp"
 #include "canopy/core/jit.hpp"
@@ -16,6 +17,7 @@
 #include "canopy/kernels/runtime.hpp"
 #include "canopy/numpy.hpp"
 #include "passes/passes.hpp"
+#include "result_destinations.hpp"
 
 namespace canopy {
 
@@ -41,6 +43,19 @@ struct Executable::Plan {
   std::vector<std::vector<int>> donatable;
   std::vector<std::size_t> constant_results;  ///< positions in out_slots holding a constant
 };
+
+namespace detail {
+namespace {
+thread_local const ResultDestinations* pending_destinations = nullptr;
+}  // namespace
+
+ResultDestinationScope::ResultDestinationScope(const ResultDestinations* destinations) : previous_(pending_destinations) {
+  pending_destinations = destinations;
+}
+ResultDestinationScope::~ResultDestinationScope() { pending_destinations = previous_; }
+
+const ResultDestinations* take_result_destinations() { return std::exchange(pending_destinations, nullptr); }
+}  // namespace detail
 
 namespace {
 
@@ -339,6 +354,18 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
     return static_cast<const Executable*>(unfused.get())->run(inputs, donated);
   }
   const Plan& plan = *plan_;
+  // Results the caller wants in given buffers (pmap's stacked rows): the first result of each
+  // slot that a kernel of this program writes goes straight there.
+  const detail::ResultDestinations* destinations = detail::take_result_destinations();
+  std::vector<std::shared_ptr<kernels::Buffer>> destination_of;
+  if (destinations) {
+    destination_of.resize(plan.num_slots);
+    for (std::size_t r = 0; r < plan.out_slots.size() && r < destinations->size(); ++r) {
+      const auto slot = static_cast<std::size_t>(plan.out_slots[r]);
+      const auto& d = (*destinations)[r];
+      if (d && !destination_of[slot] && d->bytes() == static_cast<std::size_t>(plan.bytes[slot])) destination_of[slot] = d;
+    }
+  }
   TraceGuard eager(&EvalTrace::instance());  // kernels never trace, whatever is current
   SlotLease lease(plan.num_slots);
   std::vector<Array>& slots = *lease.slots;
@@ -391,7 +418,8 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
     } else {
       for (std::size_t i = 0; i < out.size(); ++i) {
         const auto slot = static_cast<std::size_t>(s.out) + i;
-        std::shared_ptr<kernels::Buffer> b = plan.donatable[slot].empty() ? nullptr : take_donated(slot);
+        std::shared_ptr<kernels::Buffer> b = destination_of.empty() ? nullptr : std::move(destination_of[slot]);
+        if (!b && !plan.donatable[slot].empty()) b = take_donated(slot);
         if (!b) b = arena_view(slot);
         out[i] = b ? on_buffer(s.out_avals[i], std::move(b), place)
                    : detail::make_concrete(s.out_avals[i], place.device, s.prim->name, place.committed);

@@ -85,8 +85,10 @@ Arrays hoist_traced_consts(Program& p) {
   return captured;
 }
 
-void donate(const Arrays& donated, const Arrays& results, const Arrays& kept) {
-  for (const Array& x : donated) {
+void donate(const Arrays& donated, const Arrays& results, const Arrays& kept,
+            const std::shared_ptr<const std::vector<std::string>>& names) {
+  for (std::size_t i = 0; i < donated.size(); ++i) {
+    const Array& x = donated[i];
     if (x.is_tracer()) continue;  // donation means nothing to a transformation that traces the call
     bool returned = false;
     for (const Array& y : results) returned = returned || y.impl() == x.impl();
@@ -94,14 +96,17 @@ void donate(const Arrays& donated, const Arrays& results, const Arrays& kept) {
     if (returned) continue;
     x.impl()->deleted = true;
     x.impl()->buffer.reset();
+    if (names && i < names->size()) x.impl()->donated_as = std::shared_ptr<const std::string>(names, &(*names)[i]);
   }
 }
 
 void require_live(std::string_view api, const std::string& where, const Array& x) {
-  if (x.is_deleted())
-    raise<TracerError>(api, "array", where,
-                       concat(to_string(x.aval()), " was donated to a jitted call (donate_argnums) and deleted"),
-                       "use the call's result instead, or do not donate it");
+  if (!x.is_deleted()) return;
+  const auto& as = x.impl()->donated_as;
+  raise<TracerError>(api, "array", where,
+                     concat(to_string(x.aval()), " was donated to a jitted call (donate_argnums)",
+                            as ? concat(" as ", *as) : std::string(), " and deleted"),
+                     "use the call's result instead, or do not donate it");
 }
 
 std::uint32_t tracing_settings() {

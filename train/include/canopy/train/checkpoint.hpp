@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <canopy/devices.hpp>
+
 #include "canopy/train/error.hpp"
 #include "canopy/train/serial_executor.hpp"
 #include "canopy/train/tree_utils.hpp"
@@ -42,14 +44,16 @@ struct CheckpointOptions {
   std::string prefix = "checkpoint_";
   /// Whether the file write runs on a background thread (the snapshot is always taken at the call).
   bool async = true;
-  /// Whether this process writes. Pass `process_index == 0` in a multi-process run so that one
-  /// rank saves (save does nothing where this is false); every rank may restore.
-  bool primary = true;
+  /// Whether this process writes: by default the leader of a multi-process run (process 0) alone
+  /// saves, as JAXline's host 0 does (save does nothing where this is false); every process
+  /// restores. Set it on every process where each writes its own directory.
+  bool primary = process_index() == 0;
 };
 
 /// Checkpoints of a state tree in one directory: `dir/<prefix><step>.safetensors`, each holding
 /// the tree's Array leaves named by key path (`params/layers/0/w`) plus metadata (step, format
-/// version, the leaf names in tree order). Not thread-safe: use it from the training loop's thread.
+/// version, the leaf names in tree order, a CRC-32C per tensor that every restore verifies). Not
+/// thread-safe: use it from the training loop's thread.
 class CheckpointManager {
  public:
   /// Creates `dir` if needed (IOError if it cannot); ValueError for a bad option.
@@ -87,20 +91,38 @@ class CheckpointManager {
 
   /// `tmpl` with its Array leaves read from step `step`: the template gives the structure,
   /// shapes and dtypes (see detail::match_template for the errors) and every non-Array leaf.
-  /// ValueError if there is no such step, FormatError for a malformed file.
+  /// ValueError if there is no such step, FormatError for a malformed or corrupt file (a tensor
+  /// whose checksum does not match names the file and the leaf).
   template <class T>
   T restore(std::int64_t step, const T& tmpl) const {
     return replace_arrays(tmpl, restore_arrays(step, named_arrays(tmpl)));
   }
-  /// restore() of the latest step, or nullopt when the directory holds no checkpoint.
+  /// restore() of the newest checkpoint that verifies, or nullopt when the directory holds none.
+  /// A newer file that cannot be read or fails verification (FormatError or IOError: a torn write,
+  /// a flipped byte, a bad disk block) is skipped, as orbax and JAXline resume after a crash:
+  /// each skip is logged (set_log_handler; `CheckpointManager::restore_latest: skipped <file>:
+  /// <why>`) and recorded in skipped(). When no checkpoint verifies, FormatError listing each
+  /// file's reason. A template that does not match a file (TreeError, ShapeError, TypeError) is
+  /// the caller's mistake and is raised at once.
   template <class T>
   std::optional<T> restore_latest(const T& tmpl) const {
-    std::optional<std::int64_t> s = latest_step();
-    if (!s) return std::nullopt;
-    return restore(*s, tmpl);
+    std::optional<std::pair<std::int64_t, std::vector<Array>>> found = restore_latest_arrays(named_arrays(tmpl));
+    if (!found) return std::nullopt;
+    return replace_arrays(tmpl, std::move(found->second));
   }
   /// The non-template part of restore: the arrays of step `step` matched against `tmpl`.
   std::vector<Array> restore_arrays(std::int64_t step, const NamedArrays& tmpl) const;
+  /// The non-template part of restore_latest: the step restored and its arrays.
+  std::optional<std::pair<std::int64_t, std::vector<Array>>> restore_latest_arrays(const NamedArrays& tmpl) const;
+  /// A checkpoint restore_latest passed over, and why.
+  struct Skipped {
+    std::int64_t step;
+    std::filesystem::path path;
+    std::string reason;  ///< the error's message
+  };
+  /// The checkpoints the last restore_latest call skipped, newest first (empty when the newest
+  /// verified).
+  const std::vector<Skipped>& skipped() const { return skipped_; }
 
  private:
   template <class T>
@@ -115,6 +137,7 @@ class CheckpointManager {
   std::filesystem::path dir_;
   CheckpointOptions options_;
   mutable std::unique_ptr<SerialExecutor> executor_;
+  mutable std::vector<Skipped> skipped_;
 };
 
 /// Options of BestTracker.
@@ -123,8 +146,8 @@ struct BestOptions {
   bool higher_is_better = true;
   /// Whether the checkpoint write runs in the background.
   bool async = true;
-  /// Whether this process writes (see CheckpointOptions::primary).
-  bool primary = true;
+  /// Whether this process writes (see CheckpointOptions::primary: process 0 by default).
+  bool primary = process_index() == 0;
 };
 
 /// The "best" series: the checkpoint of the state with the best value of an eval metric, in its

@@ -1,9 +1,8 @@
-// The errors of the training toolbox: files that cannot be read or written, files whose
-// contents are malformed, and argument values out of range.
+// The errors of the training toolbox: files that cannot be read or written and files whose
+// contents are malformed.
 #pragma once
 
 #include <canopy/error.hpp>
-#include <canopy/random.hpp>
 
 namespace canopy {
 
@@ -19,8 +18,7 @@ class FormatError : public Error {
  public:
   using Error::Error;
 };
-/// An argument value out of its range (a trigger every 0 steps, a schedule with no steps): the
-/// error canopy::random already throws for its own arguments, under the library's namespace.
-using ValueError = random::ValueError;
+// An argument value out of its range (a trigger every 0 steps, a schedule with no steps) is a
+// canopy::ValueError (canopy/error.hpp), as everywhere in the library.
 
 }  // namespace canopy

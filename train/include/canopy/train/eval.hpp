@@ -1,13 +1,16 @@
 // Evaluation as a monoid (bobbin's EvalResults): a results type is a pytree of sums; scoring a
-// batch gives one, reducing combines two, and a finalize step turns the total into metrics.
+// batch gives one, reducing combines two (over batches, devices and processes), and a finalize
+// step turns the total into metrics.
 #pragma once
 
+#include <iterator>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <canopy/array.hpp>
+#include <canopy/devices.hpp>
 
 #include "canopy/train/optim/base.hpp"
 
@@ -27,6 +30,34 @@ R evaluate(Score&& score, Batches&& batches, R zero) {
   R total = std::move(zero);
   for (auto&& batch : batches) total = reduce_results(total, score(batch));
   return total;
+}
+
+/// evaluate across the processes of an mpirun, each scoring its own part of the data (bobbin's
+/// eval_batches): the processes step together, a process_sum per batch telling whether any still
+/// has a batch, and one that has run out scores `filler` (any batch of the right shapes) and drops
+/// the result, so every process makes the same pmap calls, which must meet; the local totals are
+/// then summed over processes (process_sum), so every process gets the whole evaluation. `score`
+/// returns this process's sums: a pmapped score returns per-device sums to add up (or psums them
+/// over its axis, which already spans every process: then pad the batches with pad_batch and
+/// mask, since a filler's values would be counted elsewhere). reduce_results must be addition.
+/// In a single process this is evaluate(score, batches, zero).
+template <class R, class Score, class Batches, class Batch>
+R evaluate_across_processes(Score&& score, Batches&& batches, R zero, const Batch& filler) {
+  R total = std::move(zero);
+  auto it = std::begin(batches);
+  const auto end = std::end(batches);
+  for (;;) {
+    const bool has = it != end;
+    if (process_count() > 1 && process_sum(scalar(std::int32_t{has})).template item<std::int32_t>() == 0) break;
+    if (process_count() == 1 && !has) break;
+    if (has) {
+      total = reduce_results(total, score(*it));
+      ++it;
+    } else {
+      (void)score(filler);
+    }
+  }
+  return process_sum(total);
 }
 
 /// evaluate over several named datasets; each source is a callable returning a fresh range of

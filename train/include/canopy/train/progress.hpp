@@ -56,7 +56,7 @@ class ProgressBar {
  public:
   /// A bar for `total` steps; a negative total is a ValueError.
   explicit ProgressBar(std::int64_t total, ProgressOptions options = {});
-  /// Calls finish(), swallowing stream errors.
+  /// Ends the line where the last update left it (finish(last step)), swallowing stream errors.
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -66,8 +66,13 @@ class ProgressBar {
   void update(std::int64_t step, const Scalars& scalars = {});
   /// Prints a message on its own line without breaking the bar (tqdm.write).
   void write(std::string_view message);
-  /// Draws the final state and ends the line; later calls do nothing.
+  /// The loop is done: draws the bar at the total (also when the last update was earlier, as in a
+  /// loop that updates every few steps) and ends the line; later calls do nothing. With an unknown
+  /// total (0) the last update's step stays.
   void finish();
+  /// The loop stopped at `step` (early stopping, an interrupted run): draws that state and ends
+  /// the line; later calls do nothing.
+  void finish(std::int64_t step);
   /// Whether this bar redraws in place (the resolved mode).
   bool is_terminal() const { return terminal_; }
   /// The current line's text, without '\r' or '\n' (what the next draw shows).

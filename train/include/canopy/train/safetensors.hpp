@@ -24,16 +24,26 @@ struct TensorFile {
 /// are refused before anything is allocated for them.
 inline constexpr std::uint64_t kSafetensorsMaxHeader = 100'000'000;
 
+/// The `__metadata__` key under which canopy stores each tensor's CRC-32C: a JSON object as a
+/// string, `{"params/w": "1a2b3c4d", ...}` (8 lower-case hex digits). Other safetensors readers
+/// see an ordinary metadata string.
+inline constexpr std::string_view kSafetensorsChecksumKey = "crc32c";
+
 /// The bytes of a safetensors file holding `arrays` (names must be distinct, not `__metadata__`)
-/// and `metadata`: u64 header length, JSON header padded with spaces to a multiple of 8, then the
-/// tensors sorted as the reference writer sorts them (wider dtypes first, then by name), so every
-/// tensor starts 8-byte aligned. ValueError for a bad name, TracerError for a tracer or a donated
-/// Array.
+/// and `metadata` plus the tensors' checksums (kSafetensorsChecksumKey, reserved: ValueError if
+/// `metadata` has it): u64 header length, JSON header padded with spaces to a multiple of 8, then
+/// the tensors sorted as the reference writer sorts them (wider dtypes first, then by name), so
+/// every tensor starts 8-byte aligned. ValueError for a bad name, TracerError for a tracer or a
+/// donated Array.
 std::string encode_safetensors(const NamedArrays& arrays, const std::map<std::string, std::string>& metadata = {});
 
 /// Parses and validates the bytes of a safetensors file as the reference loader does (header
 /// length bound, strict JSON, known dtypes, offsets that tile the data section exactly, no
-/// duplicate names). `source` names the bytes in messages. FormatError on any problem.
+/// duplicate names), then, when the metadata holds checksums (kSafetensorsChecksumKey), checks
+/// every tensor's bytes against its CRC-32C; a file without them (another writer's) loads
+/// unchecked. The checksums are not returned in `metadata`. `source` names the bytes in messages.
+/// FormatError on any problem, naming the file and the tensor (`tensor "params/w" fails its
+/// checksum ...: the file is corrupt`).
 TensorFile decode_safetensors(std::string_view bytes, std::string_view source);
 
 /// Writes encode_safetensors(arrays, metadata) to `path` atomically: into `<path>.tmp`, fsynced,
@@ -42,8 +52,9 @@ TensorFile decode_safetensors(std::string_view bytes, std::string_view source);
 void save_safetensors(const std::filesystem::path& path, const NamedArrays& arrays,
                       const std::map<std::string, std::string>& metadata = {});
 
-/// Reads and validates the safetensors file at `path`; IOError if it cannot be read,
-/// FormatError naming the file and the offending tensor or field if it is malformed.
+/// Reads and validates the safetensors file at `path` (checksums included, as
+/// decode_safetensors); IOError if it cannot be read, FormatError naming the file and the
+/// offending tensor or field if it is malformed or corrupt.
 TensorFile load_safetensors(const std::filesystem::path& path);
 
 namespace detail {

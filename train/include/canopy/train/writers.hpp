@@ -18,6 +18,7 @@
 
 #include <canopy/array.hpp>
 
+#include "canopy/train/crc32c.hpp"
 #include "canopy/train/error.hpp"
 #include "canopy/train/serial_executor.hpp"
 #include "canopy/train/tree_utils.hpp"
@@ -65,12 +66,23 @@ class NullWriter final : public Writer {
   void write_scalars(std::int64_t, const Scalars&) override {}
 };
 
+/// The leader's writer in a multi-process run (JAXline's and bobbin's chief-only logging):
+/// `make()` on process 0, a NullWriter on the others, so only one process creates files and
+/// writes (`leader_writer([&] { return std::make_shared<JsonlWriter>(dir / "metrics.jsonl"); })`).
+/// In a single process, `make()`.
+std::shared_ptr<Writer> leader_writer(const std::function<std::shared_ptr<Writer>()>& make);
+
 /// Options of JsonlWriter.
 struct JsonlOptions {
   /// When non-empty, every line carries `"split": <split>` after wall_time.
   std::string split{};
   /// The source of `wall_time`.
   WallClock clock = system_wall_time;
+  /// A run resumed from the checkpoint of this step: before appending, the lines an earlier run
+  /// wrote for later steps (which the resumed run writes again) are dropped from the file, as
+  /// TensorBoard purges orphaned events, so the file (and a plot read back from it) holds each
+  /// step once. Lines that do not parse (a torn last line) go too.
+  std::optional<std::int64_t> resume_from_step = std::nullopt;
 };
 
 /// The default metrics log: one JSON object per line, `{"step": 12, "wall_time": 1.7e9, "loss":
@@ -80,10 +92,11 @@ struct JsonlOptions {
 /// json.dumps: Python's json.loads, pandas and jq 1.6 read them (jq maps NaN to null); a strict
 /// JSON parser does not. Text is a line `{"step", "wall_time", "tag": ..., "text": ...}`. A metric
 /// named like a reserved key (step, wall_time, split) is a ValueError. Parent directories are
-/// created.
+/// created. A resumed run passes `resume_from_step` (see JsonlOptions).
 class JsonlWriter final : public Writer {
  public:
-  /// Opens `path` for appending; IOError if it cannot.
+  /// Opens `path` for appending (first dropping the lines past options.resume_from_step, with the
+  /// file rewritten atomically); IOError if it cannot.
   explicit JsonlWriter(std::filesystem::path path, JsonlOptions options = {});
   ~JsonlWriter() override;
   JsonlWriter(const JsonlWriter&) = delete;
@@ -96,6 +109,7 @@ class JsonlWriter final : public Writer {
 
  private:
   void append_line(const std::string& line);
+  void drop_lines_after(std::int64_t step);
   std::filesystem::path path_;
   JsonlOptions options_;
   std::FILE* file_ = nullptr;
@@ -107,16 +121,14 @@ class JsonlWriter final : public Writer {
 /// A resumed run feeds these to its plots so they show the whole run.
 std::vector<std::pair<std::int64_t, Scalars>> read_jsonl_scalars(const std::filesystem::path& path);
 
-/// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) of `data`, continuing from `crc`
-/// (0 to start): crc32c("123456789") == 0xE3069283.
-std::uint32_t crc32c(std::string_view data, std::uint32_t crc = 0);
-/// TFRecord's masked CRC: `((c >> 15) | (c << 17)) + 0xa282ead8` of crc32c(data).
-std::uint32_t masked_crc32c(std::string_view data);
-
 /// Options of TensorBoardWriter.
 struct TensorBoardOptions {
   /// The source of each event's wall_time.
   WallClock clock = system_wall_time;
+  /// A run resumed from the checkpoint of this step: the file starts with a SessionLog START
+  /// event at the next step, after which TensorBoard discards the events an earlier run wrote
+  /// for steps past this one (its purge of orphaned data; PyTorch's `purge_step`).
+  std::optional<std::int64_t> resume_from_step = std::nullopt;
 };
 
 /// TensorBoard event files written by hand (no TF, no libprotobuf): `logdir/events.out.tfevents.
@@ -235,6 +247,10 @@ class SplitByPrefixWriter final : public Writer {
   std::map<std::string, std::unique_ptr<Writer>> writers_;
 };
 
+/// Whether `scalars` hold an evaluation's results: a name whose first '/'-separated part is
+/// eval, evaluation, test, dev, val, valid or validation (`test/accuracy`, `eval/loss`).
+bool is_eval_scalars(const Scalars& scalars);
+
 /// Options of Throughput.
 struct ThroughputOptions {
   /// Examples per step; when set, `examples_per_sec` is added too.
@@ -243,6 +259,10 @@ struct ThroughputOptions {
   std::string prefix{};
   /// The clock rates are measured on.
   SteadyClock clock = steady_seconds;
+  /// Which of ThroughputWriter's writes get the rates (and move their baseline): by default the
+  /// training ones, i.e. all but those with a scalar of an evaluation split (is_eval_scalars);
+  /// an empty function: every write.
+  std::function<bool(const Scalars&)> carries_rates = [](const Scalars& s) { return !is_eval_scalars(s); };
 };
 
 /// The training rate between successive logged steps (JAXline adds `steps_per_sec` to every
@@ -256,13 +276,17 @@ class Throughput {
   explicit Throughput(ThroughputOptions options = {});
   /// Appends the rates since the previous call to `scalars`.
   void add_to(std::int64_t step, Scalars& scalars);
+  /// options.carries_rates(scalars).
+  bool carries_rates(const Scalars& scalars) const { return !options_.carries_rates || options_.carries_rates(scalars); }
 
  private:
   ThroughputOptions options_;
   std::optional<std::pair<std::int64_t, double>> last_;
 };
 
-/// A writer that adds Throughput's rates to every write_scalars before passing it to `inner`.
+/// A writer that adds Throughput's rates to the training writes (options.carries_rates) before
+/// passing them to `inner`; evaluation results pass through without rates and leave the baseline
+/// alone, so they neither carry nor distort the training rate.
 class ThroughputWriter final : public Writer {
  public:
   /// Adds rates measured by `options` and writes to `inner`.

@@ -136,7 +136,9 @@ Arrays hoist_traced_consts(Program& p);
 
 /// Deletes the Array leaves of donated arguments that are not also results, nor `kept` (what the
 /// compiled call holds on to: its constants and captured arrays, which later calls read again).
-void donate(const Arrays& donated, const Arrays& results, const Arrays& kept = {});
+/// `names` (one per donated leaf) say in a later use's error where each went.
+void donate(const Arrays& donated, const Arrays& results, const Arrays& kept = {},
+            const std::shared_ptr<const std::vector<std::string>>& names = {});
 /// TracerError naming `api` and `where` unless x is live (not donated to an earlier call).
 void require_live(std::string_view api, const std::string& where, const Array& x);
 

@@ -62,6 +62,9 @@ struct CacheEntry {
   /// entry belongs to one call and is not kept.
   Arrays captured;
   bool reusable = true;
+  /// The key paths of the donated Array leaves, in donation order (`args[0].params.w of
+  /// jit(step)`), for the error a later use of one raises.
+  std::shared_ptr<const std::vector<std::string>> donated_names;
 };
 
 /// Names for explanations: the key paths of the Array and static leaves (each in key order)
@@ -70,9 +73,18 @@ struct LeafNames {
   std::vector<std::string> arrays, statics, structures;
 };
 
+/// The name jit gives a function it was not given a name for (jax's fun.__name__): a function
+/// pointer's own name, read from the symbol tables of the loaded objects (the executable's
+/// .symtab included, so functions local to a translation unit are found; "f" for a stripped
+/// binary); a named class's name for a function object; "f" for a lambda.
+std::string function_name(const void* address);
+std::string callable_class_name(const std::type_info& type);
+
 class JitCache : public std::enable_shared_from_this<JitCache> {
  public:
-  JitCache(std::string name, std::size_t capacity);
+  /// `internal`: a jit inside canopy itself (a sampler's): its retraces are not explained in the
+  /// user's log, and its retrace-storm warning says whose it is.
+  JitCache(std::string name, std::size_t capacity, bool internal = false);
   ~JitCache();
   /// The entry for `key`; runs `trace` when there is none (once per key, even when several
   /// threads ask at once; an exception leaves the key untraced). `names` is called only to
@@ -95,6 +107,7 @@ class JitCache : public std::enable_shared_from_this<JitCache> {
 
   std::string name_;
   std::size_t capacity_;
+  bool internal_;
   mutable std::mutex mutex_;
   std::list<std::shared_ptr<Slot>> lru_;  ///< most recent first
   std::unordered_map<std::uint64_t, std::vector<std::list<std::shared_ptr<Slot>>::iterator>> index_;

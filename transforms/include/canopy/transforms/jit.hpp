@@ -38,11 +38,17 @@ struct CacheCapacity {
   std::size_t n;
 };
 inline CacheCapacity cache_capacity(std::size_t n) { return {n}; }
-/// The name a jitted function has in printed programs and diagnostics (default "f").
+/// The name a jitted function has in printed programs and diagnostics (default: a function's
+/// own name, a function object's class name, "f" for a lambda).
 struct JitName {
   std::string name;
 };
 inline JitName jit_name(std::string name) { return {std::move(name)}; }
+namespace detail {
+/// Marks a jit canopy makes for itself (a sampler's): its retraces stay out of the user's
+/// cache-miss explanations.
+struct InternalJit {};
+}  // namespace detail
 
 namespace detail {
 
@@ -106,7 +112,9 @@ StaticValue make_static(const T& v) {
         os << t;
         return os.str();
       } else {
-        return "<" + std::string(typeid(T).name()) + ">";
+        std::ostringstream os;
+        os << '<' << typeid(T).name() << '>';
+        return os.str();
       }
     };
   }
@@ -155,8 +163,8 @@ class Pmapped;
 template <class F, int... S, int... D>
 class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D...>> {
  public:
-  Jitted(F f, std::string name, std::size_t capacity)
-      : f_(std::move(f)), cache_(std::make_shared<JitCache>(std::move(name), capacity)) {
+  Jitted(F f, std::string name, std::size_t capacity, bool internal = false)
+      : f_(std::move(f)), cache_(std::make_shared<JitCache>(std::move(name), capacity, internal)) {
     cache_->register_globally();
   }
 
@@ -175,7 +183,7 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
       Arrays kept = entry->captured;
       const Arrays& consts = entry->executable->constants();
       kept.insert(kept.end(), consts.begin(), consts.end());
-      donate(call.donated(), outs, kept);
+      donate(call.donated(), outs, kept, entry->donated_names);
     }
     std::size_t pos = 0;
     return with_arrays(*static_cast<const Result*>(entry->out_skeleton.get()), outs, pos);
@@ -199,6 +207,8 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
 
   /// The number of compiled programs held, and the calls that found or missed one.
   std::size_t cache_size() const { return cache_->size(); }
+  /// The name in diagnostics (jit_name, or f's own).
+  const std::string& name() const { return cache_->name(); }
   std::uint64_t cache_hits() const { return cache_->hits(); }
   std::uint64_t cache_misses() const { return cache_->misses(); }
   void clear_cache() const { cache_->clear(); }
@@ -291,6 +301,13 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
       e.reusable = e.captured.empty();
       e.executable = std::make_shared<const Executable>(std::move(program), self.cache_->name());
       e.out_skeleton = std::make_shared<const Result>(std::move(*traced));
+      if constexpr (sizeof...(D) > 0) {
+        auto donated = std::make_shared<std::vector<std::string>>();
+        const std::vector<std::string> all = names().arrays;
+        for (std::size_t i = 0; i < all.size(); ++i)
+          if (donated_mask[i]) donated->push_back(all[i] + " of jit(" + self.cache_->name() + ")");
+        e.donated_names = std::move(donated);
+      }
       return e;
     }
     template <std::size_t K, class T>
@@ -314,9 +331,23 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
 
 template <class Static, class Donate>
 struct JitOptions {
-  std::string name = "f";
+  std::string name;  ///< empty: callable_name(f)
   std::size_t capacity = 256;
+  bool internal = false;
 };
+
+/// jit's default name for f (see function_name).
+template <class F>
+std::string callable_name(const F& f) {
+  if constexpr (std::is_pointer_v<F> && std::is_function_v<std::remove_pointer_t<F>>) {
+    return function_name(reinterpret_cast<const void*>(f));
+  } else if constexpr (std::is_class_v<F>) {
+    static const std::string name = callable_class_name(typeid(F));
+    return name;
+  } else {
+    return "f";
+  }
+}
 
 template <class St, class Do>
 auto jit_parse(JitOptions<St, Do> o) {
@@ -332,13 +363,18 @@ auto jit_parse(JitOptions<St, Do> o, JitName n, Rest... rest) {
   o.name = std::move(n.name);
   return jit_parse(std::move(o), rest...);
 }
+template <class St, class Do, class... Rest>
+auto jit_parse(JitOptions<St, Do> o, InternalJit, Rest... rest) {
+  o.internal = true;
+  return jit_parse(std::move(o), rest...);
+}
 template <class St, class Do, int... I, class... Rest>
 auto jit_parse(JitOptions<St, Do> o, StaticArgnums<I...>, Rest... rest) {
-  return jit_parse(JitOptions<std::integer_sequence<int, I...>, Do>{std::move(o.name), o.capacity}, rest...);
+  return jit_parse(JitOptions<std::integer_sequence<int, I...>, Do>{std::move(o.name), o.capacity, o.internal}, rest...);
 }
 template <class St, class Do, int... I, class... Rest>
 auto jit_parse(JitOptions<St, Do> o, DonateArgnums<I...>, Rest... rest) {
-  return jit_parse(JitOptions<St, std::integer_sequence<int, I...>>{std::move(o.name), o.capacity}, rest...);
+  return jit_parse(JitOptions<St, std::integer_sequence<int, I...>>{std::move(o.name), o.capacity, o.internal}, rest...);
 }
 
 template <class St, class Do>
@@ -353,14 +389,15 @@ Do donate_of(const JitOptions<St, Do>&);
 /// other leaves, the PRNG layout), compiles the program and runs it on later calls. Copies
 /// share one cache. Arrays f captures become constants of the program (their values at the
 /// first trace, as in JAX). Options in any order: static_argnums<...>, donate_argnums<...>,
-/// cache_capacity(n), jit_name("step").
+/// cache_capacity(n), jit_name("step") (default: f's own name, see detail::function_name).
 ///   auto step = jit([](const Params& p, const Batch& b, const Config& cfg) { ... });
 template <class F, class... Opts>
 auto jit(F f, Opts... opts) {
   auto o = detail::jit_parse(detail::JitOptions<std::integer_sequence<int>, std::integer_sequence<int>>{}, opts...);
   using St = decltype(detail::static_of(o));
   using Do = decltype(detail::donate_of(o));
-  return detail::Jitted<F, St, Do>(std::move(f), std::move(o.name), o.capacity);
+  std::string name = o.name.empty() ? detail::callable_name(f) : std::move(o.name);
+  return detail::Jitted<F, St, Do>(std::move(f), std::move(name), o.capacity, o.internal);
 }
 
 /// jax.make_jaxpr: a function returning the Program f records on these arguments; print it for

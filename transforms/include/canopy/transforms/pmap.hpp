@@ -88,7 +88,10 @@ class Pmapped<F, In, Out, std::integer_sequence<int, S...>, std::integer_sequenc
     if constexpr (sizeof...(D) > 0) {
       Arrays donated;
       ((append_arrays(std::get<D>(arg_refs), donated)), ...);
-      donate(donated, outs);
+      auto donated_names = std::make_shared<std::vector<std::string>>();
+      ((append_names("args[" + std::to_string(D) + "]", std::get<D>(arg_refs), *donated_names)), ...);
+      for (std::string& name : *donated_names) name += " of pmap(" + compiled_.name() + ")";
+      donate(donated, outs, {}, std::move(donated_names));
     }
     pos = 0;
     return with_arrays(skeleton, outs, pos);
