@@ -8,6 +8,7 @@
 
 #include "canopy/error.hpp"
 #include "canopy/kernels/block_cache.hpp"
+#include "canopy/kernels/environment.hpp"
 #include "canopy/kernels/buffer.hpp"
 
 namespace canopy::kernels {
@@ -31,8 +32,8 @@ void free_block(void* p, void*) { std::free(p); }
 
 BlockCache& cache() {
   static BlockCache* c = [] {
-    const char* env = std::getenv("CANOPY_ALLOCATOR_CACHE_MB");
-    return new BlockCache(fresh_block, free_block, nullptr, (env ? std::strtoull(env, nullptr, 10) : 2048ull) << 20);
+    const auto mb = static_cast<std::size_t>(env_integer("CANOPY_ALLOCATOR_CACHE_MB", 2048, 0, std::int64_t{1} << 40));
+    return new BlockCache(fresh_block, free_block, nullptr, mb << 20);
   }();  // leaked: buffers may die during static destruction
   return *c;
 }

@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <xmmintrin.h>
 
+#include "canopy/kernels/environment.hpp"
 #include "canopy/kernels/runtime.hpp"
 
 #include "loops/loops.hpp"
@@ -19,8 +20,7 @@ constinit thread_local int kernel_depth = 0;
 constinit thread_local unsigned caller_csr = 0;
 
 bool read_environment() {
-  const char* e = std::getenv("CANOPY_FLUSH_DENORMALS");
-  const bool on = !(e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "false") == 0));
+  const bool on = env_switch("CANOPY_FLUSH_DENORMALS", true);
   int unread = -1;
   requested.compare_exchange_strong(unread, on ? 1 : 0);  // set_flush_denormals may have come first
   return requested.load() != 0;

@@ -9,6 +9,7 @@
 
 #include "canopy/error.hpp"
 #include "canopy/kernels/block_cache.hpp"
+#include "canopy/kernels/environment.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "runtime.hpp"
 
@@ -45,8 +46,8 @@ BlockCache& cache(int device) {
   auto& c = (*caches)[static_cast<std::size_t>(device)];
   if (!c) {
     // Unbounded by default (freeing waits for the device); CANOPY_CUDA_CACHE_MB bounds it.
-    const char* env = std::getenv("CANOPY_CUDA_CACHE_MB");
-    const std::size_t limit = env ? std::strtoull(env, nullptr, 10) << 20 : std::numeric_limits<std::size_t>::max();
+    const std::int64_t mb = env_integer("CANOPY_CUDA_CACHE_MB", -1, 0, std::int64_t{1} << 40);  // -1: unset
+    const std::size_t limit = mb < 0 ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(mb) << 20;
     c = std::make_unique<BlockCache>(device_block, free_device_block,
                                      reinterpret_cast<void*>(static_cast<std::intptr_t>(device)), limit);
   }

@@ -12,6 +12,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "canopy/error.hpp"
+#include "canopy/kernels/environment.hpp"
 
 namespace canopy::kernels::cpu::onednn {
 
@@ -52,8 +53,7 @@ template <class Key, class Value>
 class LruCache {
  public:
   LruCache() {
-    const char* e = std::getenv("CANOPY_ONEDNN_CACHE_SIZE");
-    capacity_ = e ? std::max(1L, std::strtol(e, nullptr, 10)) : 256;
+    capacity_ = static_cast<std::size_t>(env_integer("CANOPY_ONEDNN_CACHE_SIZE", 256, 1, std::int64_t{1} << 30));
   }
   /// The cached value for `k`, created with `make()` on a miss.
   template <class Make>

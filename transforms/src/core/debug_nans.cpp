@@ -8,18 +8,15 @@
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
+#include "canopy/kernels/environment.hpp"
 
 namespace canopy {
 namespace {
-bool env_debug_nans() {
-  const char* v = std::getenv("CANOPY_DEBUG_NANS");
-  return v && *v && std::strcmp(v, "0") != 0 && std::strcmp(v, "false") != 0;
-}
-std::atomic<bool> debug_nans_flag{env_debug_nans()};
+constinit kernels::EnvSwitch debug_nans_flag{"CANOPY_DEBUG_NANS", false};
 }  // namespace
 
-void set_debug_nans(bool on) { debug_nans_flag.store(on); }
-bool debug_nans() { return debug_nans_flag.load(std::memory_order_relaxed); }
+void set_debug_nans(bool on) { debug_nans_flag.set(on); }
+bool debug_nans() { return debug_nans_flag.get(); }
 
 namespace detail {
 

@@ -3,19 +3,16 @@
 #include "canopy/x64.hpp"
 
 #include <atomic>
-#include <cstdlib>
-#include <string_view>
+
+#include "canopy/kernels/environment.hpp"
 
 namespace canopy {
 namespace {
 
-bool env_on(const char* name) {
-  const char* v = std::getenv(name);
-  return v && (std::string_view(v) == "1" || std::string_view(v) == "true" || std::string_view(v) == "True");
-}
-
 std::atomic<bool>& process_x64() {
-  static std::atomic<bool> on{env_on("CANOPY_ENABLE_X64") || env_on("JAX_ENABLE_X64")};
+  // JAX's own variable too, for programs that set it for both.
+  static std::atomic<bool> on{kernels::env_switch("CANOPY_ENABLE_X64", false) ||
+                              kernels::env_switch("JAX_ENABLE_X64", false)};
   return on;
 }
 

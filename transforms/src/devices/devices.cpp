@@ -12,6 +12,7 @@
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "process_group.hpp"
+#include "canopy/kernels/environment.hpp"
 #include "runtime.hpp"
 
 namespace canopy {
@@ -19,25 +20,13 @@ namespace {
 
 constexpr int kMaxCpuDevices = 1024;
 
-int env_int(const char* name, int fallback, int lo, int hi) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  int n = 0;
-  std::string_view s(v);
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc() || p != s.data() + s.size() || n < lo || n > hi)
-    detail::raise<DeviceError>("devices", "environment variable", name, detail::concat("is '", s, "'"),
-                               detail::concat("give an integer in [", lo, ", ", hi, "]"));
-  return n;
-}
-
 std::atomic<int>& cpu_device_count() {
-  static std::atomic<int> n{env_int("CANOPY_CPU_DEVICES", 1, 1, kMaxCpuDevices)};
+  static std::atomic<int> n{static_cast<int>(kernels::env_integer("CANOPY_CPU_DEVICES", 1, 1, kMaxCpuDevices))};
   return n;
 }
 
 std::atomic<long long>& timeout_ms() {
-  static std::atomic<long long> ms{1000LL * env_int("CANOPY_COLLECTIVE_TIMEOUT_S", 300, 1, 1 << 24)};
+  static std::atomic<long long> ms{1000LL * kernels::env_integer("CANOPY_COLLECTIVE_TIMEOUT_S", 300, 1, 1 << 24)};
   return ms;
 }
 

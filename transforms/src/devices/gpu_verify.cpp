@@ -15,39 +15,20 @@
 #include "canopy/devices.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/environment.hpp"
 #include "gpu_verify.hpp"
 #include "runtime.hpp"
 
 namespace canopy {
 namespace {
 
-/// A switch's value: unset or 0/false/no/off is off, 1/true/yes/on is on; anything else is an error.
-bool env_switch(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return false;
-  for (const char* on : {"1", "true", "yes", "on"})
-    if (std::strcmp(v, on) == 0) return true;
-  for (const char* off : {"0", "false", "no", "off"})
-    if (std::strcmp(v, off) == 0) return false;
-  detail::raise<Error>(name, "value", v, "is not a switch", "use 1, true, yes or on; 0, false, no or off");
-}
-
-std::atomic<int> verify_state{-1};  // -1: the environment not read yet
+constinit kernels::EnvSwitch verify_flag{"CANOPY_GPU_VERIFY", false};
 std::atomic<std::int64_t> verified{0};
 
 }  // namespace
 
-void set_gpu_verify(bool on) { verify_state.store(on ? 1 : 0); }
-
-bool gpu_verify() {
-  int s = verify_state.load(std::memory_order_relaxed);
-  if (s < 0) {
-    int unread = -1;
-    verify_state.compare_exchange_strong(unread, env_switch("CANOPY_GPU_VERIFY") ? 1 : 0);
-    s = verify_state.load();
-  }
-  return s == 1;
-}
+void set_gpu_verify(bool on) { verify_flag.set(on); }
+bool gpu_verify() { return verify_flag.get(); }
 
 namespace detail {
 

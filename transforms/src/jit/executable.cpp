@@ -14,6 +14,7 @@
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
+#include "canopy/kernels/environment.hpp"
 #include "canopy/kernels/runtime.hpp"
 #include "canopy/numpy.hpp"
 #include "passes/passes.hpp"
@@ -243,25 +244,14 @@ Executable::Executable(Program program, std::string name, bool fuse)
 Executable::~Executable() = default;
 
 namespace {
-/// A switch that is on unless the environment sets `variable` to 0.
-bool on_unless_zero(const char* variable) {
-  const char* v = std::getenv(variable);
-  return !(v && std::string_view(v) == "0");
-}
-std::atomic<bool>& fusion_flag() {
-  static std::atomic<bool> on{on_unless_zero("CANOPY_JIT_FUSION")};
-  return on;
-}
-std::atomic<bool>& epilogue_flag() {
-  static std::atomic<bool> on{on_unless_zero("CANOPY_JIT_EPILOGUES")};
-  return on;
-}
+constinit kernels::EnvSwitch fusion_flag{"CANOPY_JIT_FUSION", true};
+constinit kernels::EnvSwitch epilogue_flag{"CANOPY_JIT_EPILOGUES", true};
 }  // namespace
 
-void set_elementwise_fusion(bool on) { fusion_flag() = on; }
-bool elementwise_fusion() { return fusion_flag(); }
-void set_epilogue_fusion(bool on) { epilogue_flag() = on; }
-bool epilogue_fusion() { return epilogue_flag(); }
+void set_elementwise_fusion(bool on) { fusion_flag.set(on); }
+bool elementwise_fusion() { return fusion_flag.get(); }
+void set_epilogue_fusion(bool on) { epilogue_flag.set(on); }
+bool epilogue_fusion() { return epilogue_flag.get(); }
 
 std::size_t Executable::num_steps() const { return plan_->steps.size(); }
 

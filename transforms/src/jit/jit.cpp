@@ -9,6 +9,7 @@
 #include "../core/array_impl.hpp"
 #include "canopy/core/jit.hpp"
 #include "canopy/error.hpp"
+#include "canopy/kernels/environment.hpp"
 #include "canopy/random.hpp"
 #include "canopy/x64.hpp"
 #include "passes/passes.hpp"
@@ -16,13 +17,8 @@
 namespace canopy {
 namespace {
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0 && std::strcmp(v, "false") != 0;
-}
-
-std::atomic<bool> explain_flag{env_flag("CANOPY_EXPLAIN_CACHE_MISSES")};
-const bool disabled_by_env = env_flag("CANOPY_DISABLE_JIT");
+constinit kernels::EnvSwitch explain_flag{"CANOPY_EXPLAIN_CACHE_MISSES", false};
+constinit kernels::EnvSwitch disabled_by_env{"CANOPY_DISABLE_JIT", false};
 thread_local bool disabled_here = false;
 
 std::mutex log_mutex;
@@ -33,8 +29,8 @@ std::function<void(const std::string&)>& log_handler() {
 
 }  // namespace
 
-void set_explain_cache_misses(bool on) { explain_flag.store(on); }
-bool explain_cache_misses() { return explain_flag.load(std::memory_order_relaxed); }
+void set_explain_cache_misses(bool on) { explain_flag.set(on); }
+bool explain_cache_misses() { return explain_flag.get(); }
 
 void set_log_handler(std::function<void(const std::string&)> handler) {
   std::lock_guard<std::mutex> lock(log_mutex);
@@ -52,7 +48,7 @@ void log_message(const std::string& message) {
   else std::cerr << "canopy: " << message << '\n';
 }
 
-bool jit_enabled() { return !disabled_by_env && !disabled_here; }
+bool jit_enabled() { return !disabled_here && !disabled_by_env.get(); }
 
 std::pair<std::shared_ptr<const Executable>, Arrays> compile_closed(const FlatFn& f, const std::vector<Aval>& avals,
                                                                     const std::string& name) {
