@@ -3,6 +3,7 @@
 #include "canopy/core/trace.hpp"
 
 #include "array_impl.hpp"
+#include "profiler_hooks.hpp"
 #include "../devices/runtime.hpp"
 #include "canopy/devices.hpp"
 #include "canopy/core/custom.hpp"
@@ -96,7 +97,7 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
   Arrays res;
   res.reserve(outs.size());
   for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev, p.name, place.committed));
-  k(in, res, params);
+  profiler::detail::run_kernel(k, p, in, res, params, dev);
   if (debug_nans()) detail::check_nans(p, res);
   return res;
 }

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "../core/array_impl.hpp"
+#include "../core/profiler_hooks.hpp"
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
@@ -310,7 +311,9 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
         gpu_place = {c.device(), c.impl()->committed};
         break;
       }
+  const bool profiled = profiler::detail::recording();
   if (gpu_place.device.kind == Device::Kind::cuda) {
+    profiler::detail::Enclosing call(profiled, profiler::Event::Kind::call, "jit(", name_, gpu_place.device);
     // On a GPU the simplified program runs equation by equation, its matmuls with their bias and
     // relu as one cuBLASLt call each and its elementwise chains as one CUDA kernel each; the
     // planned arena and donation are CPU-only so far. (Unfused with fusion off, and under
@@ -337,6 +340,8 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
     return static_cast<const Executable*>(unfused.get())->run(inputs, donated);
   }
   const Plan& plan = *plan_;
+  const detail::Placement place = detail::placement_of(name_, inputs);
+  profiler::detail::Enclosing call(profiled, profiler::Event::Kind::call, "jit(", name_, place.device);
   TraceGuard eager(&EvalTrace::instance());  // kernels never trace, whatever is current
   SlotLease lease(plan.num_slots);
   std::vector<Array>& slots = *lease.slots;
@@ -345,7 +350,6 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
   Arrays& operands = *lease.operands;
   std::vector<std::weak_ptr<kernels::Buffer>>& placed = *lease.placed;
   const bool check = debug_nans();
-  const detail::Placement place = detail::placement_of(name_, inputs);
   const std::shared_ptr<kernels::Buffer> arena =
       plan.buffers.arena_bytes > 0 ? detail::allocate_arena(name_, plan.buffers.arena_bytes) : nullptr;
   // A donated input's block goes to one result, and only when no other array (an alias of the
@@ -379,11 +383,14 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
     placed[s] = view;
     return view;
   };
-  for (const Plan::Step& s : plan.steps) {
+  for (std::size_t k = 0; k < plan.steps.size(); ++k) {
+    const Plan::Step& s = plan.steps[k];
     operands.clear();
     for (int i : s.in) operands.push_back(slots[i]);
     std::span<Array> out(slots.data() + s.out, s.out_avals.size());
     if (s.callee) {
+      profiler::detail::Enclosing step(profiled, profiler::Event::Kind::call, "", s.prim->name, place.device,
+                                       static_cast<int>(k));
       Arrays r = s.callee->run(operands);
       for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
     } else {
@@ -394,7 +401,7 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
         out[i] = b ? on_buffer(s.out_avals[i], std::move(b), place)
                    : detail::make_concrete(s.out_avals[i], place.device, s.prim->name, place.committed);
       }
-      s.prim->cpu_kernel(operands, out, s.params);
+      profiler::detail::run_kernel(s.prim->cpu_kernel, *s.prim, operands, out, s.params, place.device, static_cast<int>(k));
       if (check) detail::check_nans(*s.prim, out, "jit(" + name_ + ")");
     }
     for (int r : s.release) slots[r] = Array();

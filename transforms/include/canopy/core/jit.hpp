@@ -16,6 +16,7 @@
 
 #include "canopy/core/autodiff.hpp"
 #include "canopy/core/ir.hpp"
+#include "canopy/profiler.hpp"
 
 namespace canopy {
 
@@ -93,6 +94,9 @@ struct Lowered {
   std::shared_ptr<const Executable> executable;
   /// Per input of the program: whether the call donates it (donate_argnums).
   std::vector<bool> donated;
+  /// The program's inputs for the arguments it was lowered with (their Array leaves, then the
+  /// arrays f captured): what profile() runs it on.
+  Arrays arguments;
   /// Buffer sizes of the compiled program (jax's `compile().memory_analysis()`).
   MemoryAnalysis memory_analysis() const { return executable->memory_analysis(donated); }
   /// The simplified program as jaxpr text.
@@ -102,6 +106,10 @@ struct Lowered {
   /// The program that runs when the arguments are on a GPU (jit's GPU passes applied).
   std::string gpu_text() const { return to_string(executable->gpu_program()); }
   const Program& program() const { return executable->program(); }
+  /// Runs the compiled program on `arguments` once to warm up, then `calls` times with every
+  /// kernel timed (nothing donated, whatever donate_argnums says): per step its kernel, shapes
+  /// and mean time, printed as a table by `std::cout << lowered.profile()`.
+  profiler::ProgramProfile profile(int calls = 10) const;
 };
 
 namespace detail {
