@@ -326,15 +326,71 @@ class Sums {
   std::vector<double> rows_, columns_;
 };
 
+/// The registers step s reads (a load reads an input, no register).
+std::vector<int> operands_of(const FusedStep& s) {
+  switch (s.kind) {
+    case FusedStep::Kind::load: return {};
+    case FusedStep::Kind::binary: return {s.a, s.b};
+    case FusedStep::Kind::select: return {s.a, s.b, s.c};
+    case FusedStep::Kind::unary:
+    case FusedStep::Kind::to_bool:
+    case FusedStep::Kind::uniform01:
+    case FusedStep::Kind::log_softmax: break;
+  }
+  return {s.a};
+}
+
+/// Prefetches elements [b, b + n) of every full input (to read) and every written output (to
+/// write): the next tile's lines arrive while this tile's steps run, since the interpreter reads
+/// each input in one short burst per tile, too short for the hardware prefetcher to run ahead.
+void prefetch_tile(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out, std::int64_t b,
+                   std::int64_t n) {
+  constexpr std::int64_t kLine = 64;
+  auto lines = [&](const void* base, std::int64_t bytes_per_element, auto prefetch) {
+    const char* p = static_cast<const char*>(base) + b * bytes_per_element;
+    for (std::int64_t off = 0; off < n * bytes_per_element; off += kLine) prefetch(p + off);
+  };
+  for (std::size_t j = 0; j < program.inputs.size(); ++j)
+    if (program.inputs[j].mode == FusedInput::Mode::full)
+      lines(in[j], program.inputs[j].dtype == DType::f32 ? 4 : 1, [](const char* p) { __builtin_prefetch(p, 0); });
+  for (std::size_t k = 0; k < program.outputs.size(); ++k)
+    if (program.outputs[k].reduce == FusedProgram::Output::Reduce::none)
+      lines(out[k], program.outputs[k].dtype == DType::f32 ? 4 : 1, [](const char* p) { __builtin_prefetch(p, 1); });
+}
+
 }  // namespace
 
-void plan_direct_outputs(FusedProgram& program) {
-  program.direct_output.assign(program.steps.size(), -1);
+void plan_fused_program(FusedProgram& program) {
+  const std::size_t n = program.steps.size();
+  program.direct_output.assign(n, -1);
   for (std::size_t k = 0; k < program.outputs.size(); ++k) {
     const auto r = static_cast<std::size_t>(program.outputs[k].reg);
     if (program.outputs[k].dtype == DType::f32 && program.outputs[k].reduce == FusedProgram::Output::Reduce::none &&
         program.steps[r].kind != FusedStep::Kind::load && program.direct_output[r] < 0)
       program.direct_output[r] = static_cast<int>(k);
+  }
+  // Scratch tiles by liveness: register k lives from step k to its last reader (outputs: to the
+  // tile's end). A step takes a free tile before its operands' tiles are freed, so it never
+  // writes over a value it reads (erf_inv and log_softmax read their input after writing).
+  std::vector<std::size_t> last(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    last[k] = k;
+    for (int r : operands_of(program.steps[k])) last[static_cast<std::size_t>(r)] = k;
+  }
+  for (const auto& o : program.outputs) last[static_cast<std::size_t>(o.reg)] = n;
+  program.scratch_tile.assign(n, -1);
+  program.scratch_tiles = 0;
+  std::vector<int> free_tiles;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (free_tiles.empty()) free_tiles.push_back(program.scratch_tiles++);
+    program.scratch_tile[k] = free_tiles.back();
+    free_tiles.pop_back();
+    std::vector<int> ops = operands_of(program.steps[k]);
+    std::sort(ops.begin(), ops.end());
+    ops.erase(std::unique(ops.begin(), ops.end()), ops.end());  // x * x frees x's tile once
+    for (int r : ops)
+      if (last[static_cast<std::size_t>(r)] == k) free_tiles.push_back(program.scratch_tile[static_cast<std::size_t>(r)]);
+    if (last[k] == k) free_tiles.push_back(program.scratch_tile[k]);  // read by nothing
   }
 }
 
@@ -376,13 +432,17 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
     // Per-thread registers, kept between calls (no allocation or clearing on the step path).
     thread_local std::vector<float> scratch;
     thread_local std::vector<Operand> reg;
-    if (scratch.size() < num_regs * static_cast<std::size_t>(tile)) scratch.resize(num_regs * static_cast<std::size_t>(tile));
+    const bool planned = program.scratch_tile.size() == num_regs;
+    const auto tiles = static_cast<std::size_t>(planned ? program.scratch_tiles : static_cast<int>(num_regs));
+    if (scratch.size() < tiles * static_cast<std::size_t>(tile)) scratch.resize(tiles * static_cast<std::size_t>(tile));
     if (reg.size() < num_regs) reg.resize(num_regs);
     for (std::int64_t b = lo; b < hi; b += tile) {
       const std::int64_t len = std::min(tile, hi - b);
+      if (b + len < hi) prefetch_tile(program, in, out, b + len, std::min(tile, hi - b - len));
       for (std::size_t k = 0; k < num_regs; ++k) {
         const FusedStep& s = program.steps[k];
-        float* tmp = scratch.data() + k * static_cast<std::size_t>(tile);
+        float* tmp = scratch.data() + static_cast<std::size_t>(planned ? program.scratch_tile[k] : static_cast<int>(k)) *
+                                          static_cast<std::size_t>(tile);
         if (s.kind == FusedStep::Kind::load) {
           reg[k] = load(program.inputs[static_cast<std::size_t>(s.a)], in[static_cast<std::size_t>(s.a)], b, len, tmp);
           continue;

@@ -64,13 +64,19 @@ struct FusedProgram {
   std::int64_t elements = 0;
   /// The row length of its row steps (0: none; at most kMaxFusedRow): tiles then hold whole rows.
   std::int64_t row = 0;
-  /// Per step: the f32 output it writes straight into, or -1 (filled by plan_direct_outputs).
+  /// Per step: the f32 output it writes straight into, or -1 (filled by plan_fused_program).
   std::vector<int> direct_output;
+  /// Per step: which of the per-thread scratch tiles holds its register (filled by
+  /// plan_fused_program; registers whose lives do not overlap share one, so a long program's
+  /// tiles stay in L1); empty: one tile per step.
+  std::vector<int> scratch_tile;
+  int scratch_tiles = 0;
 };
 
-/// Fills `program.direct_output` once its steps and outputs are set: a step whose register is an
-/// f32 output writes into that output instead of a scratch tile (decided once, not per call).
-void plan_direct_outputs(FusedProgram& program);
+/// Plans `program` once its steps and outputs are set (decided once, not per call): a step whose
+/// register is an f32 output writes into that output instead of a scratch tile (direct_output),
+/// and registers share scratch tiles by liveness (scratch_tile; never a step's operand's).
+void plan_fused_program(FusedProgram& program);
 
 /// Whether the fused kernel has a form of `op` (the fusion pass asks before fusing a primitive).
 bool fused_unary_supported(std::uint8_t op);

@@ -231,7 +231,7 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
       fused.out.push_back(e.out[0]);
     }
   }
-  kernels::cpu::plan_direct_outputs(*prog);
+  kernels::cpu::plan_fused_program(*prog);
   std::vector<Aval> out_avals;
   for (int v : fused.out) out_avals.push_back(p.var_avals[static_cast<std::size_t>(v)]);
   fused.params = std::make_shared<FusedParams>(FusedParams{std::move(prog), ops.str(), std::move(out_avals)});
