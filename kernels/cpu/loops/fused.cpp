@@ -3,13 +3,16 @@
 // time), with glibc's vector math (libmvec) for exp, log, erf and the rest (erf_inv through its
 // log1pf) and a rational function for tanh. Full f32 inputs are read in place, f32 outputs written in place, scalar operands
 // stay scalars, and random unit floats are hashed per tile from their key, so a chain of n steps
-// touches memory only for its inputs and outputs.
+// touches memory only for its inputs and outputs. A program built into machine code
+// (compile_fused_program, ../codegen) runs that code instead, with the same values.
 #include "canopy/kernels/fused.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "canopy/kernels/nn.hpp"
 #include "canopy/kernels/random.hpp"
 #include "canopy/kernels/runtime.hpp"
+#include "../codegen/fused_codegen.hpp"
 #include "erf_inv.hpp"
 #include "loops.hpp"
 #include "tanh_rational.hpp"
@@ -407,9 +411,23 @@ void unary_f32_vector_math(UnaryOp op, const float* in, float* out, std::int64_t
   loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) { run_unary(op, {in + lo, false}, out + lo, hi - lo); });
 }
 
+std::string compile_fused_program(FusedProgram& program) {
+  if (program.elements < kMinCompiledElements) return {};
+  const codegen::Isa isa = codegen::host_isa();
+  const std::optional<std::string> source = codegen::fused_source(program, isa);
+  if (!source) return {};
+  std::string error;
+  program.compiled = codegen::build(*source, isa, error);
+  return error;
+}
+
 void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
                        std::int64_t n) {
   ensure_runtime();
+  if (program.compiled) {
+    loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) { program.compiled(in.data(), out.data(), lo, hi); });
+    return;
+  }
   const std::size_t num_regs = program.steps.size();
   // An output may share its buffer with a full input (jit hands a result a donated input's
   // block). A step writing straight into it would overwrite the tile before later steps read the

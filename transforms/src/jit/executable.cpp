@@ -241,12 +241,21 @@ std::atomic<bool>& epilogue_flag() {
   static std::atomic<bool> on{on_unless_zero("CANOPY_JIT_EPILOGUES")};
   return on;
 }
+std::atomic<bool>& codegen_flag() {
+  static std::atomic<bool> on = [] {
+    const char* v = std::getenv("CANOPY_JIT_CODEGEN");
+    return v && *v && std::string_view(v) != "0" && std::string_view(v) != "false";
+  }();
+  return on;
+}
 }  // namespace
 
 void set_elementwise_fusion(bool on) { fusion_flag() = on; }
 bool elementwise_fusion() { return fusion_flag(); }
 void set_epilogue_fusion(bool on) { epilogue_flag() = on; }
 bool epilogue_fusion() { return epilogue_flag(); }
+void set_fused_codegen(bool on) { codegen_flag() = on; }
+bool fused_codegen() { return codegen_flag(); }
 
 std::size_t Executable::num_steps() const { return plan_->steps.size(); }
 

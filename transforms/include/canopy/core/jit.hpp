@@ -182,6 +182,14 @@ bool elementwise_fusion();
 /// environment sets CANOPY_JIT_EPILOGUES=0). Applies to programs compiled afterwards.
 void set_epilogue_fusion(bool on);
 bool epilogue_fusion();
+/// Whether jit builds each fused elementwise kernel of 2^14 elements or more into machine code with
+/// the system C++ compiler (CANOPY_CXX, else `c++`), cached on disk (CANOPY_KERNEL_CACHE, else
+/// ~/.cache/canopy/kernels) so that a program is compiled once per machine (a compiler run:
+/// about 0.1-1 s). Same values as the interpreter, bit for bit; kernels the generator cannot write
+/// (sums, rows, random streams, erf_inv) and a failed build stay interpreted. Off by default; on
+/// when the environment sets CANOPY_JIT_CODEGEN=1. Applies to programs compiled afterwards.
+void set_fused_codegen(bool on);
+bool fused_codegen();
 /// Empties the cache of every jitted function (compiled programs are traced again on next call).
 void clear_jit_caches();
 
