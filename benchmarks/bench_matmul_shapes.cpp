@@ -69,7 +69,7 @@ __attribute__((target("avx512f"))) void fma_chains(float* sink) {
       for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
     __m512 t = acc[0];
     for (int i = 1; i < 12; ++i) t = _mm512_add_ps(t, acc[i]);
-    sink[omp_get_thread_num() * 16] = _mm512_reduce_add_ps(t);
+    _mm512_storeu_ps(sink + omp_get_thread_num() * 16, t);
   }
 }
 
