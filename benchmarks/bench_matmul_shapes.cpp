@@ -11,7 +11,6 @@
 #include <omp.h>
 
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -19,6 +18,8 @@
 
 #include <canopy/canopy.hpp>
 #include <canopy/kernels/cpu.hpp>
+
+#include "uniform_data.hpp"
 
 #if CANOPY_BENCH_LIBXSMM
 #include <libxsmm.h>
@@ -42,14 +43,6 @@ const Shape kShapes[] = {
     {"dh1 g.W2^T 128x512x512", 128, 512, 512, false, true},
     {"dW1 x^T.g 784x128x512", 784, 128, 512, true, false},
 };
-
-std::vector<float> uniform(std::int64_t n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = u(g);
-  return v;
-}
 
 void report(benchmark::State& st, const Shape& s) {
   st.counters["GFLOP/s"] = benchmark::Counter(2.0 * double(s.m) * double(s.k) * double(s.n) * 1e-9,
