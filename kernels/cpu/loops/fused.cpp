@@ -411,7 +411,18 @@ void unary_f32_vector_math(UnaryOp op, const float* in, float* out, std::int64_t
   loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) { run_unary(op, {in + lo, false}, out + lo, hi - lo); });
 }
 
+bool fused_codegen_possible() {
+#ifdef __OPTIMIZE__
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::string compile_fused_program(FusedProgram& program) {
+  if (!fused_codegen_possible())
+    return "the fused kernels are built without optimisation (a sanitizer build), so their vector math is scalar libm, "
+           "which generated code would not match";
   if (program.elements < kMinCompiledElements) return {};
   const codegen::Isa isa = codegen::host_isa();
   const std::optional<std::string> source = codegen::fused_source(program, isa);

@@ -92,6 +92,10 @@ inline constexpr std::int64_t kMinCompiledElements = 1 << 14;
 /// rows, random streams or erf_inv). Its values are the interpreter's, bit for bit. Returns why
 /// nothing was built ("" when it was, or when the program is not one to build).
 std::string compile_fused_program(FusedProgram& program);
+/// Whether compile_fused_program can build anything: not where the kernels themselves are built
+/// without optimisation (the sanitizer build), since their loops are then not vectorised, and
+/// generated code, which is, would not give their values.
+bool fused_codegen_possible();
 
 /// Whether the fused kernel has a form of `op` (the fusion pass asks before fusing a primitive).
 bool fused_unary_supported(std::uint8_t op);
