@@ -100,19 +100,20 @@ std::string scalar_math_call(const fs::path& object) {
   return {};
 }
 
-FusedCompiledFn load(const fs::path& object, std::string& error) {
+Built load(const fs::path& object, std::string& error) {
   if (const std::string scalar = scalar_math_call(object); !scalar.empty()) {
     error = "the compiler did not vectorise " + object.string() + " (it calls " + scalar + ")";
-    return nullptr;
+    return {};
   }
   void* handle = ::dlopen(object.c_str(), RTLD_NOW | RTLD_LOCAL);  // kept for the process's life
   if (!handle) {
     error = std::string("dlopen: ") + ::dlerror();
-    return nullptr;
+    return {};
   }
-  auto* fn = reinterpret_cast<FusedCompiledFn>(::dlsym(handle, "canopy_fused_kernel"));
-  if (!fn) error = "no canopy_fused_kernel in " + object.string();
-  return fn;
+  Built b{reinterpret_cast<FusedCompiledFn>(::dlsym(handle, "canopy_fused_kernel")),
+          reinterpret_cast<FusedCompiledFn>(::dlsym(handle, "canopy_fused_kernel_stream"))};
+  if (!b.kernel) error = "no canopy_fused_kernel in " + object.string();
+  return b.kernel ? b : Built{};
 }
 
 /// Runs the compiler; its diagnostics go to `log`. Whether it exited 0.
@@ -153,9 +154,9 @@ Isa host_isa() {
 #endif
 }
 
-FusedCompiledFn build(const std::string& source, Isa isa, std::string& error) {
+Built build(const std::string& source, Isa isa, std::string& error) {
   static std::mutex mutex;
-  static std::map<std::uint64_t, FusedCompiledFn> loaded;
+  static std::map<std::uint64_t, Built> loaded;
   const std::vector<std::string> f = flags(isa);
   std::uint64_t key = fnv1a(source);
   for (const std::string& flag : f) key = fnv1a(flag + " ", key);
@@ -176,7 +177,7 @@ FusedCompiledFn build(const std::string& source, Isa isa, std::string& error) {
       out << source;
       if (!out) {
         error = "cannot write " + tmp_src.string() + " (set CANOPY_KERNEL_CACHE to a writable directory)";
-        return loaded[key] = nullptr;
+        return loaded[key] = Built{};
       }
     }
     const char* cxx = std::getenv("CANOPY_CXX");
@@ -186,14 +187,14 @@ FusedCompiledFn build(const std::string& source, Isa isa, std::string& error) {
     if (!compile(args, log, error)) {
       fs::remove(tmp_src, ec);
       fs::remove(tmp_obj, ec);
-      return loaded[key] = nullptr;
+      return loaded[key] = Built{};
     }
     fs::rename(tmp_src, src, ec);
     fs::rename(tmp_obj, object, ec);
     fs::remove(log, ec);
     if (ec) {
       error = "cannot move the kernel into " + object.string() + ": " + ec.message();
-      return loaded[key] = nullptr;
+      return loaded[key] = Built{};
     }
   }
   return loaded[key] = load(object, error);

@@ -16,12 +16,19 @@ enum class Isa { avx512, avx2, base };
 Isa host_isa();
 
 /// The source of `canopy_fused_kernel(in, out, begin, end)` for program `p` on `isa`: elements
-/// [begin, end) of every output, with the interpreter's values; nullopt when `p` has a step,
+/// [begin, end) of every output, with the interpreter's values (and, where every output is f32,
+/// `canopy_fused_kernel_stream`, the same with non-temporal stores); nullopt when `p` has a step,
 /// input or output the generator does not write.
 std::optional<std::string> fused_source(const FusedProgram& p, Isa isa);
 
+/// A built program's functions: the kernel, and (for programs of f32 outputs only) its form with
+/// non-temporal stores.
+struct Built {
+  FusedCompiledFn kernel = nullptr;
+  FusedCompiledFn streaming = nullptr;
+};
 /// `source` built into a shared object (or found in the cache directory from an earlier build)
-/// and its canopy_fused_kernel; null with `error` set when it cannot be had.
-FusedCompiledFn build(const std::string& source, Isa isa, std::string& error);
+/// and its canopy_fused_kernel(_stream); null with `error` set when it cannot be had.
+Built build(const std::string& source, Isa isa, std::string& error);
 
 }  // namespace canopy::kernels::cpu::codegen

@@ -193,69 +193,113 @@ std::optional<std::string> fused_source(const FusedProgram& p, Isa isa) {
   src << "}\n";
   if (tanh) src << kTanhRational;
   // The body of one lane: full registers from the element, scalar ones from the prologue.
-  auto body = [&](const std::string& index, const std::string& suffix) {
+  // One lane's body: full registers from element `index` of the inputs (suffix: their padded
+  // copies), scalar ones from the prologue; outputs stored at `out_index` of out<k><out_suffix>.
+  auto body = [&](const std::string& index, const std::string& suffix, const std::string& out_suffix,
+                  const std::string& out_index) {
     std::ostringstream b;
     for (std::size_t k = 0; k < n; ++k)
       if (!scalar[k]) b << "      const float " << reg(static_cast<int>(k)) << " = " << value(k, index, suffix) << ";\n";
     for (std::size_t o = 0; o < p.outputs.size(); ++o) {
       const auto& out = p.outputs[o];
-      b << "      out" << o << suffix << "[" << index << "] = ";
+      b << "      out" << o << out_suffix << "[" << out_index << "] = ";
       if (out.dtype == DType::f32) b << reg(out.reg) << ";\n";
       else b << "(unsigned char)(" << reg(out.reg) << " != 0);\n";
     }
     return b.str();
   };
-  src << "extern \"C\" void canopy_fused_kernel(const void* const* in, void* const* out, long begin, long end) {\n";
-  for (std::size_t j = 0; j < p.inputs.size(); ++j)
-    src << "  const " << (p.inputs[j].dtype == DType::f32 ? "float" : "unsigned char") << "* in" << j << " = (const "
-        << (p.inputs[j].dtype == DType::f32 ? "float" : "unsigned char") << "*)in[" << j << "];\n";
-  for (std::size_t o = 0; o < p.outputs.size(); ++o)
-    src << "  " << (p.outputs[o].dtype == DType::f32 ? "float" : "unsigned char") << "* out" << o << " = ("
-        << (p.outputs[o].dtype == DType::f32 ? "float" : "unsigned char") << "*)out[" << o << "];\n";
-  // Scalar registers: once, on a block of 16 equal lanes (the vector math's value, as the
-  // interpreter's padded block gives).
-  bool any_scalar = false;
-  for (std::size_t k = 0; k < n; ++k) any_scalar = any_scalar || (scalar[k] && p.steps[k].kind != Kind::load);
-  for (std::size_t k = 0; k < n; ++k)
-    if (scalar[k] && p.steps[k].kind != Kind::load) src << "  float s" << k << "[16];\n";
-  if (any_scalar) {
-    // The scalars go through per-lane copies that the compiler cannot see into (the empty asm),
-    // or it would hoist the math out of the loop as one scalar libm call.
+  // The kernel, `streaming`: its whole 16-lane blocks of outputs stored non-temporally (past the
+  // caches: no read for ownership of each line), for outputs larger than the last-level cache.
+  auto kernel = [&](bool streaming) {
+    src << "extern \"C\" void canopy_fused_kernel" << (streaming ? "_stream" : "")
+        << "(const void* const* in, void* const* out, long begin, long end) {\n";
+    for (std::size_t j = 0; j < p.inputs.size(); ++j)
+      src << "  const " << (p.inputs[j].dtype == DType::f32 ? "float" : "unsigned char") << "* in" << j << " = (const "
+          << (p.inputs[j].dtype == DType::f32 ? "float" : "unsigned char") << "*)in[" << j << "];\n";
+    for (std::size_t o = 0; o < p.outputs.size(); ++o)
+      src << "  " << (p.outputs[o].dtype == DType::f32 ? "float" : "unsigned char") << "* out" << o << " = ("
+          << (p.outputs[o].dtype == DType::f32 ? "float" : "unsigned char") << "*)out[" << o << "];\n";
+    if (streaming) {
+      // Whole lines only: elements up to the first 64-byte boundary, and the partial block at
+      // the end, go through the plain kernel (outputs not all aligned alike: all of them).
+      src << "  long i = begin;\n  while (i < end && ((unsigned long)(out0 + i) & 63)) ++i;\n  if (0";
+      for (std::size_t o = 1; o < p.outputs.size(); ++o) src << " || ((unsigned long)(out" << o << " + i) & 63)";
+      src << ") i = end;\n  canopy_fused_kernel(in, out, begin, i);\n";
+    }
+    // Scalar registers: once, on a block of 16 equal lanes (the vector math's value, as the
+    // interpreter's padded block gives).
+    bool any_scalar = false;
+    for (std::size_t k = 0; k < n; ++k) any_scalar = any_scalar || (scalar[k] && p.steps[k].kind != Kind::load);
     for (std::size_t k = 0; k < n; ++k)
-      if (scalar[k] && p.steps[k].kind == Kind::load)
-        src << "  float b" << k << "[16];\n  for (int lane = 0; lane < 16; ++lane) b" << k << "[lane] = " << value(k, "0", "")
-            << ";\n  __asm__ __volatile__(\"\" : : \"r\"(b" << k << ") : \"memory\");\n";
-    src << "#pragma omp simd\n  for (int lane = 0; lane < 16; ++lane) {\n";
+      if (scalar[k] && p.steps[k].kind != Kind::load) src << "  float s" << k << "[16];\n";
+    if (any_scalar) {
+      // The scalars go through per-lane copies that the compiler cannot see into (the empty asm),
+      // or it would hoist the math out of the loop as one scalar libm call.
+      for (std::size_t k = 0; k < n; ++k)
+        if (scalar[k] && p.steps[k].kind == Kind::load)
+          src << "  float b" << k << "[16];\n  for (int lane = 0; lane < 16; ++lane) b" << k << "[lane] = " << value(k, "0", "")
+              << ";\n  __asm__ __volatile__(\"\" : : \"r\"(b" << k << ") : \"memory\");\n";
+      src << "#pragma omp simd\n  for (int lane = 0; lane < 16; ++lane) {\n";
+      for (std::size_t k = 0; k < n; ++k)
+        if (scalar[k])
+          src << "    const float " << reg(static_cast<int>(k)) << " = "
+              << (p.steps[k].kind == Kind::load ? cat({"b", std::to_string(k), "[lane]"}) : value(k, "0", "")) << ";\n";
+      for (std::size_t k = 0; k < n; ++k)
+        if (scalar[k] && p.steps[k].kind != Kind::load) src << "    s" << k << "[lane] = " << reg(static_cast<int>(k)) << ";\n";
+      src << "  }\n";
+    }
     for (std::size_t k = 0; k < n; ++k)
       if (scalar[k])
-        src << "    const float " << reg(static_cast<int>(k)) << " = "
-            << (p.steps[k].kind == Kind::load ? cat({"b", std::to_string(k), "[lane]"}) : value(k, "0", "")) << ";\n";
-    for (std::size_t k = 0; k < n; ++k)
-      if (scalar[k] && p.steps[k].kind != Kind::load) src << "    s" << k << "[lane] = " << reg(static_cast<int>(k)) << ";\n";
-    src << "  }\n";
-  }
-  for (std::size_t k = 0; k < n; ++k)
-    if (scalar[k])
-      src << "  const float " << reg(static_cast<int>(k)) << " = "
-          << (p.steps[k].kind == Kind::load ? value(k, "0", "") : cat({"s", std::to_string(k), "[0]"})) << ";\n";
-  // Blocks of exactly 16 lanes: a loop of a known multiple of the vector width has no scalar
-  // remainder, so no scalar math function is linked in (build() refuses objects that call one).
-  src << "  long i = begin;\n  for (; i + 16 <= end; i += 16) {\n#pragma omp simd\n    for (long e = i; e < i + 16; ++e) {\n"
-      << body("e", "") << "    }\n  }\n";
-  // The last partial block: its lanes padded with zeros, run as a whole block.
-  src << "  if (i < end) {\n    const long m = end - i;\n";
-  for (std::size_t j = 0; j < p.inputs.size(); ++j)
-    if (p.inputs[j].mode == FusedInput::Mode::full) {
-      const char* t = p.inputs[j].dtype == DType::f32 ? "float" : "unsigned char";
-      src << "    " << t << " in" << j << "_pad[16] = {};\n    for (long e = 0; e < m; ++e) in" << j << "_pad[e] = in" << j
-          << "[i + e];\n";
+        src << "  const float " << reg(static_cast<int>(k)) << " = "
+            << (p.steps[k].kind == Kind::load ? value(k, "0", "") : cat({"s", std::to_string(k), "[0]"})) << ";\n";
+    // Blocks of exactly 16 lanes: a loop of a known multiple of the vector width has no scalar
+    // remainder, so no scalar math function is linked in (build() refuses objects that call one).
+    if (!streaming) src << "  long i = begin;\n";
+    src << "  for (; i + 16 <= end; i += 16) {\n";
+    if (streaming) {
+      for (std::size_t o = 0; o < p.outputs.size(); ++o) src << "    float out" << o << "_blk[16] __attribute__((aligned(64)));\n";
+      src << "#pragma omp simd\n    for (long e = i; e < i + 16; ++e) {\n" << body("e", "", "_blk", "e - i") << "    }\n";
+      for (std::size_t o = 0; o < p.outputs.size(); ++o) src << "    STREAM(out" << o << " + i, out" << o << "_blk);\n";
+      src << "  }\n  __builtin_ia32_sfence();\n  canopy_fused_kernel(in, out, i, end);\n}\n";
+      return;
     }
-  for (std::size_t o = 0; o < p.outputs.size(); ++o)
-    src << "    " << (p.outputs[o].dtype == DType::f32 ? "float" : "unsigned char") << " out" << o << "_pad[16];\n";
-  src << "#pragma omp simd\n    for (long e = 0; e < 16; ++e) {\n" << body("e", "_pad") << "    }\n";
-  for (std::size_t o = 0; o < p.outputs.size(); ++o)
-    src << "    for (long e = 0; e < m; ++e) out" << o << "[i + e] = out" << o << "_pad[e];\n";
-  src << "  }\n}\n";
+    src << "#pragma omp simd\n    for (long e = i; e < i + 16; ++e) {\n" << body("e", "", "", "e") << "    }\n  }\n";
+    // The last partial block: its lanes padded with zeros, run as a whole block.
+    src << "  if (i < end) {\n    const long m = end - i;\n";
+    for (std::size_t j = 0; j < p.inputs.size(); ++j)
+      if (p.inputs[j].mode == FusedInput::Mode::full) {
+        const char* t = p.inputs[j].dtype == DType::f32 ? "float" : "unsigned char";
+        src << "    " << t << " in" << j << "_pad[16] = {};\n    for (long e = 0; e < m; ++e) in" << j << "_pad[e] = in" << j
+            << "[i + e];\n";
+      }
+    for (std::size_t o = 0; o < p.outputs.size(); ++o)
+      src << "    " << (p.outputs[o].dtype == DType::f32 ? "float" : "unsigned char") << " out" << o << "_pad[16];\n";
+    src << "#pragma omp simd\n    for (long e = 0; e < 16; ++e) {\n" << body("e", "_pad", "_pad", "e") << "    }\n";
+    for (std::size_t o = 0; o < p.outputs.size(); ++o)
+      src << "    for (long e = 0; e < m; ++e) out" << o << "[i + e] = out" << o << "_pad[e];\n";
+    src << "  }\n}\n";
+  };
+  kernel(false);
+  bool all_f32 = true;
+  for (const auto& o : p.outputs) all_f32 = all_f32 && o.dtype == DType::f32;
+  if (all_f32) {
+    switch (isa) {  // 64 bytes of 16 floats in non-temporal stores of the instruction set's width
+      case Isa::avx512:
+        src << "typedef float canopy_v16 __attribute__((vector_size(64)));\n"
+               "#define STREAM(p, b) __builtin_ia32_movntps512((p), *(const canopy_v16*)(b))\n";
+        break;
+      case Isa::avx2:
+        src << "typedef float canopy_v8 __attribute__((vector_size(32)));\n"
+               "#define STREAM(p, b) (__builtin_ia32_movntps256((p), *(const canopy_v8*)(b)), "
+               "__builtin_ia32_movntps256((p) + 8, *(const canopy_v8*)((b) + 8)))\n";
+        break;
+      case Isa::base:
+        src << "typedef float canopy_v4 __attribute__((vector_size(16)));\n"
+               "#define STREAM(p, b) for (int q = 0; q < 16; q += 4) __builtin_ia32_movntps((p) + q, *(const canopy_v4*)((b) + q))\n";
+        break;
+    }
+    kernel(true);
+  }
   return src.str();
 }
 

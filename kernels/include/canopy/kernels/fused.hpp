@@ -75,8 +75,11 @@ struct FusedProgram {
   /// tiles stay in L1); empty: one tile per step.
   std::vector<int> scratch_tile;
   int scratch_tiles = 0;
-  /// Its generated code, when compile_fused_program built it (else the interpreter runs it).
+  /// Its generated code, when compile_fused_program built it (else the interpreter runs it), and
+  /// the same with non-temporal stores (programs of f32 outputs), for outputs larger than the
+  /// last-level cache.
   FusedCompiledFn compiled = nullptr;
+  FusedCompiledFn compiled_streaming = nullptr;
 };
 
 /// Plans `program` once its steps and outputs are set (decided once, not per call): a step whose
