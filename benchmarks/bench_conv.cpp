@@ -4,7 +4,6 @@
 // in the same run. Prints one JSON line per peer and the canopy / oneDNN time ratio.
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -12,19 +11,13 @@
 
 #include <canopy/canopy.hpp>
 
+#include "uniform_data.hpp"
+
 namespace {
 
 constexpr std::int64_t kN = 64, kH = 28, kW = 28, kC = 32, kO = 64, kK = 3;
 // 2 * N * H * W * O * C * K * K multiply-adds (SAME, stride 1: output is N x H x W x O).
 constexpr double kFlops = 2.0 * kN * kH * kW * kO * kC * kK * kK;
-
-std::vector<float> uniform(std::int64_t n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = u(g);
-  return v;
-}
 
 void set_flops(benchmark::State& state) {
   state.counters["GFLOP/s"] = benchmark::Counter(kFlops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include <sys/mman.h>
@@ -13,15 +12,9 @@
 
 #include <canopy/canopy.hpp>
 
-namespace {
+#include "uniform_data.hpp"
 
-std::vector<float> uniform(std::int64_t n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = u(g);
-  return v;
-}
+namespace {
 
 void set_flops(benchmark::State& state, std::int64_t n) {
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * double(n) * double(n) * double(n) * 1e-9,

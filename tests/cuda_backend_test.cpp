@@ -267,7 +267,7 @@ void check_fused_same(FusedProgram prog, const std::vector<const void*>& in, std
                       const std::string& what) {
   CAPTURE(what);
   prog.elements = n;
-  kernels::cpu::plan_direct_outputs(prog);
+  kernels::cpu::plan_fused_program(prog);
   REQUIRE(kernels::cuda::fused_view_supported(prog));
   std::vector<std::vector<float>> cpu(prog.outputs.size(), std::vector<float>(static_cast<std::size_t>(n))),
       gpu = cpu;

@@ -9,10 +9,14 @@
 
 #include <cmath>
 #include <limits>
+#include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <canopy/canopy.hpp>
+#include <canopy/kernels/cpu.hpp>
+#include <canopy/kernels/fused.hpp>
 #include <canopy/random.hpp>
 
 #include "helpers/text_count.hpp"
@@ -384,4 +388,53 @@ TEST_CASE("fusion: log_softmax along the last axis runs on whole rows in the ker
   const Array y = reshape(astype(arange(640) % 10 == 7, DType::f32), {64, 10});
   auto loss = [&](const Array& z) { return -mean(sum(nn::log_softmax(z, -1) * y, -1)); };
   check_same(jit(grad(loss))(z), grad(loss)(z), 8);
+}
+
+TEST_CASE("fusion: the kernel's registers share scratch tiles by liveness, with the values of one tile each") {
+  using kernels::cpu::BinaryOp;
+  using kernels::cpu::FusedInput;
+  using kernels::cpu::FusedProgram;
+  using kernels::cpu::FusedStep;
+  using kernels::cpu::UnaryOp;
+  using K = FusedStep::Kind;
+  const auto op = [](auto o) { return static_cast<std::uint8_t>(o); };
+  FusedProgram p;
+  p.inputs = {{FusedInput::Mode::full, DType::f32, 0}, {FusedInput::Mode::scalar, DType::f32, 1}};
+  p.steps = {{K::load, 0, 0},                        // r0 x
+             {K::load, 0, 1},                        // r1 c
+             {K::binary, op(BinaryOp::mul), 0, 1},   // r2 = x * c
+             {K::binary, op(BinaryOp::add), 2, 0},   // r3 = r2 + x
+             {K::unary, op(UnaryOp::tanh), 3},       // r4 = tanh(r3)   (an output)
+             {K::binary, op(BinaryOp::mul), 4, 4},   // r5 = r4 * r4
+             {K::unary, op(UnaryOp::erf_inv), 5},    // r6 = erf_inv(r5) (reads its input after writing)
+             {K::binary, op(BinaryOp::sub), 6, 2},   // r7 = r6 - r2
+             {K::unary, op(UnaryOp::exp), 7}};       // r8 = exp(r7)     (an output)
+  p.outputs = {{4, DType::f32}, {8, DType::f32}, {2, DType::bool_}};
+  kernels::cpu::plan_fused_program(p);
+  REQUIRE(p.scratch_tile.size() == p.steps.size());
+  CHECK(p.scratch_tiles < static_cast<int>(p.steps.size()));
+  // Registers live at once never share a tile: the outputs (r2, r4, r8) live to the tile's end,
+  // the others until their last reader (the next step, r5 and r7 alike).
+  auto live = [&](int r, int k) { return r <= k && (r == 2 || r == 4 || r == 8 || k <= r + 1); };
+  for (int a = 2; a < 9; ++a)
+    for (int b = a + 1; b < 9; ++b)
+      if (live(a, b)) CHECK_MESSAGE(p.scratch_tile[static_cast<std::size_t>(a)] != p.scratch_tile[static_cast<std::size_t>(b)], a, " ", b);
+  // The same values as with one tile per register, over several tiles on both threads.
+  const std::int64_t n = 70001;
+  p.elements = n;
+  p.inputs[0].size = n;
+  std::vector<float> x(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = std::sin(0.001f * static_cast<float>(i));
+  const float c = 0.5f;
+  auto run = [&](const FusedProgram& q) {
+    std::vector<float> y4(x.size()), y8(x.size());
+    std::vector<std::uint8_t> b2(x.size());
+    std::vector<const void*> in = {x.data(), &c};
+    std::vector<void*> out = {y4.data(), y8.data(), b2.data()};
+    kernels::cpu::fused_elementwise(q, in, out, n);
+    return std::tuple{y4, y8, b2};
+  };
+  FusedProgram unplanned = p;
+  unplanned.scratch_tile.clear();
+  CHECK(run(p) == run(unplanned));
 }

@@ -1,5 +1,5 @@
 // The umbrella header, the whole library: pytrees, Array, the ops, jax.numpy and jax.nn, the
-// transformations (grad, vmap, jit, control flow, custom rules) and canopy::random.
+// transformations (grad, vmap, jit, control flow, custom rules), canopy::random and canopy::profiler.
 #pragma once
 
 #include "canopy/array.hpp"
@@ -12,6 +12,7 @@
 #include "canopy/nn.hpp"
 #include "canopy/nn/initializers.hpp"
 #include "canopy/ops.hpp"
+#include "canopy/profiler.hpp"
 #include "canopy/pytree.hpp"
 #include "canopy/random.hpp"
 #include "canopy/shape.hpp"

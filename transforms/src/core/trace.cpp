@@ -3,6 +3,7 @@
 #include "canopy/core/trace.hpp"
 
 #include "array_impl.hpp"
+#include "profiler_hooks.hpp"
 #include "../devices/gpu_verify.hpp"
 #include "../devices/runtime.hpp"
 #include "canopy/devices.hpp"
@@ -100,7 +101,7 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
   for (auto& a : outs) res.push_back(detail::make_concrete(std::move(a), dev, p.name, place.committed));
   {
     kernels::cpu::KernelFloatMode mode;  // FTZ/DAZ for the kernel only: the caller's mode comes back
-    k(in, res, params);
+    profiler::detail::run_kernel(k, p, in, res, params, dev);
     // The CPU kernel that checks a GPU kernel runs in the same mode as every CPU kernel.
     if (dev.kind == Device::Kind::cuda && gpu_verify()) detail::verify_gpu_result(p, in, res, params);
   }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "../core/array_impl.hpp"
+#include "../core/profiler_hooks.hpp"
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
@@ -246,12 +247,15 @@ Executable::~Executable() = default;
 namespace {
 constinit kernels::EnvSwitch fusion_flag{"CANOPY_JIT_FUSION", true};
 constinit kernels::EnvSwitch epilogue_flag{"CANOPY_JIT_EPILOGUES", true};
+constinit kernels::EnvSwitch codegen_flag{"CANOPY_JIT_CODEGEN", false};
 }  // namespace
 
 void set_elementwise_fusion(bool on) { fusion_flag.set(on); }
 bool elementwise_fusion() { return fusion_flag.get(); }
 void set_epilogue_fusion(bool on) { epilogue_flag.set(on); }
 bool epilogue_fusion() { return epilogue_flag.get(); }
+void set_fused_codegen(bool on) { codegen_flag.set(on); }
+bool fused_codegen() { return codegen_flag.get(); }
 
 std::size_t Executable::num_steps() const { return plan_->steps.size(); }
 
@@ -317,7 +321,9 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
         gpu_place = {c.device(), c.impl()->committed};
         break;
       }
+  const bool profiled = profiler::detail::recording();
   if (gpu_place.device.kind == Device::Kind::cuda) {
+    profiler::detail::Enclosing call(profiled, profiler::Event::Kind::call, "jit(", name_, gpu_place.device);
     // On a GPU the simplified program runs equation by equation, its matmuls with their bias and
     // relu as one cuBLASLt call each and its elementwise chains as one CUDA kernel each; the
     // planned arena and donation are CPU-only so far. (Unfused with fusion off, and under
@@ -356,6 +362,8 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
       if (d && !destination_of[slot] && d->bytes() == static_cast<std::size_t>(plan.bytes[slot])) destination_of[slot] = d;
     }
   }
+  const detail::Placement place = detail::placement_of(name_, inputs);
+  profiler::detail::Enclosing call(profiled, profiler::Event::Kind::call, "jit(", name_, place.device);
   TraceGuard eager(&EvalTrace::instance());  // kernels never trace, whatever is current
   SlotLease lease(plan.num_slots);
   std::vector<Array>& slots = *lease.slots;
@@ -364,7 +372,6 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
   Arrays& operands = *lease.operands;
   std::vector<std::weak_ptr<kernels::Buffer>>& placed = *lease.placed;
   const bool check = debug_nans();
-  const detail::Placement place = detail::placement_of(name_, inputs);
   const std::shared_ptr<kernels::Buffer> arena =
       plan.buffers.arena_bytes > 0 ? detail::allocate_arena(name_, plan.buffers.arena_bytes) : nullptr;
   // A donated input's block goes to one result, and only when no other array (an alias of the
@@ -398,11 +405,14 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
     placed[s] = view;
     return view;
   };
-  for (const Plan::Step& s : plan.steps) {
+  for (std::size_t k = 0; k < plan.steps.size(); ++k) {
+    const Plan::Step& s = plan.steps[k];
     operands.clear();
     for (int i : s.in) operands.push_back(slots[i]);
     std::span<Array> out(slots.data() + s.out, s.out_avals.size());
     if (s.callee) {
+      profiler::detail::Enclosing step(profiled, profiler::Event::Kind::call, "", s.prim->name, place.device,
+                                       static_cast<int>(k));
       Arrays r = s.callee->run(operands);
       for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
     } else {
@@ -414,7 +424,7 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
         out[i] = b ? on_buffer(s.out_avals[i], std::move(b), place)
                    : detail::make_concrete(s.out_avals[i], place.device, s.prim->name, place.committed);
       }
-      s.prim->cpu_kernel(operands, out, s.params);
+      profiler::detail::run_kernel(s.prim->cpu_kernel, *s.prim, operands, out, s.params, place.device, static_cast<int>(k));
       if (check) detail::check_nans(*s.prim, out, "jit(" + name_ + ")");
     }
     for (int r : s.release) slots[r] = Array();

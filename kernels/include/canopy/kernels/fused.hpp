@@ -45,6 +45,10 @@ struct FusedStep {
   int a = -1, b = -1, c = -1;
 };
 
+/// A fused program built into machine code (compile_fused_program): computes elements [begin,
+/// end) of every output from the inputs, as fused_elementwise's `in` and `out`.
+using FusedCompiledFn = void (*)(const void* const* in, void* const* out, long begin, long end);
+
 /// A whole fused kernel: inputs, steps (step k defines register k) and which registers are written out.
 struct FusedProgram {
   std::vector<FusedInput> inputs;
@@ -64,13 +68,37 @@ struct FusedProgram {
   std::int64_t elements = 0;
   /// The row length of its row steps (0: none; at most kMaxFusedRow): tiles then hold whole rows.
   std::int64_t row = 0;
-  /// Per step: the f32 output it writes straight into, or -1 (filled by plan_direct_outputs).
+  /// Per step: the f32 output it writes straight into, or -1 (filled by plan_fused_program).
   std::vector<int> direct_output;
+  /// Per step: which of the per-thread scratch tiles holds its register (filled by
+  /// plan_fused_program; registers whose lives do not overlap share one, so a long program's
+  /// tiles stay in L1); empty: one tile per step.
+  std::vector<int> scratch_tile;
+  int scratch_tiles = 0;
+  /// Its generated code, when compile_fused_program built it (else the interpreter runs it), and
+  /// the same with non-temporal stores (programs of f32 outputs), for outputs larger than the
+  /// last-level cache.
+  FusedCompiledFn compiled = nullptr;
+  FusedCompiledFn compiled_streaming = nullptr;
 };
 
-/// Fills `program.direct_output` once its steps and outputs are set: a step whose register is an
-/// f32 output writes into that output instead of a scratch tile (decided once, not per call).
-void plan_direct_outputs(FusedProgram& program);
+/// Plans `program` once its steps and outputs are set (decided once, not per call): a step whose
+/// register is an f32 output writes into that output instead of a scratch tile (direct_output),
+/// and registers share scratch tiles by liveness (scratch_tile; never a step's operand's).
+void plan_fused_program(FusedProgram& program);
+
+/// Programs of fewer elements are not worth a compiler run: the interpreter runs them.
+inline constexpr std::int64_t kMinCompiledElements = 1 << 14;
+/// Builds `program` into machine code with the system C++ compiler (cached on disk by source, so
+/// once per machine) and sets program.compiled, when it is large enough and has only steps the
+/// generator writes (full and scalar operands; unary, binary, select and bool steps; no sums,
+/// rows, random streams or erf_inv). Its values are the interpreter's, bit for bit. Returns why
+/// nothing was built ("" when it was, or when the program is not one to build).
+std::string compile_fused_program(FusedProgram& program);
+/// Whether compile_fused_program can build anything: not where the kernels themselves are built
+/// without optimisation (the sanitizer build), since their loops are then not vectorised, and
+/// generated code, which is, would not give their values.
+bool fused_codegen_possible();
 
 /// Whether the fused kernel has a form of `op` (the fusion pass asks before fusing a primitive).
 bool fused_unary_supported(std::uint8_t op);

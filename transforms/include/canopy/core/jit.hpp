@@ -16,6 +16,7 @@
 
 #include "canopy/core/autodiff.hpp"
 #include "canopy/core/ir.hpp"
+#include "canopy/profiler.hpp"
 
 namespace canopy {
 
@@ -93,6 +94,9 @@ struct Lowered {
   std::shared_ptr<const Executable> executable;
   /// Per input of the program: whether the call donates it (donate_argnums).
   std::vector<bool> donated;
+  /// The program's inputs for the arguments it was lowered with (their Array leaves, then the
+  /// arrays f captured): what profile() runs it on.
+  Arrays arguments;
   /// Buffer sizes of the compiled program (jax's `compile().memory_analysis()`).
   MemoryAnalysis memory_analysis() const { return executable->memory_analysis(donated); }
   /// The simplified program as jaxpr text.
@@ -102,6 +106,10 @@ struct Lowered {
   /// The program that runs when the arguments are on a GPU (jit's GPU passes applied).
   std::string gpu_text() const { return to_string(executable->gpu_program()); }
   const Program& program() const { return executable->program(); }
+  /// Runs the compiled program on `arguments` once to warm up, then `calls` times with every
+  /// kernel timed (nothing donated, whatever donate_argnums says): per step its kernel, shapes
+  /// and mean time, printed as a table by `std::cout << lowered.profile()`.
+  profiler::ProgramProfile profile(int calls = 10) const;
 };
 
 namespace detail {
@@ -176,6 +184,14 @@ bool elementwise_fusion();
 /// environment sets CANOPY_JIT_EPILOGUES=0). Applies to programs compiled afterwards.
 void set_epilogue_fusion(bool on);
 bool epilogue_fusion();
+/// Whether jit builds each fused elementwise kernel of 2^14 elements or more into machine code with
+/// the system C++ compiler (CANOPY_CXX, else `c++`), cached on disk (CANOPY_KERNEL_CACHE, else
+/// ~/.cache/canopy/kernels) so that a program is compiled once per machine (a compiler run:
+/// about 0.1-1 s). Same values as the interpreter, bit for bit; kernels the generator cannot write
+/// (sums, rows, random streams, erf_inv) and a failed build stay interpreted. Off by default; on
+/// when the environment sets CANOPY_JIT_CODEGEN=1. Applies to programs compiled afterwards.
+void set_fused_codegen(bool on);
+bool fused_codegen();
 /// Empties the cache of every jitted function (compiled programs are traced again on next call).
 void clear_jit_caches();
 

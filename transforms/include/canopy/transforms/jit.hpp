@@ -195,7 +195,9 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
     using Result = std::invoke_result_t<F&, const A&...>;
     Call<A...> call(*this, args...);
     auto entry = cache_->get(call.key, [&] { return call.template trace<Result>(); }, [&] { return call.names(); });
-    return Lowered{entry->executable, call.donated_mask};
+    Arrays arguments = call.xs;
+    arguments.insert(arguments.end(), entry->captured.begin(), entry->captured.end());
+    return Lowered{entry->executable, call.donated_mask, std::move(arguments)};
   }
 
   /// The program f records on these arguments, before simplification (make_jaxpr).

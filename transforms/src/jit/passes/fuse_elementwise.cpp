@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 
 #include "../../core/array_impl.hpp"
+#include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/kernels/cpu.hpp"
 #include "canopy/kernels/cuda.hpp"
@@ -166,7 +168,7 @@ const PrimitiveInfo& fused_primitive();
 
 /// The fused equation of `members` (in order): the kernel program, its inputs and escaping outputs.
 Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const std::vector<bool>& escapes,
-                const std::map<std::size_t, Summation>& sums) {
+                const std::map<std::size_t, Summation>& sums, bool compile) {
   auto prog = std::make_shared<FusedProgram>();
   Eqn fused;
   fused.prim = &fused_primitive();
@@ -231,7 +233,12 @@ Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const
       fused.out.push_back(e.out[0]);
     }
   }
-  kernels::cpu::plan_direct_outputs(*prog);
+  kernels::cpu::plan_fused_program(*prog);
+  if (compile)
+    if (const std::string why = kernels::cpu::compile_fused_program(*prog); !why.empty()) {
+      static std::once_flag said;
+      std::call_once(said, [&] { log_message("jit: a fused kernel stays interpreted: " + why); });
+    }
   std::vector<Aval> out_avals;
   for (int v : fused.out) out_avals.push_back(p.var_avals[static_cast<std::size_t>(v)]);
   fused.params = std::make_shared<FusedParams>(FusedParams{std::move(prog), ops.str(), std::move(out_avals)});
@@ -353,7 +360,7 @@ void fuse_groups(Program& p, bool gpu) {
     }
     std::vector<std::size_t>& members = groups[static_cast<std::size_t>(g)].eqns;
     std::sort(members.begin(), members.end());
-    if (k == members.back()) out.push_back(build_fused(p, members, escapes, sums));
+    if (k == members.back()) out.push_back(build_fused(p, members, escapes, sums, !gpu && fused_codegen()));
   }
   // A group larger than the GPU kernel holds leaves the whole program unfused there.
   if (gpu)

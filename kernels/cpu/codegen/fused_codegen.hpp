@@ -1,0 +1,34 @@
+// Internal to kernels/cpu: generated code for fused elementwise programs (the opt-in backend of
+// loops/fused.cpp): the C++ source of a program, and its build by the system compiler into a
+// shared object cached on disk and loaded with dlopen.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "canopy/kernels/fused.hpp"
+
+namespace canopy::kernels::cpu::codegen {
+
+/// The instruction set the interpreter's loops run with on this CPU (CANOPY_ISA_VARIANTS' pick),
+/// which generated code must be built for to give the same values.
+enum class Isa { avx512, avx2, base };
+Isa host_isa();
+
+/// The source of `canopy_fused_kernel(in, out, begin, end)` for program `p` on `isa`: elements
+/// [begin, end) of every output, with the interpreter's values (and, where every output is f32,
+/// `canopy_fused_kernel_stream`, the same with non-temporal stores); nullopt when `p` has a step,
+/// input or output the generator does not write.
+std::optional<std::string> fused_source(const FusedProgram& p, Isa isa);
+
+/// A built program's functions: the kernel, and (for programs of f32 outputs only) its form with
+/// non-temporal stores.
+struct Built {
+  FusedCompiledFn kernel = nullptr;
+  FusedCompiledFn streaming = nullptr;
+};
+/// `source` built into a shared object (or found in the cache directory from an earlier build)
+/// and its canopy_fused_kernel(_stream); null with `error` set when it cannot be had.
+Built build(const std::string& source, Isa isa, std::string& error);
+
+}  // namespace canopy::kernels::cpu::codegen
