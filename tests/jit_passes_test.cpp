@@ -14,6 +14,7 @@
 #include <canopy/random.hpp>
 
 #include "../transforms/src/core/ir/verify.hpp"
+#include "../transforms/src/jit/passes/passes.hpp"
 #include "../transforms/src/jit/passes/pipeline.hpp"
 #include "helpers/text_count.hpp"
 
@@ -54,16 +55,14 @@ void check_same_values(const Program& a, const Program& b, const Arrays& args, f
   }
 }
 
-/// Turns the verifier off for a scope (to build what it would reject).
-struct Unverified {
+/// Turns jit's verifier on or off for a scope.
+struct VerifyPasses {
   bool was = detail::verify_passes();
-  Unverified() { detail::set_verify_passes(false); }
-  ~Unverified() { detail::set_verify_passes(was); }
+  explicit VerifyPasses(bool on) { detail::set_verify_passes(on); }
+  ~VerifyPasses() { detail::set_verify_passes(was); }
 };
 
 }  // namespace
-
-TEST_CASE("passes: the test suite verifies every program after each pass") { CHECK(detail::verify_passes()); }
 
 TEST_CASE("passes: fold_constants evaluates small equations on constants now") {
   const Array c = array({1.f, 2.f, 3.f});
@@ -252,10 +251,13 @@ TEST_CASE("verifier: jit checks the program it is given and a broken sub-program
   const Arrays args = {uniform_array(1, {3})};
   Program broken = staged([](const Arrays& x) { return Arrays{exp(sin(x[0]))}; }, args);
   broken.var_avals[static_cast<std::size_t>(broken.eqns[0].out[0])] = Aval{DType::f32, {4}};
-  CHECK_THROWS_WITH_AS(Executable(broken, "inner"), doctest::Contains("(jit(inner) before fold_constants)"), ProgramError);
+  {
+    VerifyPasses on(true);
+    CHECK_THROWS_WITH_AS(Executable(broken, "inner"), doctest::Contains("(jit(inner) before fold_constants)"), ProgramError);
+  }
   std::shared_ptr<const Executable> inner;
   {
-    Unverified off;
+    VerifyPasses off(false);
     inner = std::make_shared<const Executable>(broken, "inner");
   }
   const Program outer = staged([&](const Arrays& x) { return detail::apply_executable(inner, x); }, args);
@@ -263,4 +265,20 @@ TEST_CASE("verifier: jit checks the program it is given and a broken sub-program
   CHECK_THROWS_WITH_AS(detail::verify_program(outer, "outer"),
                        doctest::Contains("(outer, in jaxpr of equation 0 (jit_call)) has results (f32[4]) but sin"),
                        ProgramError);
+}
+
+TEST_CASE("passes: plan_buffers lets slots whose lives do not meet share bytes, and says which held them before") {
+  // Slot 0 lives over steps 0-1, slot 1 over 1-2, slot 2 over 2-3 (of 100, 100 and 64 bytes):
+  // 0 and 1 meet, 2 meets 1 but not 0, so 2 takes 0's place once 0 is dead. Slot 3 is not placed.
+  const std::vector<std::int64_t> bytes = {100, 100, 64, 0};
+  const std::vector<int> first = {0, 1, 2, 0}, last = {1, 2, 3, 3};
+  const detail::BufferPlan plan = detail::plan_buffers(bytes, first, last);
+  CHECK(plan.offset[0] == 0);
+  CHECK(plan.offset[1] == 128);  // 64-byte aligned, after slot 0
+  CHECK(plan.offset[2] == 0);
+  CHECK(plan.offset[3] == -1);
+  CHECK(plan.earlier[2] == std::vector<int>{0});
+  CHECK(plan.earlier[1].empty());
+  CHECK(plan.arena_bytes == 256);
+  CHECK(plan.unplanned_bytes == 128 + 128 + 64);
 }
