@@ -55,6 +55,19 @@ void check_same_values(const Program& a, const Program& b, const Arrays& args, f
   }
 }
 
+/// Runs pass `name` alone on f staged on `args`: the program after it has the given number of
+/// equations of each primitive named, passes the verifier and gives f's values. Returns both.
+std::pair<Program, Program> check_pass(std::string_view name, const detail::FlatFn& f, const Arrays& args,
+                                       const std::vector<std::pair<std::string_view, int>>& counts, float tolerance = 0) {
+  Program p = staged(f, args), q = after(p, name);
+  for (const auto& [prim, n] : counts) {
+    CAPTURE(prim);
+    CHECK(equations_of(q, prim) == n);
+  }
+  check_same_values(p, q, args, tolerance);
+  return {std::move(p), std::move(q)};
+}
+
 /// Turns jit's verifier on or off for a scope.
 struct VerifyPasses {
   bool was = detail::verify_passes();
@@ -66,80 +79,55 @@ struct VerifyPasses {
 
 TEST_CASE("passes: fold_constants evaluates small equations on constants now") {
   const Array c = array({1.f, 2.f, 3.f});
-  const Arrays args = {uniform_array(1, {3})};
-  const Program p = staged([&](const Arrays& x) { return Arrays{x[0] + c * 2.f}; }, args);
-  REQUIRE(equations_of(p, "mul") == 1);
-  const Program q = after(p, "fold_constants");
-  CHECK(equations_of(q, "mul") == 0);
-  CHECK(equations_of(q, "add") == 1);
+  auto f = [&](const Arrays& x) { return Arrays{x[0] + c * 2.f}; };
+  const auto [p, q] = check_pass("fold_constants", f, {uniform_array(1, {3})}, {{"mul", 0}, {"add", 1}});
+  CHECK(equations_of(p, "mul") == 1);
   CHECK(q.eqns.back().in[1].is_constant());
-  check_same_values(p, q, args);
 }
 
 TEST_CASE("passes: eliminate_common_subexpressions merges equal equations") {
-  const Arrays args = {uniform_array(1, {4})};
-  const Program p = staged([](const Arrays& x) { return Arrays{sin(x[0]) * sin(x[0])}; }, args);
-  REQUIRE(equations_of(p, "sin") == 2);
-  const Program q = after(p, "eliminate_common_subexpressions");
-  CHECK(equations_of(q, "sin") == 1);
+  auto f = [](const Arrays& x) { return Arrays{sin(x[0]) * sin(x[0])}; };
+  const auto [p, q] = check_pass("eliminate_common_subexpressions", f, {uniform_array(1, {4})}, {{"sin", 1}});
+  CHECK(equations_of(p, "sin") == 2);
   CHECK(q.eqns.back().in[0] == q.eqns.back().in[1]);
-  check_same_values(p, q, args);
 }
 
 TEST_CASE("passes: eliminate_dead_code drops what no output reads") {
-  const Arrays args = {uniform_array(1, {4})};
-  const Program p = staged([](const Arrays& x) {
+  auto f = [](const Arrays& x) {
     [[maybe_unused]] Array unused = exp(x[0]) + 1.f;
     return Arrays{x[0] * 2.f};
-  }, args);
-  REQUIRE(equations_of(p, "exp") == 1);
-  const Program q = after(p, "eliminate_dead_code");
-  CHECK(equations_of(q, "exp") == 0);
-  CHECK(equations_of(q, "add") == 0);
-  CHECK(equations_of(q, "mul") == 1);
-  check_same_values(p, q, args);
+  };
+  const auto [p, q] = check_pass("eliminate_dead_code", f, {uniform_array(1, {4})}, {{"exp", 0}, {"add", 0}, {"mul", 1}});
+  CHECK(equations_of(p, "exp") == 1);
 }
 
 TEST_CASE("passes: fuse_epilogues folds a matmul's tail into one dot_general_epilogue") {
   const Arrays args = {uniform_array(1, {16, 8}), uniform_array(2, {8, 12}), uniform_array(3, {12})};
-  const Program p = staged([](const Arrays& a) { return Arrays{tanh(matmul(a[0], a[1]) * 1.5f + a[2])}; }, args);
-  const Program q = after(p, "fuse_epilogues");
-  CHECK(equations_of(q, "dot_general_epilogue") == 1);
-  CHECK(equations_of(q, "dot_general") == 0);
-  CHECK(equations_of(q, "tanh") == 0);
-  check_same_values(p, q, args, 1e-5f);  // oneDNN's tanh: a few ulp
+  auto f = [](const Arrays& a) { return Arrays{tanh(matmul(a[0], a[1]) * 1.5f + a[2])}; };
+  // oneDNN's tanh: a few ulp.
+  check_pass("fuse_epilogues", f, args, {{"dot_general_epilogue", 1}, {"dot_general", 0}, {"tanh", 0}}, 1e-5f);
 }
 
 TEST_CASE("passes: fuse_elementwise makes one fused_elementwise of a chain") {
-  const Arrays args = {uniform_array(1, {64})};
-  const Program p = staged([](const Arrays& x) { return Arrays{tanh(x[0] * 1.5f - 0.25f) * 0.75f}; }, args);
-  const Program q = after(p, "fuse_elementwise");
-  CHECK(equations_of(q, "fused_elementwise") == 1);
-  CHECK(equations_of(q, "tanh") == 0);
+  auto f = [](const Arrays& x) { return Arrays{tanh(x[0] * 1.5f - 0.25f) * 0.75f}; };
+  const auto [p, q] = check_pass("fuse_elementwise", f, {uniform_array(1, {64})}, {{"fused_elementwise", 1}, {"tanh", 0}}, 1e-6f);
   CHECK(q.eqns.size() < p.eqns.size());
-  check_same_values(p, q, args, 1e-6f);
 }
 
 TEST_CASE("passes: fuse_epilogues_for_gpu makes x@w+b one dot_general_bias") {
   const Arrays args = {uniform_array(1, {6, 4}), uniform_array(2, {4, 5}), uniform_array(3, {5})};
-  const Program p = staged([](const Arrays& a) { return Arrays{matmul(a[0], a[1]) + a[2]}; }, args);
-  const Program q = after(p, "fuse_epilogues_for_gpu");
-  CHECK(equations_of(q, "dot_general_bias") == 1);
-  CHECK(equations_of(q, "dot_general") == 0);
-  CHECK(equations_of(q, "add") == 0);
-  check_same_values(p, q, args);
+  auto f = [](const Arrays& a) { return Arrays{matmul(a[0], a[1]) + a[2]}; };
+  check_pass("fuse_epilogues_for_gpu", f, args, {{"dot_general_bias", 1}, {"dot_general", 0}, {"add", 0}});
 }
 
 TEST_CASE("passes: fuse_elementwise_for_gpu fuses plain elementwise chains only") {
   const Arrays args = {uniform_array(1, {64})};
-  const Program p = staged([](const Arrays& x) { return Arrays{exp(x[0] * 2.f) + 1.f}; }, args);
-  const Program q = after(p, "fuse_elementwise_for_gpu");
-  CHECK(equations_of(q, "fused_elementwise") == 1);
-  check_same_values(p, q, args, 1e-6f);
+  check_pass("fuse_elementwise_for_gpu", [](const Arrays& x) { return Arrays{exp(x[0] * 2.f) + 1.f}; }, args,
+             {{"fused_elementwise", 1}, {"exp", 0}}, 1e-6f);
   // A sum stays its own equation on a GPU (the CPU's fused kernel takes it).
-  const Program s = staged([](const Arrays& x) { return Arrays{sum(exp(x[0]) * 2.f)}; }, args);
-  CHECK(equations_of(after(s, "fuse_elementwise_for_gpu"), "reduce_sum") == 1);
-  CHECK(equations_of(after(s, "fuse_elementwise"), "reduce_sum") == 0);
+  auto summed = [](const Arrays& x) { return Arrays{sum(exp(x[0]) * 2.f)}; };
+  check_pass("fuse_elementwise_for_gpu", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 1}}, 1e-6f);
+  check_pass("fuse_elementwise", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 0}}, 1e-4f);
 }
 
 TEST_CASE("passes: the pipeline lists each pass once, simplifications first, per device kind") {
