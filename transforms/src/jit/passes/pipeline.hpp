@@ -34,6 +34,8 @@ enum class PassStage : unsigned char { simplify, lower };
 /// epilogue fusion.
 enum class PassNeeds : unsigned char { nothing, fusion, epilogues };
 
+/// One pass of the list: what it is called (in dumps, errors and tests), what it does to a
+/// program, and when it runs.
 struct Pass {
   std::string_view name;
   void (*run)(Program& p);
