@@ -176,145 +176,201 @@ std::string CurvePlot::panel_of(const std::string& series) const {
   return slash == std::string::npos ? series : series.substr(slash + 1);
 }
 
-std::string CurvePlot::svg() const {
-  // Group series into panels (order of first appearance) and give each prefix a colour.
-  std::vector<std::pair<std::string, std::vector<const Series*>>> panels;
-  std::vector<std::string> color_keys;
-  for (const Series& s : series_) {
-    std::string p = panel_of(s.name);
-    auto it = std::find_if(panels.begin(), panels.end(), [&](const auto& q) { return q.first == p; });
-    if (it == panels.end()) it = panels.insert(panels.end(), {p, {}});
-    it->second.push_back(&s);
-    if (std::find(color_keys.begin(), color_keys.end(), color_key(s.name)) == color_keys.end())
-      color_keys.push_back(color_key(s.name));
-  }
-  double xmin = INFINITY, xmax = -INFINITY;
-  for (const Series& s : series_)
-    for (const auto& [step, v] : s.points)
+namespace {
+
+using Points = std::vector<std::pair<std::int64_t, double>>;
+
+/// One series as a panel draws it.
+struct Curve {
+  const std::string* name;
+  const Points* points;
+};
+using Panels = std::vector<std::pair<std::string, std::vector<Curve>>>;
+
+/// The sheet: panels on a grid of `columns`, under the title's band when there is a title.
+struct Sheet {
+  double panel_width, panel_height, top;
+  std::size_t columns, rows;
+  double width() const { return static_cast<double>(columns) * panel_width; }
+  double height() const { return top + static_cast<double>(rows) * panel_height; }
+};
+
+/// A panel's plotting box, in the panel's own pixels, and its axes.
+struct Frame {
+  double x0, x1, y0, y1;
+  Axis x, y;
+  double px(double v) const { return x0 + (v - x.lo) / (x.hi - x.lo) * (x1 - x0); }
+  double py(double v) const { return y1 - (v - y.lo) / (y.hi - y.lo) * (y1 - y0); }
+};
+
+/// A legend line: the series' name and its stroke attributes.
+using Style = std::pair<std::string, std::string>;
+
+/// The smallest and largest finite value of `pick(step, value)` over the curves' points ([0, 0]
+/// when there is none).
+template <class Pick>
+std::pair<double, double> finite_range(const std::vector<Curve>& curves, Pick pick) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const Curve& c : curves)
+    for (const auto& [step, v] : *c.points)
       if (std::isfinite(v)) {
-        xmin = std::min(xmin, static_cast<double>(step));
-        xmax = std::max(xmax, static_cast<double>(step));
+        lo = std::min(lo, pick(step, v));
+        hi = std::max(hi, pick(step, v));
       }
-  if (xmin > xmax) xmin = xmax = 0;
-  Axis xaxis = nice_axis(xmin, xmax, true);
+  if (lo > hi) lo = hi = 0;
+  return {lo, hi};
+}
 
-  const double pw = options_.panel_width, ph = options_.panel_height;
-  const std::size_t n_panels = std::max<std::size_t>(panels.size(), 1);
-  const auto columns = std::min<std::size_t>(static_cast<std::size_t>(options_.columns), n_panels);
-  const std::size_t rows = (n_panels + columns - 1) / columns;
-  const double top = options_.title.empty() ? 0 : title_height;
-  const double width = static_cast<double>(columns) * pw, height = top + static_cast<double>(rows) * ph;
-
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+void open_svg(std::string& out, const Sheet& sheet, const std::string& title, bool empty) {
+  const double width = sheet.width(), height = sheet.height();
+  out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   appendf(out,
           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
           "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
           width, height, width, height);
-  if (!options_.title.empty())
+  if (!title.empty())
     appendf(out, "<text x=\"%.1f\" y=\"20\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n", width / 2,
-            xml_escape(options_.title).c_str());
-  if (panels.empty())
+            xml_escape(title).c_str());
+  if (empty)
     appendf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#888\">no data</text>\n", width / 2,
-            top + ph / 2);
+            sheet.top + sheet.panel_height / 2);
+}
 
-  const double x0 = margin_left, x1 = pw - margin_right, y0 = margin_top, y1 = ph - margin_bottom;
+/// The panel's title, grid lines with their tick labels, box and x label.
+void draw_axes(std::string& out, const std::string& name, const Frame& f) {
+  appendf(out, "<text x=\"%.1f\" y=\"18\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">%s</text>\n",
+          (f.x0 + f.x1) / 2, xml_escape(name).c_str());
+  for (double t : f.y.ticks) {
+    appendf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>", f.x0, f.py(t), f.x1, f.py(t));
+    appendf(out, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n", f.x0 - 5, f.py(t) + 4,
+            tick_label(t, f.y).c_str());
+  }
+  for (double t : f.x.ticks) {
+    appendf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>", f.px(t), f.y0, f.px(t), f.y1);
+    appendf(out, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", f.px(t), f.y1 + 15,
+            tick_label(t, f.x).c_str());
+  }
+  appendf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" stroke=\"#333\"/>\n", f.x0, f.y0,
+          f.x1 - f.x0, f.y1 - f.y0);
+  appendf(out, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">step</text>\n", (f.x0 + f.x1) / 2, f.y1 + 32);
+}
+
+/// One series' polyline (its finite points by step), a dot when it has one point only; adds the
+/// pixels along it to `drawn`, every ~8 px, to keep the legend off them.
+void draw_curve(std::string& out, const Curve& c, const Frame& f, const std::string& style, const char* color,
+                std::vector<std::pair<double, double>>& drawn) {
+  Points pts = *c.points;
+  std::stable_sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string coords;
+  std::size_t finite = 0;
+  double last_x = 0, last_y = 0;
+  for (const auto& [step, v] : pts) {
+    if (!std::isfinite(v)) continue;
+    double px = f.px(static_cast<double>(step)), py = f.py(v);
+    std::size_t pieces = finite ? static_cast<std::size_t>(std::min(std::hypot(px - last_x, py - last_y), 1e4) / 8) + 1 : 1;
+    for (std::size_t k = 1; k <= pieces; ++k) {
+      double t = static_cast<double>(k) / static_cast<double>(pieces);
+      drawn.emplace_back(last_x + t * (px - last_x), last_y + t * (py - last_y));
+    }
+    last_x = px;
+    last_y = py;
+    appendf(coords, "%s%.2f,%.2f", finite++ ? " " : "", last_x, last_y);
+  }
+  appendf(out, "<polyline fill=\"none\" stroke-width=\"1.5\" %s points=\"", style.c_str());
+  out += coords;
+  appendf(out, "\"><title>%s</title></polyline>\n", xml_escape(*c.name).c_str());
+  if (finite == 1)  // a lone point draws no line: mark it
+    appendf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\"/>\n", last_x, last_y, color);
+}
+
+/// Every curve of a panel, coloured by its key's place in `color_keys`; a key's second curve in
+/// the panel is dashed. Returns the legend's lines.
+std::vector<Style> draw_curves(std::string& out, const std::vector<Curve>& curves, const Frame& f,
+                               const std::vector<std::string>& color_keys, std::vector<std::pair<double, double>>& drawn) {
+  std::vector<std::string> used;  // colour keys drawn in this panel: a repeat gets a dash
+  std::vector<Style> styles;
+  for (const Curve& c : curves) {
+    std::string key = color_key(*c.name);
+    auto ci = static_cast<std::size_t>(std::find(color_keys.begin(), color_keys.end(), key) - color_keys.begin());
+    auto repeat = static_cast<std::size_t>(std::count(used.begin(), used.end(), key));
+    used.push_back(key);
+    std::string style;
+    appendf(style, "stroke=\"%s\"", palette[ci % std::size(palette)]);
+    if (repeat > 0) appendf(style, " stroke-dasharray=\"%s\"", dashes[1 + (repeat - 1) % (std::size(dashes) - 1)]);
+    styles.emplace_back(*c.name, style);
+    draw_curve(out, c, f, style, palette[ci % std::size(palette)], drawn);
+  }
+  return styles;
+}
+
+/// The legend, in the corner of the box covering the fewest curve points (top-right first on a tie).
+void draw_legend(std::string& out, const std::vector<Style>& styles, const Frame& f,
+                 const std::vector<std::pair<double, double>>& drawn) {
+  std::size_t longest = 0;
+  for (const auto& st : styles) longest = std::max(longest, st.first.size());
+  double lw = 34 + 6.2 * static_cast<double>(longest), lh = 6 + 14 * static_cast<double>(styles.size());
+  double lx = 0, ly = 0;
+  std::size_t best = SIZE_MAX;
+  for (const auto& corner : {std::pair{f.x1 - lw - 6, f.y0 + 6}, {f.x1 - lw - 6, f.y1 - lh - 6}, {f.x0 + 6, f.y0 + 6},
+                             {f.x0 + 6, f.y1 - lh - 6}}) {
+    // Plain variables, not a structured binding: lambdas capture those only from C++20 compilers
+    // newer than clang 14, which the fuzzing build uses.
+    const double cx = std::max(corner.first, f.x0 + 4), cy = corner.second;
+    auto covered = static_cast<std::size_t>(std::count_if(drawn.begin(), drawn.end(), [&](const auto& p) {
+      return p.first >= cx && p.first <= cx + lw && p.second >= cy && p.second <= cy + lh;
+    }));
+    if (covered < best) {
+      best = covered;
+      lx = cx;
+      ly = cy;
+    }
+  }
+  appendf(out, "<g class=\"legend\"><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"white\" "
+          "fill-opacity=\"0.85\" stroke=\"#ccc\"/>\n", lx, ly, lw, lh);
+  for (std::size_t k = 0; k < styles.size(); ++k) {
+    double y = ly + 13 + 14 * static_cast<double>(k);
+    appendf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke-width=\"2\" %s/>", lx + 6, y - 4, lx + 24,
+            y - 4, styles[k].second.c_str());
+    appendf(out, "<text x=\"%.2f\" y=\"%.2f\">%s</text>\n", lx + 28, y, xml_escape(styles[k].first).c_str());
+  }
+}
+
+}  // namespace
+
+std::string CurvePlot::svg() const {
+  // Group series into panels (order of first appearance) and give each prefix a colour.
+  Panels panels;
+  std::vector<std::string> color_keys;
+  std::vector<Curve> all;
+  for (const Series& s : series_) {
+    std::string p = panel_of(s.name);
+    auto it = std::find_if(panels.begin(), panels.end(), [&](const auto& q) { return q.first == p; });
+    if (it == panels.end()) it = panels.insert(panels.end(), {p, {}});
+    it->second.push_back({&s.name, &s.points});
+    all.push_back({&s.name, &s.points});
+    if (std::find(color_keys.begin(), color_keys.end(), color_key(s.name)) == color_keys.end())
+      color_keys.push_back(color_key(s.name));
+  }
+  const auto [xmin, xmax] = finite_range(all, [](std::int64_t step, double) { return static_cast<double>(step); });
+  const Axis xaxis = nice_axis(xmin, xmax, true);
+
+  const std::size_t n_panels = std::max<std::size_t>(panels.size(), 1);
+  const auto columns = std::min<std::size_t>(static_cast<std::size_t>(options_.columns), n_panels);
+  const Sheet sheet{static_cast<double>(options_.panel_width), static_cast<double>(options_.panel_height),
+                    options_.title.empty() ? 0 : title_height, columns, (n_panels + columns - 1) / columns};
+  std::string out;
+  open_svg(out, sheet, options_.title, panels.empty());
   for (std::size_t i = 0; i < panels.size(); ++i) {
     const auto& [name, members] = panels[i];
-    double ymin = INFINITY, ymax = -INFINITY;
-    for (const Series* s : members)
-      for (const auto& [step, v] : s->points)
-        if (std::isfinite(v)) {
-          ymin = std::min(ymin, v);
-          ymax = std::max(ymax, v);
-        }
-    if (ymin > ymax) ymin = ymax = 0;
-    Axis yaxis = nice_axis(ymin, ymax, false);
-    auto X = [&](double v) { return x0 + (v - xaxis.lo) / (xaxis.hi - xaxis.lo) * (x1 - x0); };
-    auto Y = [&](double v) { return y1 - (v - yaxis.lo) / (yaxis.hi - yaxis.lo) * (y1 - y0); };
-
-    appendf(out, "<g transform=\"translate(%.0f,%.0f)\">\n", static_cast<double>(i % columns) * pw,
-            top + static_cast<double>(i / columns) * ph);
-    appendf(out, "<text x=\"%.1f\" y=\"18\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">%s</text>\n",
-            (x0 + x1) / 2, xml_escape(name).c_str());
-    for (double t : yaxis.ticks) {
-      appendf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>", x0, Y(t), x1, Y(t));
-      appendf(out, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n", x0 - 5, Y(t) + 4,
-              tick_label(t, yaxis).c_str());
-    }
-    for (double t : xaxis.ticks) {
-      appendf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#e5e5e5\"/>", X(t), y0, X(t), y1);
-      appendf(out, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", X(t), y1 + 15,
-              tick_label(t, xaxis).c_str());
-    }
-    appendf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" stroke=\"#333\"/>\n", x0, y0,
-            x1 - x0, y1 - y0);
-    appendf(out, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">step</text>\n", (x0 + x1) / 2, y1 + 32);
-
-    std::vector<std::string> used;  // colour keys drawn in this panel: a repeat gets a dash
+    const auto [ymin, ymax] = finite_range(members, [](std::int64_t, double v) { return v; });
+    const Frame f{margin_left, sheet.panel_width - margin_right, margin_top, sheet.panel_height - margin_bottom,
+                  xaxis, nice_axis(ymin, ymax, false)};
+    appendf(out, "<g transform=\"translate(%.0f,%.0f)\">\n", static_cast<double>(i % columns) * sheet.panel_width,
+            sheet.top + static_cast<double>(i / columns) * sheet.panel_height);
+    draw_axes(out, name, f);
     std::vector<std::pair<double, double>> drawn;  // pixel points, to keep the legend off them
-    std::vector<std::pair<std::string, std::string>> styles;
-    for (const Series* s : members) {
-      std::string key = color_key(s->name);
-      auto ci = static_cast<std::size_t>(std::find(color_keys.begin(), color_keys.end(), key) - color_keys.begin());
-      auto repeat = static_cast<std::size_t>(std::count(used.begin(), used.end(), key));
-      used.push_back(key);
-      std::string style;
-      appendf(style, "stroke=\"%s\"", palette[ci % std::size(palette)]);
-      if (repeat > 0) appendf(style, " stroke-dasharray=\"%s\"", dashes[1 + (repeat - 1) % (std::size(dashes) - 1)]);
-      styles.emplace_back(s->name, style);
-
-      auto pts = s->points;
-      std::stable_sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      std::string coords;
-      std::size_t finite = 0;
-      double last_x = 0, last_y = 0;
-      for (const auto& [step, v] : pts) {
-        if (!std::isfinite(v)) continue;
-        double px = X(static_cast<double>(step)), py = Y(v);
-        std::size_t pieces = finite ? static_cast<std::size_t>(std::min(std::hypot(px - last_x, py - last_y), 1e4) / 8) + 1 : 1;
-        for (std::size_t k = 1; k <= pieces; ++k) {  // samples along the segment, every ~8 px
-          double f = static_cast<double>(k) / static_cast<double>(pieces);
-          drawn.emplace_back(last_x + f * (px - last_x), last_y + f * (py - last_y));
-        }
-        last_x = px;
-        last_y = py;
-        appendf(coords, "%s%.2f,%.2f", finite++ ? " " : "", last_x, last_y);
-      }
-      appendf(out, "<polyline fill=\"none\" stroke-width=\"1.5\" %s points=\"", style.c_str());
-      out += coords;
-      appendf(out, "\"><title>%s</title></polyline>\n", xml_escape(s->name).c_str());
-      if (finite == 1)  // a lone point draws no line: mark it
-        appendf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\"/>\n", last_x, last_y,
-                palette[ci % std::size(palette)]);
-    }
-
-    std::size_t longest = 0;
-    for (const auto& st : styles) longest = std::max(longest, st.first.size());
-    double lw = 34 + 6.2 * static_cast<double>(longest), lh = 6 + 14 * static_cast<double>(styles.size());
-    // The legend goes in the corner covering the fewest curve points (top-right first on a tie).
-    double lx = 0, ly = 0;
-    std::size_t best = SIZE_MAX;
-    for (const auto& corner : {std::pair{x1 - lw - 6, y0 + 6}, {x1 - lw - 6, y1 - lh - 6}, {x0 + 6, y0 + 6}, {x0 + 6, y1 - lh - 6}}) {
-      // Plain variables, not a structured binding: lambdas capture those only from C++20 compilers
-      // newer than clang 14, which the fuzzing build uses.
-      const double cx = std::max(corner.first, x0 + 4), cy = corner.second;
-      auto covered = static_cast<std::size_t>(std::count_if(drawn.begin(), drawn.end(), [&](const auto& p) {
-        return p.first >= cx && p.first <= cx + lw && p.second >= cy && p.second <= cy + lh;
-      }));
-      if (covered < best) {
-        best = covered;
-        lx = cx;
-        ly = cy;
-      }
-    }
-    appendf(out, "<g class=\"legend\"><rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"white\" "
-            "fill-opacity=\"0.85\" stroke=\"#ccc\"/>\n", lx, ly, lw, lh);
-    for (std::size_t k = 0; k < styles.size(); ++k) {
-      double y = ly + 13 + 14 * static_cast<double>(k);
-      appendf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke-width=\"2\" %s/>", lx + 6, y - 4, lx + 24,
-              y - 4, styles[k].second.c_str());
-      appendf(out, "<text x=\"%.2f\" y=\"%.2f\">%s</text>\n", lx + 28, y, xml_escape(styles[k].first).c_str());
-    }
+    const std::vector<Style> styles = draw_curves(out, members, f, color_keys, drawn);
+    draw_legend(out, styles, f, drawn);
     out += "</g>\n</g>\n";
   }
   out += "</svg>\n";

@@ -19,6 +19,7 @@
 #include "canopy/kernels/runtime.hpp"
 #include "canopy/numpy.hpp"
 #include "passes/passes.hpp"
+#include "passes/pipeline.hpp"
 #include "result_destinations.hpp"
 
 namespace canopy {
@@ -44,6 +45,27 @@ struct Executable::Plan {
   /// before writing it: fused_elementwise).
   std::vector<std::vector<int>> donatable;
   std::vector<std::size_t> constant_results;  ///< positions in out_slots holding a constant
+
+  /// The plan of `p`, step by step below; `name` is the executable's, for errors.
+  static std::unique_ptr<const Plan> of(const Program& p, const std::string& name);
+
+  struct Call;  ///< one run of the plan on the CPU
+  /// Executable::run for arguments or constants on GPU `device`: the GPU program, equation by
+  /// equation (the plan is the CPU's).
+  static Arrays run_on_gpu(const Executable& exe, std::span<const Array> inputs, const Device& device, bool committed);
+
+ private:
+  /// When each slot is written (the step, -1 for inputs and constants), read last (-1: never),
+  /// and whether it outlives the call's steps (an input, a constant or a result).
+  struct Lifetimes {
+    std::vector<int> first, last_reader;
+    std::vector<bool> kept;
+  };
+  void assign_slots(const Program& p, const std::string& name);
+  Lifetimes schedule_releases();
+  void plan_arena(const Program& p, const Lifetimes& life);
+  void find_donations(const Program& p, const Lifetimes& life);
+  void pair_donations();
 };
 
 namespace detail {
@@ -113,41 +135,47 @@ Executable::Executable(Program program, std::string name)
 
 Executable::Executable(Program program, std::string name, bool fuse)
     : program_(std::move(program)), fuse_(fuse), epilogues_(fuse && epilogue_fusion()), name_(std::move(name)) {
-  detail::fold_constants(program_);
-  detail::eliminate_common_subexpressions(program_);
-  detail::eliminate_dead_code(program_);
+  detail::run_passes(program_, detail::PassStage::simplify, detail::kEveryTarget, {}, name_);
   // Transformations of a compiled call (its jvp, transpose, batching) start from program_; what
   // runs is its lowered form, with elementwise chains fused.
   compiled_ = program_;
-  if (fuse) {
-    if (epilogues_) detail::fuse_epilogues(compiled_);
-    detail::fuse_elementwise(compiled_);
-  }
+  detail::run_passes(compiled_, detail::PassStage::lower, detail::target(Device::Kind::cpu), {fuse_, epilogues_}, name_);
   fused_ = compiled_.eqns.size() != program_.eqns.size();
-  const Program& p = compiled_;
-  auto plan = std::make_unique<Plan>();
+  plan_ = Plan::of(compiled_, name_);
+}
 
-  // Slots: inputs, then constants, then each equation's results, consecutively.
+std::unique_ptr<const Executable::Plan> Executable::Plan::of(const Program& p, const std::string& name) {
+  auto plan = std::make_unique<Plan>();
+  plan->assign_slots(p, name);
+  const Lifetimes life = plan->schedule_releases();
+  plan->plan_arena(p, life);
+  plan->find_donations(p, life);
+  plan->pair_donations();
+  return plan;
+}
+
+// Slots: inputs, then constants, then each equation's results, consecutively.
+void Executable::Plan::assign_slots(const Program& p, const std::string& name) {
   std::vector<int> var_slot(p.var_avals.size(), -1);
   std::vector<int> const_slot(p.consts.size(), -1);
   int next = 0;
   for (int v : p.in_vars) {
     var_slot[v] = next;
-    plan->in_slots.push_back(next++);
+    in_slots.push_back(next++);
   }
   for (std::size_t c = 0; c < p.consts.size(); ++c) {
     const_slot[c] = next;
-    plan->constants.emplace_back(next++, p.consts[c]);
+    constants.emplace_back(next++, p.consts[c]);
   }
   auto slot_of = [&](const Atom& a, const Aval& zero_aval) {
     if (a.is_var()) return var_slot[a.index];
     if (a.is_constant()) return const_slot[a.index];
     TraceGuard eager(&EvalTrace::instance());
-    plan->constants.emplace_back(next, zeros(zero_aval.shape, zero_aval.dtype));
+    constants.emplace_back(next, zeros(zero_aval.shape, zero_aval.dtype));
     return next++;
   };
   for (const Eqn& e : p.eqns) {
-    Plan::Step s{e.prim, e.params_ref(), nullptr, {}, next, {}, {}};
+    Step s{e.prim, e.params_ref(), nullptr, {}, next, {}, {}};
     for (const Atom& a : e.in) s.in.push_back(slot_of(a, Aval{}));
     for (int v : e.out) {
       var_slot[v] = next++;
@@ -155,62 +183,70 @@ Executable::Executable(Program program, std::string name, bool fuse)
     }
     if (e.prim->call_program) s.callee = detail::executable_of(*e.prim, s.params);
     else if (!e.prim->cpu_kernel)
-      detail::raise<UnimplementedRule>(name_, "primitive", e.prim->name, "has no CPU kernel");
-    plan->steps.push_back(std::move(s));
+      detail::raise<UnimplementedRule>(name, "primitive", e.prim->name, "has no CPU kernel");
+    steps.push_back(std::move(s));
   }
-  for (std::size_t i = 0; i < p.outs.size(); ++i) plan->out_slots.push_back(slot_of(p.outs[i], p.out_avals[i]));
-  plan->num_slots = static_cast<std::size_t>(next);
-  {
-    std::vector<bool> is_constant(plan->num_slots, false);
-    for (const auto& [s, c] : plan->constants) is_constant[static_cast<std::size_t>(s)] = true;
-    for (std::size_t k = 0; k < plan->out_slots.size(); ++k)
-      if (is_constant[static_cast<std::size_t>(plan->out_slots[k])]) plan->constant_results.push_back(k);
+  for (std::size_t i = 0; i < p.outs.size(); ++i) out_slots.push_back(slot_of(p.outs[i], p.out_avals[i]));
+  num_slots = static_cast<std::size_t>(next);
+  std::vector<bool> is_constant(num_slots, false);
+  for (const auto& [s, c] : constants) is_constant[static_cast<std::size_t>(s)] = true;
+  for (std::size_t k = 0; k < out_slots.size(); ++k)
+    if (is_constant[static_cast<std::size_t>(out_slots[k])]) constant_results.push_back(k);
+}
+
+// Each intermediate is released by the last step that reads it, unless it is an output.
+Executable::Plan::Lifetimes Executable::Plan::schedule_releases() {
+  Lifetimes life{std::vector<int>(num_slots, -1), std::vector<int>(num_slots, -1), std::vector<bool>(num_slots, false)};
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    for (int s : steps[k].in) life.last_reader[s] = static_cast<int>(k);
+    for (std::size_t i = 0; i < steps[k].out_avals.size(); ++i) life.first[static_cast<std::size_t>(steps[k].out) + i] = static_cast<int>(k);
   }
+  for (int s : out_slots) life.kept[s] = true;
+  for (auto& [s, c] : constants) life.kept[s] = true;
+  for (int s : in_slots) life.kept[s] = true;  // the caller's arrays: released with the lease
+  for (std::size_t s = 0; s < num_slots; ++s)
+    if (!life.kept[s] && life.last_reader[s] >= 0)
+      steps[static_cast<std::size_t>(life.last_reader[s])].release.push_back(static_cast<int>(s));
+  return life;
+}
 
-  // Each intermediate is released by the last step that reads it, unless it is an output.
-  std::vector<int> last_reader(plan->num_slots, -1);
-  for (std::size_t k = 0; k < plan->steps.size(); ++k)
-    for (int s : plan->steps[k].in) last_reader[s] = static_cast<int>(k);
-  std::vector<bool> kept(plan->num_slots, false);
-  for (int s : plan->out_slots) kept[s] = true;
-  for (auto& [s, c] : plan->constants) kept[s] = true;
-  for (int s : plan->in_slots) kept[s] = true;  // the caller's arrays: released with the lease
-  for (std::size_t s = 0; s < plan->num_slots; ++s)
-    if (!kept[s] && last_reader[s] >= 0) plan->steps[static_cast<std::size_t>(last_reader[s])].release.push_back(static_cast<int>(s));
-
-  // Buffer planning: every intermediate a kernel writes (not a result, not a nested call's) gets
-  // a place in the arena for its life, from the step that writes it to its last reader.
-  std::vector<int> first(plan->num_slots, -1), last(plan->num_slots, -1);
-  std::vector<std::int64_t> place(plan->num_slots, 0);
-  plan->bytes.assign(plan->num_slots, 0);
-  for (std::size_t s = 0; s < plan->in_slots.size(); ++s)
-    plan->bytes[static_cast<std::size_t>(plan->in_slots[s])] = nbytes(p.var_avals[static_cast<std::size_t>(p.in_vars[s])]);
-  for (std::size_t k = 0; k < plan->steps.size(); ++k) {
-    const Plan::Step& st = plan->steps[k];
+// Buffer planning: every intermediate a kernel writes (not a result, not a nested call's) gets
+// a place in the arena for its life, from the step that writes it to its last reader.
+void Executable::Plan::plan_arena(const Program& p, const Lifetimes& life) {
+  std::vector<int> last(num_slots, -1);
+  std::vector<std::int64_t> place(num_slots, 0);
+  bytes.assign(num_slots, 0);
+  for (std::size_t s = 0; s < in_slots.size(); ++s)
+    bytes[static_cast<std::size_t>(in_slots[s])] = nbytes(p.var_avals[static_cast<std::size_t>(p.in_vars[s])]);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const Step& st = steps[k];
     for (std::size_t i = 0; i < st.out_avals.size(); ++i) {
       const auto s = static_cast<std::size_t>(st.out) + i;
-      plan->bytes[s] = nbytes(st.out_avals[i]);
-      first[s] = static_cast<int>(k);
-      last[s] = std::max(static_cast<int>(k), last_reader[s]);
-      if (!kept[s] && !st.callee) place[s] = plan->bytes[s];
+      bytes[s] = nbytes(st.out_avals[i]);
+      last[s] = std::max(static_cast<int>(k), life.last_reader[s]);
+      if (!life.kept[s] && !st.callee) place[s] = bytes[s];
     }
   }
-  plan->buffers = detail::plan_buffers(place, first, last);
+  buffers = detail::plan_buffers(place, life.first, last);
+}
 
-  // Donation: a result may take an input's buffer once nothing reads the input any more.
-  plan->donatable.assign(plan->num_slots, {});
-  std::vector<bool> is_result(plan->num_slots, false);
-  for (int s : plan->out_slots) is_result[static_cast<std::size_t>(s)] = true;
-  for (int o : plan->out_slots) {
+// Donation: a result may take an input's buffer once nothing reads the input any more.
+void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
+  const std::vector<int>& first = life.first;
+  const std::vector<int>& last_reader = life.last_reader;
+  donatable.assign(num_slots, {});
+  std::vector<bool> is_result(num_slots, false);
+  for (int s : out_slots) is_result[static_cast<std::size_t>(s)] = true;
+  for (int o : out_slots) {
     const auto s = static_cast<std::size_t>(o);
-    if (first[s] < 0 || !plan->donatable[s].empty()) continue;  // an input, a constant, or seen
-    const Plan::Step& writer = plan->steps[static_cast<std::size_t>(first[s])];
+    if (first[s] < 0 || !donatable[s].empty()) continue;  // an input, a constant, or seen
+    const Step& writer = steps[static_cast<std::size_t>(first[s])];
     // Control flow (cond, while, scan) hands back its body's arrays instead of writing into the
     // ones it is given: a donated block given to it would be dropped.
     if (writer.callee || writer.prim->sub_programs) continue;
     const Aval& aval = writer.out_avals[s - static_cast<std::size_t>(writer.out)];
-    for (std::size_t i = 0; i < plan->in_slots.size(); ++i) {
-      const auto in = static_cast<std::size_t>(plan->in_slots[i]);
+    for (std::size_t i = 0; i < in_slots.size(); ++i) {
+      const auto in = static_cast<std::size_t>(in_slots[i]);
       if (is_result[in]) continue;  // returned as it is: its bytes must stay the input's
       if (!(p.var_avals[static_cast<std::size_t>(p.in_vars[i])].shape == aval.shape) ||
           p.var_avals[static_cast<std::size_t>(p.in_vars[i])].dtype != aval.dtype)
@@ -223,23 +259,23 @@ Executable::Executable(Program program, std::string name, bool fuse)
       const bool read_by_writer =
           last_reader[in] == first[s] && (detail::is_fused_elementwise(*writer.prim) ||
                                           (uses == 1 && detail::epilogue_reads_in_place(*writer.prim, writer.params, at)));
-      if (read_before || read_by_writer) plan->donatable[s].push_back(static_cast<int>(i));
+      if (read_before || read_by_writer) donatable[s].push_back(static_cast<int>(i));
     }
   }
-  // As jax pairs them: each result in order takes the first donated input of its aval not taken
-  // by an earlier result (p, m, v -> p2, m2, v2), whichever step writes it first; that input goes
-  // first in its list.
-  {
-    std::vector<bool> taken(plan->in_slots.size(), false);
-    for (int o : plan->out_slots) {
-      std::vector<int>& list = plan->donatable[static_cast<std::size_t>(o)];
-      auto it = std::find_if(list.begin(), list.end(), [&](int i) { return !taken[static_cast<std::size_t>(i)]; });
-      if (it == list.end()) continue;
-      taken[static_cast<std::size_t>(*it)] = true;
-      std::rotate(list.begin(), it, it + 1);
-    }
+}
+
+// As jax pairs them: each result in order takes the first donated input of its aval not taken
+// by an earlier result (p, m, v -> p2, m2, v2), whichever step writes it first; that input goes
+// first in its list.
+void Executable::Plan::pair_donations() {
+  std::vector<bool> taken(in_slots.size(), false);
+  for (int o : out_slots) {
+    std::vector<int>& list = donatable[static_cast<std::size_t>(o)];
+    auto it = std::find_if(list.begin(), list.end(), [&](int i) { return !taken[static_cast<std::size_t>(i)]; });
+    if (it == list.end()) continue;
+    taken[static_cast<std::size_t>(*it)] = true;
+    std::rotate(list.begin(), it, it + 1);
   }
-  plan_ = std::move(plan);
 }
 
 Executable::~Executable() = default;
@@ -300,160 +336,202 @@ MemoryAnalysis Executable::memory_analysis(const std::vector<bool>& donated) con
 std::shared_ptr<const Program> Executable::gpu_program(bool fuse) const {
   return std::static_pointer_cast<const Program>(derived(fuse ? "gpu" : "gpu unfused", [&] {
     auto q = std::make_shared<Program>(program_);
-    if (fuse) {
-      if (epilogues_) detail::fuse_epilogues_for_gpu(*q);
-      detail::fuse_elementwise_for_gpu(*q);
-    }
+    detail::run_passes(*q, detail::PassStage::lower, detail::target(Device::Kind::cuda), {fuse, fuse && epilogues_}, name_);
     return std::shared_ptr<const void>(std::move(q));
   }));
 }
 
 const Program& Executable::gpu_program() const { return *gpu_program(fuse_); }
 
+/// One call of the planned program on the CPU: its slots, its arena, and the buffers it has given
+/// to results (result destinations, donated inputs, arena views).
+struct Executable::Plan::Call {
+  Call(const Executable& exe, std::span<const Array> inputs, const std::vector<bool>& donated,
+       const detail::Placement& place, const detail::ResultDestinations* destinations, bool profiled);
+  Arrays run();
+
+ private:
+  std::shared_ptr<kernels::Buffer> take_donated(std::size_t s);
+  std::shared_ptr<kernels::Buffer> arena_view(std::size_t s);
+  void place_results(const Step& step, std::span<Array> out);
+  void run_step(std::size_t k);
+  Arrays results();
+
+  const Executable& exe_;
+  const Plan& plan_;
+  std::span<const Array> inputs_;
+  const std::vector<bool>& donated_;
+  const detail::Placement place_;
+  const bool profiled_, check_nans_;
+  std::vector<std::shared_ptr<kernels::Buffer>> destination_of_;  ///< per slot, when one was given
+  SlotLease lease_;
+  std::vector<Array>& slots_;
+  std::shared_ptr<kernels::Buffer> arena_;
+  std::vector<bool> given_;  ///< per input: its donated block went to a result
+};
+
 Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& donated) const {
   kernels::cpu::KernelFloatMode mode;  // FTZ/DAZ for the program's kernels: the caller's mode comes back
   // A GPU program: its arguments are on a GPU, or (none being committed elsewhere) arrays it
   // captured are (the constants).
-  detail::Placement gpu_place = detail::placement_of(name_, inputs);
-  if (gpu_place.device.kind != Device::Kind::cuda && !gpu_place.committed)
+  detail::Placement place = detail::placement_of(name_, inputs);
+  if (place.device.kind != Device::Kind::cuda && !place.committed)
     for (const Array& c : program_.consts)
       if (detail::on_gpu(c)) {
-        gpu_place = {c.device(), c.impl()->committed};
+        place = {c.device(), c.impl()->committed};
         break;
       }
-  const bool profiled = profiler::detail::recording();
-  if (gpu_place.device.kind == Device::Kind::cuda) {
-    profiler::detail::Enclosing call(profiled, profiler::Event::Kind::call, "jit(", name_, gpu_place.device);
-    // On a GPU the simplified program runs equation by equation, its matmuls with their bias and
-    // relu as one cuBLASLt call each and its elementwise chains as one CUDA kernel each; the
-    // planned arena and donation are CPU-only so far. (Unfused with fusion off, and under
-    // debug_nans, which names the primitive making a NaN.)
-    const bool fuse = fuse_ && !debug_nans();
-    const Device dev = gpu_place.device;
-    auto gpu = std::static_pointer_cast<const Program>(derived(detail::concat(fuse ? "gpu" : "gpu unfused", " on ", dev.index), [&] {
-      // The constants it captured live on this GPU, uploaded once rather than at every call.
-      auto q = std::make_shared<Program>(*gpu_program(fuse));
-      for (Array& c : q->consts)
-        if (c.device() != dev) c = detail::to_device_memory(c, dev, false);
-      return std::shared_ptr<const void>(std::move(q));
-    }));
-    TraceGuard eager(&EvalTrace::instance());
-    Arrays results = detail::eval_program(*gpu, inputs);
-    // Every result is a new handle on the program's device (as jax's outputs are), never the
-    // cached constant itself nor a host array (a constant or symbolic zero output).
-    for (Array& r : results) r = detail::to_device_memory(r, gpu_place.device, gpu_place.committed);
-    return results;
-  }
+  if (place.device.kind == Device::Kind::cuda) return Plan::run_on_gpu(*this, inputs, place.device, place.committed);
   if (fused_ && debug_nans()) {
     // jax_debug_nans names the primitive that made the NaN: run the unfused program, step by step.
     auto unfused = derived("unfused", [&] { return std::make_shared<const Executable>(program_, name_, false); });
     return static_cast<const Executable*>(unfused.get())->run(inputs, donated);
   }
-  const Plan& plan = *plan_;
-  // Results the caller wants in given buffers (pmap's stacked rows): the first result of each
-  // slot that a kernel of this program writes goes straight there.
+  // Results the caller wants in given buffers (pmap's stacked rows).
   const detail::ResultDestinations* destinations = detail::take_result_destinations();
-  std::vector<std::shared_ptr<kernels::Buffer>> destination_of;
-  if (destinations) {
-    destination_of.resize(plan.num_slots);
-    for (std::size_t r = 0; r < plan.out_slots.size() && r < destinations->size(); ++r) {
-      const auto slot = static_cast<std::size_t>(plan.out_slots[r]);
-      const auto& d = (*destinations)[r];
-      if (d && !destination_of[slot] && d->bytes() == static_cast<std::size_t>(plan.bytes[slot])) destination_of[slot] = d;
-    }
-  }
-  const detail::Placement place = detail::placement_of(name_, inputs);
+  const bool profiled = profiler::detail::recording();
   profiler::detail::Enclosing call(profiled, profiler::Event::Kind::call, "jit(", name_, place.device);
   TraceGuard eager(&EvalTrace::instance());  // kernels never trace, whatever is current
-  SlotLease lease(plan.num_slots);
-  std::vector<Array>& slots = *lease.slots;
-  for (std::size_t i = 0; i < plan.in_slots.size(); ++i) slots[plan.in_slots[i]] = inputs[i];
-  for (const auto& [s, c] : plan.constants) slots[s] = detail::on_gpu(c) ? detail::host_copy(c) : c;  // CPU kernels read host memory
-  Arrays& operands = *lease.operands;
-  std::vector<std::weak_ptr<kernels::Buffer>>& placed = *lease.placed;
-  const bool check = debug_nans();
-  const std::shared_ptr<kernels::Buffer> arena =
-      plan.buffers.arena_bytes > 0 ? detail::allocate_arena(name_, plan.buffers.arena_bytes) : nullptr;
-  // A donated input's block goes to one result, and only when no other array (an alias of the
-  // input, another input) shares it: the caller deletes the input after the call.
-  std::vector<bool> given(inputs.size(), false);
-  auto take_donated = [&](std::size_t s) -> std::shared_ptr<kernels::Buffer> {
-    for (int i : plan.donatable[s]) {
-      const auto u = static_cast<std::size_t>(i);
-      if (u >= donated.size() || !donated[u] || given[u]) continue;
-      const std::shared_ptr<kernels::Buffer>& b = inputs[u].impl()->buffer;
-      if (!b || !b->from_allocator() || b.use_count() != 1) continue;
-      // The same array may sit in other live slots: another input, a constant (captured by f),
-      // or a result a cond/while/scan/nested call forwarded unchanged.
-      bool shared = false;
-      const auto own = static_cast<std::size_t>(plan.in_slots[u]);
-      for (std::size_t t = 0; t < slots.size() && !shared; ++t)
-        shared = t != own && slots[t].valid() && !slots[t].is_tracer() && slots[t].impl()->buffer == b;
-      if (shared) continue;
-      given[u] = true;
-      return b;
+  return Plan::Call(*this, inputs, donated, place, destinations, profiled).run();
+}
+
+Arrays Executable::Plan::run_on_gpu(const Executable& exe, std::span<const Array> inputs, const Device& device,
+                                    bool committed) {
+  profiler::detail::Enclosing call(profiler::detail::recording(), profiler::Event::Kind::call, "jit(", exe.name_, device);
+  // On a GPU the simplified program runs equation by equation, its matmuls with their bias and
+  // relu as one cuBLASLt call each and its elementwise chains as one CUDA kernel each; the
+  // planned arena and donation are CPU-only so far. (Unfused with fusion off, and under
+  // debug_nans, which names the primitive making a NaN.)
+  const bool fuse = exe.fuse_ && !debug_nans();
+  auto gpu = std::static_pointer_cast<const Program>(exe.derived(detail::concat(fuse ? "gpu" : "gpu unfused", " on ", device.index), [&] {
+    // The constants it captured live on this GPU, uploaded once rather than at every call.
+    auto q = std::make_shared<Program>(*exe.gpu_program(fuse));
+    for (Array& c : q->consts)
+      if (c.device() != device) c = detail::to_device_memory(c, device, false);
+    return std::shared_ptr<const void>(std::move(q));
+  }));
+  TraceGuard eager(&EvalTrace::instance());
+  Arrays results = detail::eval_program(*gpu, inputs);
+  // Every result is a new handle on the program's device (as jax's outputs are), never the
+  // cached constant itself nor a host array (a constant or symbolic zero output).
+  for (Array& r : results) r = detail::to_device_memory(r, device, committed);
+  return results;
+}
+
+Executable::Plan::Call::Call(const Executable& exe, std::span<const Array> inputs, const std::vector<bool>& donated,
+                       const detail::Placement& place, const detail::ResultDestinations* destinations, bool profiled)
+    : exe_(exe), plan_(*exe.plan_), inputs_(inputs), donated_(donated), place_(place),
+      profiled_(profiled), check_nans_(debug_nans()), lease_(plan_.num_slots), slots_(*lease_.slots),
+      given_(inputs.size(), false) {
+  // The first result of each slot that a kernel of this program writes goes straight to its destination.
+  if (destinations) {
+    destination_of_.resize(plan_.num_slots);
+    for (std::size_t r = 0; r < plan_.out_slots.size() && r < destinations->size(); ++r) {
+      const auto slot = static_cast<std::size_t>(plan_.out_slots[r]);
+      const auto& d = (*destinations)[r];
+      if (d && !destination_of_[slot] && d->bytes() == static_cast<std::size_t>(plan_.bytes[slot])) destination_of_[slot] = d;
     }
-    return nullptr;
-  };
-  // An arena view for slot s, if every slot that held its bytes earlier in this call is gone.
-  auto arena_view = [&](std::size_t s) -> std::shared_ptr<kernels::Buffer> {
-    const std::int64_t off = plan.buffers.offset[s];
-    if (off < 0 || !arena) return nullptr;
-    for (int t : plan.buffers.earlier[s])
-      if (!placed[static_cast<std::size_t>(t)].expired()) return nullptr;
-    auto view = kernels::Buffer::wrap(static_cast<char*>(arena->data()) + off, static_cast<std::size_t>(plan.bytes[s]), arena);
-    placed[s] = view;
-    return view;
-  };
-  for (std::size_t k = 0; k < plan.steps.size(); ++k) {
-    const Plan::Step& s = plan.steps[k];
-    operands.clear();
-    for (int i : s.in) operands.push_back(slots[i]);
-    std::span<Array> out(slots.data() + s.out, s.out_avals.size());
-    if (s.callee) {
-      profiler::detail::Enclosing step(profiled, profiler::Event::Kind::call, "", s.prim->name, place.device,
-                                       static_cast<int>(k));
-      Arrays r = s.callee->run(operands);
-      for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
-    } else {
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        const auto slot = static_cast<std::size_t>(s.out) + i;
-        std::shared_ptr<kernels::Buffer> b = destination_of.empty() ? nullptr : std::move(destination_of[slot]);
-        if (!b && !plan.donatable[slot].empty()) b = take_donated(slot);
-        if (!b) b = arena_view(slot);
-        out[i] = b ? on_buffer(s.out_avals[i], std::move(b), place)
-                   : detail::make_concrete(s.out_avals[i], place.device, s.prim->name, place.committed);
-      }
-      profiler::detail::run_kernel(s.prim->cpu_kernel, *s.prim, operands, out, s.params, place.device, static_cast<int>(k));
-      if (check) detail::check_nans(*s.prim, out, "jit(" + name_ + ")");
-    }
-    for (int r : s.release) slots[r] = Array();
   }
+  for (std::size_t i = 0; i < plan_.in_slots.size(); ++i) slots_[plan_.in_slots[i]] = inputs[i];
+  for (const auto& [s, c] : plan_.constants) slots_[s] = detail::on_gpu(c) ? detail::host_copy(c) : c;  // CPU kernels read host memory
+  if (plan_.buffers.arena_bytes > 0) arena_ = detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes);
+}
+
+Arrays Executable::Plan::Call::run() {
+  for (std::size_t k = 0; k < plan_.steps.size(); ++k) run_step(k);
+  return results();
+}
+
+// A donated input's block goes to one result, and only when no other array (an alias of the
+// input, another input) shares it: the caller deletes the input after the call.
+std::shared_ptr<kernels::Buffer> Executable::Plan::Call::take_donated(std::size_t s) {
+  for (int i : plan_.donatable[s]) {
+    const auto u = static_cast<std::size_t>(i);
+    if (u >= donated_.size() || !donated_[u] || given_[u]) continue;
+    const std::shared_ptr<kernels::Buffer>& b = inputs_[u].impl()->buffer;
+    if (!b || !b->from_allocator() || b.use_count() != 1) continue;
+    // The same array may sit in other live slots: another input, a constant (captured by f),
+    // or a result a cond/while/scan/nested call forwarded unchanged.
+    bool shared = false;
+    const auto own = static_cast<std::size_t>(plan_.in_slots[u]);
+    for (std::size_t t = 0; t < slots_.size() && !shared; ++t)
+      shared = t != own && slots_[t].valid() && !slots_[t].is_tracer() && slots_[t].impl()->buffer == b;
+    if (shared) continue;
+    given_[u] = true;
+    return b;
+  }
+  return nullptr;
+}
+
+// An arena view for slot s, if every slot that held its bytes earlier in this call is gone.
+std::shared_ptr<kernels::Buffer> Executable::Plan::Call::arena_view(std::size_t s) {
+  const std::int64_t off = plan_.buffers.offset[s];
+  if (off < 0 || !arena_) return nullptr;
+  std::vector<std::weak_ptr<kernels::Buffer>>& placed = *lease_.placed;
+  for (int t : plan_.buffers.earlier[s])
+    if (!placed[static_cast<std::size_t>(t)].expired()) return nullptr;
+  auto view = kernels::Buffer::wrap(static_cast<char*>(arena_->data()) + off, static_cast<std::size_t>(plan_.bytes[s]), arena_);
+  placed[s] = view;
+  return view;
+}
+
+// Each result of a kernel goes to its destination, a donated input's block, its arena view, or
+// a buffer of its own, whichever is there first.
+void Executable::Plan::Call::place_results(const Step& step, std::span<Array> out) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto slot = static_cast<std::size_t>(step.out) + i;
+    std::shared_ptr<kernels::Buffer> b = destination_of_.empty() ? nullptr : std::move(destination_of_[slot]);
+    if (!b && !plan_.donatable[slot].empty()) b = take_donated(slot);
+    if (!b) b = arena_view(slot);
+    out[i] = b ? on_buffer(step.out_avals[i], std::move(b), place_)
+               : detail::make_concrete(step.out_avals[i], place_.device, step.prim->name, place_.committed);
+  }
+}
+
+void Executable::Plan::Call::run_step(std::size_t k) {
+  const Step& s = plan_.steps[k];
+  Arrays& operands = *lease_.operands;
+  operands.clear();
+  for (int i : s.in) operands.push_back(slots_[i]);
+  std::span<Array> out(slots_.data() + s.out, s.out_avals.size());
+  if (s.callee) {
+    profiler::detail::Enclosing step(profiled_, profiler::Event::Kind::call, "", s.prim->name, place_.device,
+                                     static_cast<int>(k));
+    Arrays r = s.callee->run(operands);
+    for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+  } else {
+    place_results(s, out);
+    profiler::detail::run_kernel(s.prim->cpu_kernel, *s.prim, operands, out, s.params, place_.device, static_cast<int>(k));
+    if (check_nans_) detail::check_nans(*s.prim, out, "jit(" + exe_.name_ + ")");
+  }
+  for (int r : s.release) slots_[r] = Array();
+}
+
+Arrays Executable::Plan::Call::results() {
   Arrays res;
-  res.reserve(plan.out_slots.size());
-  for (int s : plan.out_slots) res.push_back(slots[s]);
+  res.reserve(plan_.out_slots.size());
+  for (int s : plan_.out_slots) res.push_back(slots_[s]);
   // A result that is one of the program's constants gets a handle of its own over the constant's
   // bytes: donating or deleting the result later must not reach the cached constant (whose shared
   // buffer also keeps any later donation from writing into it).
-  for (std::size_t k : plan.constant_results)
+  for (std::size_t k : plan_.constant_results)
     if (res[k].valid() && !res[k].is_tracer()) {
       auto impl = std::make_shared<detail::ArrayImpl>(*res[k].impl());
       impl->deleted = false;
       res[k] = Array(std::move(impl));
     }
+  if (!arena_) return res;
   // A result in the arena (an intermediate a cond, while or nested call passed through) is copied
   // out: holding it must not keep every intermediate's bytes of the call alive.
-  if (arena) {
-    const char* lo = static_cast<const char*>(arena->data());
-    const char* hi = lo + plan.buffers.arena_bytes;
-    for (Array& r : res) {
-      if (!r.valid() || r.is_tracer() || !r.impl()->buffer) continue;
-      const auto* d = static_cast<const char*>(detail::cdata(r));
-      if (d < lo || d >= hi) continue;
-      Array own = detail::make_concrete(r.aval(), r.impl()->device, name_, r.impl()->committed);
-      std::memcpy(detail::mutable_data(own), d, static_cast<std::size_t>(nbytes(r.aval())));
-      r = std::move(own);
-    }
+  const char* lo = static_cast<const char*>(arena_->data());
+  const char* hi = lo + plan_.buffers.arena_bytes;
+  for (Array& r : res) {
+    if (!r.valid() || r.is_tracer() || !r.impl()->buffer) continue;
+    const auto* d = static_cast<const char*>(detail::cdata(r));
+    if (d < lo || d >= hi) continue;
+    Array own = detail::make_concrete(r.aval(), r.impl()->device, exe_.name_, r.impl()->committed);
+    std::memcpy(detail::mutable_data(own), d, static_cast<std::size_t>(nbytes(r.aval())));
+    r = std::move(own);
   }
   return res;
 }

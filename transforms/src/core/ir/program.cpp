@@ -7,6 +7,7 @@
 #include "canopy/core/ir.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
+#include "verify.hpp"
 
 namespace canopy {
 
@@ -79,7 +80,7 @@ struct Printer {
   explicit Printer(const Program& prog) : p(prog), var_names(prog.var_avals.size()), const_names(prog.consts.size()) {}
 
   std::string atom(const Atom& a, const Aval* zero_aval = nullptr) const {
-    if (a.is_var()) return var_names[a.index];
+    if (a.is_var()) return var_names[a.index].empty() ? std::string("?").append(var_name(a.index)) : var_names[a.index];
     if (a.is_constant()) return is_literal(p.consts[a.index]) ? literal_text(p.consts[a.index]) : const_names[a.index];
     return zero_aval ? "zeros:" + to_string(*zero_aval) : "0";
   }
@@ -88,9 +89,9 @@ struct Printer {
     return var_names[v] + ":" + to_string(p.var_avals[v]);
   }
 
-  std::string text(int indent) {
+  /// `{ lambda consts; inputs. let`, naming the constants and inputs.
+  std::string head() {
     std::ostringstream os;
-    std::string pad(static_cast<std::size_t>(indent), ' ');
     os << "{ lambda ";
     bool first = true;
     for (std::size_t c = 0; c < p.consts.size(); ++c) {
@@ -102,19 +103,30 @@ struct Printer {
     os << ';';
     for (int v : p.in_vars) os << ' ' << bind_var(v);
     os << ". let";
-    for (const Eqn& e : p.eqns) {
-      os << '\n' << pad << "    ";
-      for (std::size_t i = 0; i < e.out.size(); ++i) os << (i ? " " : "") << bind_var(e.out[i]);
-      os << " = " << e.prim->name;
-      std::string params = e.prim->params_to_string ? e.prim->params_to_string(e.params_ref()) : "";
-      if (e.prim->sub_programs)
-        for (const auto& [name, sub] : e.prim->sub_programs(e.params_ref())) {
-          if (!params.empty()) params += ' ';
-          params += name + "=" + program_text(*sub, indent + 6);
-        }
-      if (!params.empty()) os << '[' << params << ']';
-      for (const Atom& a : e.in) os << ' ' << atom(a);
-    }
+    return os.str();
+  }
+
+  /// `c:f32[3] = mul a b`, naming its results; sub-programs at `indent` (none when negative).
+  std::string equation(const Eqn& e, int indent) {
+    std::ostringstream os;
+    for (std::size_t i = 0; i < e.out.size(); ++i) os << (i ? " " : "") << bind_var(e.out[i]);
+    os << " = " << e.prim->name;
+    std::string params = e.prim->params_to_string ? e.prim->params_to_string(e.params_ref()) : "";
+    if (e.prim->sub_programs && indent >= 0)
+      for (const auto& [name, sub] : e.prim->sub_programs(e.params_ref())) {
+        if (!params.empty()) params += ' ';
+        params += name + "=" + program_text(*sub, indent + 6);
+      }
+    if (!params.empty()) os << '[' << params << ']';
+    for (const Atom& a : e.in) os << ' ' << atom(a);
+    return os.str();
+  }
+
+  std::string text(int indent) {
+    std::ostringstream os;
+    std::string pad(static_cast<std::size_t>(indent), ' ');
+    os << head();
+    for (const Eqn& e : p.eqns) os << '\n' << pad << "    " << equation(e, indent);
     os << '\n' << pad << "  in (";
     for (std::size_t i = 0; i < p.outs.size(); ++i) os << (i ? ", " : "") << atom(p.outs[i], &p.out_avals[i]);
     if (p.outs.size() == 1) os << ',';
@@ -126,6 +138,13 @@ struct Printer {
 }  // namespace
 
 std::string program_text(const Program& p, int indent) { return Printer(p).text(indent); }
+
+std::string equation_text(const Program& p, std::size_t k) {
+  Printer printer(p);
+  printer.head();
+  for (std::size_t j = 0; j < k; ++j) printer.equation(p.eqns[j], -1);
+  return printer.equation(p.eqns[k], -1);
+}
 
 Arrays eval_program(const Program& p, std::span<const Array> inputs) {
   if (inputs.size() != p.in_vars.size())

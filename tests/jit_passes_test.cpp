@@ -1,0 +1,272 @@
+// jit's pass pipeline, pass by pass: each pass run alone on a staged program changes what it
+// should, leaves the values as they were and a program the verifier accepts; the verifier rejects
+// broken programs with a ProgramError naming the pass; the pipeline runs each device's passes in
+// order and prints the program after each under dump_passes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <canopy/canopy.hpp>
+#include <canopy/core/primitive.hpp>
+#include <canopy/random.hpp>
+
+#include "../transforms/src/core/ir/verify.hpp"
+#include "../transforms/src/jit/passes/passes.hpp"
+#include "../transforms/src/jit/passes/pipeline.hpp"
+#include "helpers/text_count.hpp"
+
+namespace {
+using namespace canopy;
+
+Array uniform_array(std::uint32_t seed, const Shape& s) { return random::uniform(random::key(seed), s, DType::f32, -1, 1); }
+
+/// f recorded as it is, nothing simplified.
+Program staged(const detail::FlatFn& f, const Arrays& args) {
+  std::vector<Aval> avals;
+  for (const Array& a : args) avals.push_back(a.aval());
+  return detail::stage(f, avals);
+}
+
+/// `p` after the pass `name` alone, which the verifier must accept.
+Program after(const Program& p, std::string_view name) {
+  Program q = p;
+  detail::pass_named(name).run(q);
+  detail::verify_program(q, std::string("after ") + std::string(name));
+  return q;
+}
+
+int equations_of(const Program& p, std::string_view prim) {
+  int n = 0;
+  for (const Eqn& e : p.eqns) n += e.prim->name == prim;
+  return n;
+}
+
+/// Both programs give the same bits on `args` (every equation bound eagerly).
+void check_same_values(const Program& a, const Program& b, const Arrays& args, float tolerance = 0) {
+  const Arrays want = detail::eval_program(a, args), got = detail::eval_program(b, args);
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    REQUIRE(to_string(got[i].aval()) == to_string(want[i].aval()));
+    if (tolerance == 0) CHECK(std::memcmp(got[i].raw_data(), want[i].raw_data(), static_cast<std::size_t>(want[i].size()) * itemsize(want[i].dtype())) == 0);
+    else CHECK(max(abs(got[i] - want[i])).item<float>() <= tolerance);
+  }
+}
+
+/// Runs pass `name` alone on f staged on `args`: the program after it has the given number of
+/// equations of each primitive named, passes the verifier and gives f's values. Returns both.
+std::pair<Program, Program> check_pass(std::string_view name, const detail::FlatFn& f, const Arrays& args,
+                                       const std::vector<std::pair<std::string_view, int>>& counts, float tolerance = 0) {
+  Program p = staged(f, args), q = after(p, name);
+  for (const auto& [prim, n] : counts) {
+    CAPTURE(prim);
+    CHECK(equations_of(q, prim) == n);
+  }
+  check_same_values(p, q, args, tolerance);
+  return {std::move(p), std::move(q)};
+}
+
+/// Turns jit's verifier on or off for a scope.
+struct VerifyPasses {
+  bool was = detail::verify_passes();
+  explicit VerifyPasses(bool on) { detail::set_verify_passes(on); }
+  ~VerifyPasses() { detail::set_verify_passes(was); }
+};
+
+}  // namespace
+
+TEST_CASE("passes: fold_constants evaluates small equations on constants now") {
+  const Array c = array({1.f, 2.f, 3.f});
+  auto f = [&](const Arrays& x) { return Arrays{x[0] + c * 2.f}; };
+  const auto [p, q] = check_pass("fold_constants", f, {uniform_array(1, {3})}, {{"mul", 0}, {"add", 1}});
+  CHECK(equations_of(p, "mul") == 1);
+  CHECK(q.eqns.back().in[1].is_constant());
+}
+
+TEST_CASE("passes: eliminate_common_subexpressions merges equal equations") {
+  auto f = [](const Arrays& x) { return Arrays{sin(x[0]) * sin(x[0])}; };
+  const auto [p, q] = check_pass("eliminate_common_subexpressions", f, {uniform_array(1, {4})}, {{"sin", 1}});
+  CHECK(equations_of(p, "sin") == 2);
+  CHECK(q.eqns.back().in[0] == q.eqns.back().in[1]);
+}
+
+TEST_CASE("passes: eliminate_dead_code drops what no output reads") {
+  auto f = [](const Arrays& x) {
+    [[maybe_unused]] Array unused = exp(x[0]) + 1.f;
+    return Arrays{x[0] * 2.f};
+  };
+  const auto [p, q] = check_pass("eliminate_dead_code", f, {uniform_array(1, {4})}, {{"exp", 0}, {"add", 0}, {"mul", 1}});
+  CHECK(equations_of(p, "exp") == 1);
+}
+
+TEST_CASE("passes: fuse_epilogues folds a matmul's tail into one dot_general_epilogue") {
+  const Arrays args = {uniform_array(1, {16, 8}), uniform_array(2, {8, 12}), uniform_array(3, {12})};
+  auto f = [](const Arrays& a) { return Arrays{tanh(matmul(a[0], a[1]) * 1.5f + a[2])}; };
+  // oneDNN's tanh: a few ulp.
+  check_pass("fuse_epilogues", f, args, {{"dot_general_epilogue", 1}, {"dot_general", 0}, {"tanh", 0}}, 1e-5f);
+}
+
+TEST_CASE("passes: fuse_elementwise makes one fused_elementwise of a chain") {
+  auto f = [](const Arrays& x) { return Arrays{tanh(x[0] * 1.5f - 0.25f) * 0.75f}; };
+  const auto [p, q] = check_pass("fuse_elementwise", f, {uniform_array(1, {64})}, {{"fused_elementwise", 1}, {"tanh", 0}}, 1e-6f);
+  CHECK(q.eqns.size() < p.eqns.size());
+}
+
+TEST_CASE("passes: fuse_epilogues_for_gpu makes x@w+b one dot_general_bias") {
+  const Arrays args = {uniform_array(1, {6, 4}), uniform_array(2, {4, 5}), uniform_array(3, {5})};
+  auto f = [](const Arrays& a) { return Arrays{matmul(a[0], a[1]) + a[2]}; };
+  check_pass("fuse_epilogues_for_gpu", f, args, {{"dot_general_bias", 1}, {"dot_general", 0}, {"add", 0}});
+}
+
+TEST_CASE("passes: fuse_elementwise_for_gpu fuses plain elementwise chains only") {
+  const Arrays args = {uniform_array(1, {64})};
+  check_pass("fuse_elementwise_for_gpu", [](const Arrays& x) { return Arrays{exp(x[0] * 2.f) + 1.f}; }, args,
+             {{"fused_elementwise", 1}, {"exp", 0}}, 1e-6f);
+  // A sum stays its own equation on a GPU (the CPU's fused kernel takes it).
+  auto summed = [](const Arrays& x) { return Arrays{sum(exp(x[0]) * 2.f)}; };
+  check_pass("fuse_elementwise_for_gpu", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 1}}, 1e-6f);
+  check_pass("fuse_elementwise", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 0}}, 1e-4f);
+}
+
+TEST_CASE("passes: the pipeline lists each pass once, simplifications first, per device kind") {
+  std::vector<std::string> names;
+  bool lowering = false;
+  for (const detail::Pass& pass : detail::passes()) {
+    CHECK(std::count(names.begin(), names.end(), std::string(pass.name)) == 0);
+    names.emplace_back(pass.name);
+    CHECK(&detail::pass_named(pass.name) == &pass);
+    if (pass.stage == detail::PassStage::lower) lowering = true;
+    else CHECK_FALSE(lowering);  // no simplification after a lowering pass
+    CHECK(pass.targets != 0);
+  }
+  CHECK(detail::pass_named("fuse_elementwise").targets == detail::target(Device::Kind::cpu));
+  CHECK(detail::pass_named("fuse_elementwise_for_gpu").targets == detail::target(Device::Kind::cuda));
+  CHECK_THROWS_WITH_AS(detail::pass_named("inline"), doctest::Contains("fold_constants"), ValueError);
+}
+
+TEST_CASE("passes: dump_passes prints the program after each pass of the device that compiles it") {
+  std::vector<std::string> lines;
+  set_log_handler([&](const std::string& m) { lines.push_back(m); });
+  detail::set_dump_passes(true);
+  auto f = [](const Array& x) { return tanh(x * 2.f) + 1.f; };
+  const Lowered l = jit(f, jit_name("dumped")).lower(uniform_array(1, {8}));
+  const std::size_t cpu_lines = lines.size();
+  const std::string gpu = l.gpu_text();
+  detail::set_dump_passes(false);
+  set_log_handler({});
+  std::vector<std::string> order;
+  for (const std::string& m : lines) {
+    CHECK(m.rfind("jit(dumped) after ", 0) == 0);
+    CHECK(m.find(":\n{ lambda ") != std::string::npos);
+    order.push_back(m.substr(18, m.find(':') - 18));
+  }
+  CHECK(order == std::vector<std::string>{"fold_constants", "eliminate_common_subexpressions", "eliminate_dead_code",
+                                          "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_gpu",
+                                          "fuse_elementwise_for_gpu"});
+  CHECK(cpu_lines == 5);
+  REQUIRE(lines.size() == 7);
+  CHECK(lines[4].find("fused_elementwise") != std::string::npos);  // the program as it is then
+  CHECK(lines[2].find("fused_elementwise") == std::string::npos);
+  CHECK(lines.back().substr(lines.back().find('{')) == gpu);
+}
+
+TEST_CASE("verifier: accepts staged, differentiated, batched and control-flow programs") {
+  const Arrays args = {uniform_array(1, {3})};
+  auto f = [](const Array& x) {
+    const Array looped = fori_loop(0, 3, [](const Array&, const Array& c) { return c * 2.f + 1.f; }, x);
+    const Array doubled = while_loop([](const Array& c) { return sum(c) < 10.f; }, [](const Array& c) { return c * 2.f; },
+                                     stop_gradient(x));
+    return sum(cond(sum(x) > 0.f, [](const Array& c) { return sin(c); }, [](const Array& c) { return cos(c); }, looped)) +
+           sum(doubled);
+  };
+  CHECK_NOTHROW(detail::verify_program(make_jaxpr(f)(args[0]), "staged"));
+  CHECK_NOTHROW(detail::verify_program(make_jaxpr(grad(f))(args[0]), "grad"));
+  CHECK_NOTHROW(detail::verify_program(make_jaxpr(vmap(f))(stack({args[0], args[0]}, 0)), "vmap"));
+  CHECK(jit(grad(f))(args[0]).shape() == Shape{3});  // every pass of each compiled program verified
+}
+
+TEST_CASE("verifier: a variable read before its definition is a ProgramError naming the pass") {
+  const Arrays args = {uniform_array(1, {3})};
+  Program p = staged([](const Arrays& x) { return Arrays{exp(sin(x[0]))}; }, args);
+  REQUIRE(p.eqns.size() == 2);
+  std::swap(p.eqns[0], p.eqns[1]);  // exp now reads sin's result before sin runs
+  CHECK_THROWS_WITH_AS(detail::verify_program(p, "after some_pass"),
+                       doctest::Contains("verify_program: equation 0 (exp) (after some_pass) reads variable 1 before any "
+                                         "input or equation defines it"),
+                       ProgramError);
+  // Defined twice: sin's result also an input.
+  Program twice = staged([](const Arrays& x) { return Arrays{exp(sin(x[0]))}; }, args);
+  twice.in_vars.push_back(twice.eqns[0].out[0]);
+  CHECK_THROWS_WITH_AS(detail::verify_program(twice, "test"), doctest::Contains("a second time"), ProgramError);
+}
+
+TEST_CASE("verifier: results whose avals are not the primitive's abstract evaluation are a ProgramError") {
+  const Arrays args = {uniform_array(1, {3})};
+  Program p = staged([](const Arrays& x) { return Arrays{exp(sin(x[0]))}; }, args);
+  p.var_avals[static_cast<std::size_t>(p.eqns[0].out[0])] = Aval{DType::f32, {4}};
+  CHECK_THROWS_WITH_AS(detail::verify_program(p, "after some_pass"),
+                       doctest::Contains("equation 0 `b:f32[4] = sin a` (after some_pass) has results (f32[4]) but sin of "
+                                         "(f32[3]) gives (f32[3])"),
+                       ProgramError);
+  // An equation a pass made carries its own avals: fused_elementwise's are checked too.
+  Program fused = after(staged([](const Arrays& x) { return Arrays{exp(x[0] * 2.f) + 1.f}; }, args), "fuse_elementwise");
+  REQUIRE(equations_of(fused, "fused_elementwise") == 1);
+  fused.var_avals[static_cast<std::size_t>(fused.eqns.back().out[0])].dtype = DType::i32;
+  CHECK_THROWS_WITH_AS(detail::verify_program(fused, "test"), doctest::Contains("has results (i32[3]) but fused_elementwise"),
+                       ProgramError);
+  // Operands the primitive's rule rejects.
+  Program bad = staged([](const Arrays& x) { return Arrays{x[0] + x[1]}; }, {args[0], args[0]});
+  bad.var_avals[static_cast<std::size_t>(bad.in_vars[1])] = Aval{DType::f32, {5}};
+  CHECK_THROWS_WITH_AS(detail::verify_program(bad, "test"), doctest::Contains("abstract evaluation rejects"), ProgramError);
+}
+
+TEST_CASE("verifier: an output nothing defines is a ProgramError") {
+  const Arrays args = {uniform_array(1, {3})};
+  Program p = staged([](const Arrays& x) { return Arrays{sin(x[0])}; }, args);
+  p.outs[0] = Atom::variable(p.new_var(Aval{DType::f32, {3}}));
+  CHECK_THROWS_WITH_AS(detail::verify_program(p, "after some_pass"),
+                       doctest::Contains("output 0 (after some_pass) reads variable 2 before any input or equation defines it"),
+                       ProgramError);
+  Program wrong = staged([](const Arrays& x) { return Arrays{sin(x[0])}; }, args);
+  wrong.out_avals[0] = Aval{DType::f32, {2}};
+  CHECK_THROWS_WITH_AS(detail::verify_program(wrong, "test"), doctest::Contains("output 0 (test) is f32[3] but the program's out_avals say f32[2]"),
+                       ProgramError);
+}
+
+TEST_CASE("verifier: jit checks the program it is given and a broken sub-program inside a call") {
+  const Arrays args = {uniform_array(1, {3})};
+  Program broken = staged([](const Arrays& x) { return Arrays{exp(sin(x[0]))}; }, args);
+  broken.var_avals[static_cast<std::size_t>(broken.eqns[0].out[0])] = Aval{DType::f32, {4}};
+  {
+    VerifyPasses on(true);
+    CHECK_THROWS_WITH_AS(Executable(broken, "inner"), doctest::Contains("(jit(inner) before fold_constants)"), ProgramError);
+  }
+  std::shared_ptr<const Executable> inner;
+  {
+    VerifyPasses off(false);
+    inner = std::make_shared<const Executable>(broken, "inner");
+  }
+  const Program outer = staged([&](const Arrays& x) { return detail::apply_executable(inner, x); }, args);
+  REQUIRE(equations_of(outer, "jit_call") == 1);
+  CHECK_THROWS_WITH_AS(detail::verify_program(outer, "outer"),
+                       doctest::Contains("(outer, in jaxpr of equation 0 (jit_call)) has results (f32[4]) but sin"),
+                       ProgramError);
+}
+
+TEST_CASE("passes: plan_buffers lets slots whose lives do not meet share bytes, and says which held them before") {
+  // Slot 0 lives over steps 0-1, slot 1 over 1-2, slot 2 over 2-3 (of 100, 100 and 64 bytes):
+  // 0 and 1 meet, 2 meets 1 but not 0, so 2 takes 0's place once 0 is dead. Slot 3 is not placed.
+  const std::vector<std::int64_t> bytes = {100, 100, 64, 0};
+  const std::vector<int> first = {0, 1, 2, 0}, last = {1, 2, 3, 3};
+  const detail::BufferPlan plan = detail::plan_buffers(bytes, first, last);
+  CHECK(plan.offset[0] == 0);
+  CHECK(plan.offset[1] == 128);  // 64-byte aligned, after slot 0
+  CHECK(plan.offset[2] == 0);
+  CHECK(plan.offset[3] == -1);
+  CHECK(plan.earlier[2] == std::vector<int>{0});
+  CHECK(plan.earlier[1].empty());
+  CHECK(plan.arena_bytes == 256);
+  CHECK(plan.unplanned_bytes == 128 + 128 + 64);
+}
