@@ -1,7 +1,8 @@
 // The GPU workloads (run on a machine with a GPU; elsewhere it says why and exits):
 // W2 matmul f32/bf16 n = 1024...8192 through canopy next to cuBLAS called directly with the same
-// settings (no TF32), and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU next to a
-// device-to-device copy of the same bytes; W4's two convolutions (NHWC, HWIO, 3x3 SAME, batch 64)
+// settings (no TF32), and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU (as its
+// generated kernel and on the fused interpreter kernel) next to a device-to-device copy of the
+// same bytes; W4's two convolutions (NHWC, HWIO, 3x3 SAME, batch 64)
 // on cuDNN next to canopy's direct kernel; the jitted W3 (MLP SGD) and W4 (CNN SGD) steps on the
 // GPU next to the same steps on the CPU in the same run. Every timed iteration ends with the
 // stream drained.
@@ -77,17 +78,25 @@ void matmul_cublas(benchmark::State& state, DType d) {
   cudaFree(c);
 }
 
-void chain_jit(benchmark::State& state) {
+// W5 as its generated kernel (compiled by NVRTC at the first call, outside the timing) or on
+// the fused interpreter kernel; `generated kernel` says which ran (1: every timed call).
+void chain_jit(benchmark::State& state, bool generated) {
   const std::int64_t n = state.range(0);
   const Array x = on_gpu({n}, DType::f32, 3);
+  const bool was = kernels::cuda::generated_kernels();
+  kernels::cuda::set_generated_kernels(generated);
   auto f = jit([](const Array& v) { return tanh(v * 1.5f - 0.25f) * 0.75f; });
   (void)f(x);
   drain();
+  const std::int64_t before = kernels::cuda::generated_kernel_calls();
   for (auto _ : state) {
     benchmark::DoNotOptimize(f(x));
     drain();
   }
   state.counters["GB/s"] = benchmark::Counter(8.0 * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+  state.counters["generated kernel"] =
+      static_cast<double>(kernels::cuda::generated_kernel_calls() - before) / static_cast<double>(state.iterations());
+  kernels::cuda::set_generated_kernels(was);
 }
 
 // What the chain moves (4n bytes read, 4n written) as a plain device-to-device copy.
@@ -183,7 +192,9 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("w2_matmul_cublas/" + suffix).c_str(), matmul_cublas, d)
         ->RangeMultiplier(2)->Range(1024, 8192)->UseRealTime()->Unit(benchmark::kMillisecond);
   }
-  benchmark::RegisterBenchmark("w5_chain_jit", chain_jit)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
+  for (bool generated : {true, false})
+    benchmark::RegisterBenchmark(generated ? "w5_chain_jit/generated" : "w5_chain_jit/interpreter", chain_jit, generated)
+        ->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
   benchmark::RegisterBenchmark("w5_copy_d2d", copy_d2d)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
   for (bool cudnn : {true, false})
     benchmark::RegisterBenchmark(cudnn ? "w4_conv/cudnn" : "w4_conv/direct", conv_w4, cudnn)

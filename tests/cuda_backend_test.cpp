@@ -254,6 +254,7 @@ TEST_CASE("without a GPU, cuda devices are absent and every use is a DeviceError
 }
 
 #include "../kernels/cuda/fused_math.hpp"
+#include "helpers/fused_bool_chain.hpp"
 
 namespace {
 
@@ -332,26 +333,7 @@ TEST_CASE("cuda fused kernel: each element of a fused program as the CPU's fused
   // A chain with bools: masks, comparisons, logical ops, select, to_bool, several outputs.
   FusedProgram p;
   p.inputs = {full, rowin, scal, boolin};
-  using K = FusedStep::Kind;
-  auto u = [](UnaryOp op) { return static_cast<std::uint8_t>(op); };
-  auto b = [](BinaryOp op) { return static_cast<std::uint8_t>(op); };
-  p.steps = {{K::load, 0, 0},                            // 0 x
-             {K::load, 0, 1},                            // 1 row
-             {K::load, 0, 2},                            // 2 s
-             {K::load, 0, 3},                            // 3 mask
-             {K::binary, b(BinaryOp::mul), 0, 1},        // 4 x * row
-             {K::unary, u(UnaryOp::tanh), 4},            // 5
-             {K::binary, b(BinaryOp::add), 5, 2},        // 6
-             {K::binary, b(BinaryOp::max), 6, 0},        // 7
-             {K::binary, b(BinaryOp::gt), 7, 2},         // 8 bool
-             {K::select, 0, 3, 7, 6},                    // 9 mask ? r6 : r7
-             {K::to_bool, 0, 6},                         // 10 bool
-             {K::binary, b(BinaryOp::logical_and), 8, 10},  // 11
-             {K::binary, b(BinaryOp::logical_or), 11, 3},   // 12
-             {K::binary, b(BinaryOp::logical_xor), 12, 8},  // 13
-             {K::unary, u(UnaryOp::logical_not), 13},       // 14
-             {K::unary, u(UnaryOp::exp), 9},                // 15
-             {K::unary, u(UnaryOp::is_finite), 15}};        // 16
+  p.steps = test::fused_bool_chain();
   p.outputs = {{9, DType::f32}, {14, DType::bool_}, {15, DType::f32}, {16, DType::bool_}, {12, DType::bool_}};
   check_fused_same(p, {x.data(), row.data(), &scalar_v, mask.data()}, n, 2e-6, "chain");
 }

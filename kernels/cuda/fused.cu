@@ -1,10 +1,12 @@
-// jit's fused elementwise programs on the GPU: one kernel launch per program, each thread
-// running fused_element over its elements. The flattened program and the operand pointers go to
+// jit's fused elementwise programs on the GPU: one kernel launch per program, as the program's
+// generated kernel (generated/, compiled by NVRTC) where there is one, else as this interpreter:
+// each thread running fused_element over its elements. The flattened program and the operand pointers go to
 // the kernel as its by-value parameter (kernel parameter space, read by every thread), so a
 // launch allocates and copies nothing.
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "fused_math.hpp"
+#include "generated/launch.hpp"
 #include "runtime.hpp"
 
 namespace canopy::kernels::cuda {
@@ -32,6 +34,7 @@ void fused_elementwise(const cpu::FusedProgram& program, std::span<const void* c
     ::canopy::detail::raise<DeviceError>("fused_elementwise", "program", "", "has steps the GPU kernel does not run",
                                          "jit builds GPU programs without them");
   if (n == 0) return;
+  if (detail::launch_generated_fused(program, in, out, n, device)) return;
   FusedLaunch launch{fused_view(program), {}, {}};
   for (std::size_t k = 0; k < in.size(); ++k) launch.in[k] = in[k];
   for (std::size_t k = 0; k < out.size(); ++k) launch.out[k] = out[k];

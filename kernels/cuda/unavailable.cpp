@@ -53,6 +53,10 @@ bool matmul_bias(DType, const void*, const void*, const void*, void*, std::int64
   unavailable("matmul_bias");
 }
 std::int64_t cublaslt_calls() { return 0; }
+void set_generated_kernels(bool) {}
+bool generated_kernels() { return false; }
+std::int64_t generated_kernel_calls() { return 0; }
+std::int64_t generated_kernel_fallbacks() { return 0; }
 bool fused_supported(const cpu::FusedProgram&) { return false; }
 void fused_elementwise(const cpu::FusedProgram&, std::span<const void* const>, std::span<void* const>, std::int64_t, int) {
   unavailable("fused_elementwise");

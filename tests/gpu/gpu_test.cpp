@@ -159,6 +159,44 @@ TEST_CASE("jit on cuda:0: elementwise chains fused into one CUDA kernel each giv
   check_close(unfused(device_put(x, kGpu), device_put(b, kGpu)), jf(x, b), "unfused");
 }
 
+TEST_CASE("jit on cuda:0: fused programs as generated kernels, on the interpreter kernel and on the CPU agree") {
+  // W5's chain; broadcasts (a row, scalars), comparisons, select and bool outputs; sizes with a
+  // tail after the 4-element vectors (n % 4 != 0) and a row the vectors cannot read (7).
+  auto w5 = [](const Array& x) { return tanh(x * 1.5f - 0.25f) * 0.75f; };
+  auto mixed = [](const Array& x, const Array& row) {
+    const Array y = exp(-abs(x * row)) + sin(x) / (1.0f + x * x);
+    const Array mask = (y > 0.5f) != (x < row);
+    return std::vector<Array>{where(mask, y, maximum(x, row)), mask, logical_not(mask) & isfinite(y)};
+  };
+  struct Input {
+    Shape x, row;
+  };
+  const std::vector<Input> shapes = {{{1 << 20}, {1}}, {{1000003}, {1}}, {{513, 7}, {7}}, {{64, 512}, {512}}, {{3}, {3}}};
+  const bool was = kernels::cuda::generated_kernels();
+  for (const Input& s : shapes) {
+    CAPTURE(to_string(s.x));
+    const Array x = random::normal(random::key(11), s.x), row = random::normal(random::key(12), s.row);
+    const Array want_w5 = jit(w5)(x);
+    const std::vector<Array> want = jit(mixed)(x, row);
+    for (bool generated : {true, false}) {
+      CAPTURE(generated);
+      kernels::cuda::set_generated_kernels(generated);
+      const std::int64_t calls = kernels::cuda::generated_kernel_calls(), fallbacks = kernels::cuda::generated_kernel_fallbacks();
+      // A new jitted function per setting (each has a cache of its own).
+      check_close(jit([&](const Array& v) { return w5(v); })(device_put(x, kGpu)), want_w5, "W5");
+      const std::vector<Array> got =
+          jit([&](const Array& a, const Array& r) { return mixed(a, r); })(device_put(x, kGpu), device_put(row, kGpu));
+      REQUIRE(got.size() == want.size());
+      for (std::size_t k = 0; k < got.size(); ++k) check_close(got[k], want[k], "mixed output " + std::to_string(k));
+      // Generated: every fused program ran as its kernel; off: none did.
+      CHECK(kernels::cuda::generated_kernel_fallbacks() == fallbacks);
+      if (generated) CHECK(kernels::cuda::generated_kernel_calls() >= calls + 2);
+      else CHECK(kernels::cuda::generated_kernel_calls() == calls);
+    }
+  }
+  kernels::cuda::set_generated_kernels(was);
+}
+
 TEST_CASE("jit on cuda:0: captured GPU arrays and constant results stay on the GPU; pmap takes GPU arguments") {
   const Array w = device_put(array({1.0f, 2.0f}), kGpu);
   const Array w_host = array({1.0f, 2.0f});

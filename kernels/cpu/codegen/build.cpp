@@ -46,18 +46,6 @@ std::vector<std::string> flags(Isa isa) {
   return f;
 }
 
-fs::path cache_dir() {
-  if (const char* d = std::getenv("CANOPY_KERNEL_CACHE"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "canopy" / "kernels";
-  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "canopy" / "kernels";
-  return fs::temp_directory_path() / ("canopy-kernels-" + std::to_string(::getuid()));
-}
-
-std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 /// The undefined symbols of a shared object's dynamic symbol table (the functions it calls from
 /// other libraries), or nullopt when it is not a 64-bit ELF file.
 std::optional<std::vector<std::string>> undefined_symbols(const fs::path& object) {
@@ -145,6 +133,18 @@ bool compile(const std::vector<std::string>& args, const fs::path& log, std::str
 
 }  // namespace
 
+std::filesystem::path kernel_cache_dir() {
+  if (const char* d = std::getenv("CANOPY_KERNEL_CACHE"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "canopy" / "kernels";
+  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "canopy" / "kernels";
+  return fs::temp_directory_path() / ("canopy-kernels-" + std::to_string(::getuid()));
+}
+
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 Isa host_isa() {
 #if defined(__x86_64__) && defined(__GNUC__)
   static const Isa isa = __builtin_cpu_supports("avx512f") ? Isa::avx512 : __builtin_cpu_supports("avx2") ? Isa::avx2 : Isa::base;
@@ -164,7 +164,7 @@ Built build(const std::string& source, Isa isa, std::string& error) {
   if (auto it = loaded.find(key); it != loaded.end()) return it->second;
   char name[32];
   std::snprintf(name, sizeof name, "fused-%016llx", static_cast<unsigned long long>(key));
-  const fs::path dir = cache_dir(), object = dir / (std::string(name) + ".so");
+  const fs::path dir = kernel_cache_dir(), object = dir / (std::string(name) + ".so");
   std::error_code ec;
   if (!fs::exists(object, ec)) {
     fs::create_directories(dir, ec);

@@ -3,8 +3,12 @@
 // shared object cached on disk and loaded with dlopen.
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "canopy/kernels/fused.hpp"
 
@@ -27,6 +31,20 @@ struct Built {
   FusedCompiledFn kernel = nullptr;
   FusedCompiledFn streaming = nullptr;
 };
+/// The parts joined, for writing sources (GCC 12 warns falsely, -Wrestrict, about chains of
+/// std::string operator+).
+inline std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string s;
+  for (std::string_view p : parts) s.append(p);
+  return s;
+}
+
+/// The directory of compiled generated kernels, this backend's and the GPU's (CANOPY_KERNEL_CACHE,
+/// else $XDG_CACHE_HOME/canopy/kernels, else ~/.cache/canopy/kernels), read at each call.
+std::filesystem::path kernel_cache_dir();
+/// 64-bit FNV-1a of `s` continuing from `h`: the names of cached kernels.
+std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull);
+
 /// `source` built into a shared object (or found in the cache directory from an earlier build)
 /// and its canopy_fused_kernel(_stream); null with `error` set when it cannot be had.
 Built build(const std::string& source, Isa isa, std::string& error);

@@ -21,13 +21,6 @@ namespace {
 
 using Kind = FusedStep::Kind;
 
-/// The parts joined (GCC 12 warns falsely, -Wrestrict, about chains of std::string operator+).
-std::string cat(std::initializer_list<std::string_view> parts) {
-  std::string s;
-  for (std::string_view p : parts) s.append(p);
-  return s;
-}
-
 /// The libmvec functions a unary op calls (declared SIMD-enabled in the source), or "".
 const char* vector_math_function(UnaryOp op) {
   switch (op) {

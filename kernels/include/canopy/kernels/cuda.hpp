@@ -99,6 +99,14 @@ bool fused_supported(const cpu::FusedProgram& program);
 /// data, out[k] output k's. DeviceError for a program fused_supported rejects.
 void fused_elementwise(const cpu::FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
                        std::int64_t n, int device);
+/// Whether fused_elementwise runs a program as a kernel generated for it and compiled by NVRTC
+/// (the default; CANOPY_CUDA_CODEGEN=0 turns it off) or always on the interpreter kernel.
+void set_generated_kernels(bool on);
+bool generated_kernels();
+/// fused_elementwise calls that ran a generated kernel so far, and those that wanted one and ran
+/// the interpreter instead (NVRTC missing, or a compile or load that failed; logged once).
+std::int64_t generated_kernel_calls();
+std::int64_t generated_kernel_fallbacks();
 /// softmax / log_softmax of a floating array along `axis` (computed in f64 for log and f64, f32
 /// otherwise, as the CPU loops do).
 void softmax(bool log, DType dtype, const void* in, void* out, const Shape& shape, int axis, int device);

@@ -1,0 +1,240 @@
+// CUDA C++ for a fused elementwise program: the steps the interpreter kernel (fused.cu,
+// fused_math.hpp's fused_element) runs for each element, written out as straight-line code over
+// named registers, so that NVRTC compiles one kernel per program with nothing decoded at run time.
+// Each thread runs a grid-stride loop; where the layout allows, it reads and writes 4 elements
+// at a time (one 128-bit access per f32 operand), and the last n % 4 elements go one at a time.
+// Scalar inputs are read once per thread, row inputs at i % (their length, a constant). The math
+// is the library's own: the embedded element_math.hpp (as the interpreter calls it) and the CPU's
+// rational tanh (loops/tanh_rational.hpp), never a second copy of either.
+#include "fused_source.hpp"
+
+#include <cstdint>
+#include <sstream>
+
+#include "canopy/kernels/cuda.hpp"  // before fused_math.hpp, which names cuda::UnaryOp and BinaryOp
+#include "../fused_math.hpp"
+#include "../../cpu/codegen/fused_codegen.hpp"
+#include "embedded_headers.hpp"
+
+namespace canopy::kernels::cuda::generated {
+namespace {
+
+using cpu::codegen::cat;
+using cpu::FusedInput;
+using cpu::FusedProgram;
+using cpu::FusedStep;
+using Kind = FusedStep::Kind;
+using Mode = FusedInput::Mode;
+
+bool is_bool(DType d) { return d == DType::bool_; }
+const char* storage_type(DType d) { return is_bool(d) ? "unsigned char" : "float"; }
+std::string reg(int r) { return cat({"r", std::to_string(r)}); }
+
+/// The expression of step s's value from the registers before it (as fused_element computes it).
+std::string step_value(const FusedStep& s) {
+  const std::string a = s.a >= 0 ? reg(s.a) : "", b = s.b >= 0 ? reg(s.b) : "", c = s.c >= 0 ? reg(s.c) : "";
+  const std::string op = std::to_string(s.op);
+  switch (s.kind) {
+    case Kind::load: return cat({"x[", std::to_string(s.a), "]"});
+    case Kind::unary: {
+      const auto u = static_cast<UnaryOp>(s.op);
+      if (u == UnaryOp::logical_not) return cat({"(", a, " != 0 ? 0.0f : 1.0f)"});  // bools as 0/1
+      if (u == UnaryOp::tanh) return cat({"::canopy::kernels::cpu::special::tanh_rational(", a, ")"});
+      return cat({"math::unary(static_cast<UnaryOp>(", op, "), ", a, ")"});
+    }
+    case Kind::binary: {
+      const auto o = static_cast<BinaryOp>(s.op);
+      if (math::is_comparison(o)) return cat({"(math::compare(static_cast<BinaryOp>(", op, "), ", a, ", ", b, ") ? 1.0f : 0.0f)"});
+      if (o == BinaryOp::logical_and) return cat({"(", a, " * ", b, ")"});
+      if (o == BinaryOp::logical_or) return cat({"(", a, " > ", b, " ? ", a, " : ", b, ")"});
+      if (o == BinaryOp::logical_xor) return cat({"(", a, " != ", b, " ? 1.0f : 0.0f)"});
+      return cat({"math::binary(static_cast<BinaryOp>(", op, "), ", a, ", ", b, ")"});
+    }
+    case Kind::select: return cat({"(", a, " != 0 ? ", c, " : ", b, ")"});
+    case Kind::to_bool: return cat({"(", a, " != 0 ? 1.0f : 0.0f)"});
+    default: return "0.0f";  // not in a supported program
+  }
+}
+
+/// Input k's value for element `index` as a float (bools as 0/1).
+std::string input_value(const FusedInput& in, std::size_t k, const std::string& index) {
+  const std::string ptr = cat({"in", std::to_string(k)});
+  std::string at;
+  switch (in.mode) {
+    case Mode::scalar: return cat({"s", std::to_string(k)});
+    case Mode::row: at = cat({ptr, "[(", index, ") % ", std::to_string(in.size), "LL]"}); break;
+    default: at = cat({ptr, "[", index, "]"}); break;
+  }
+  return is_bool(in.dtype) ? cat({"(", at, " ? 1.0f : 0.0f)"}) : at;
+}
+
+/// Whether input k is read 4 elements at a time under `layout`.
+bool vector_input(const FusedProgram& p, const FusedLayout& layout, std::size_t k) {
+  const Mode m = p.inputs[k].mode;
+  return layout.vector && (m == Mode::full || (m == Mode::row && k < layout.vector_rows.size() && layout.vector_rows[k]));
+}
+
+}  // namespace
+
+bool generated_supported(const FusedProgram& p) {
+  return fused_view_supported(p) && !p.inputs.empty() && !p.outputs.empty() && p.row == 0;
+}
+
+FusedLayout fused_layout(const FusedProgram& p, std::span<const void* const> in, std::span<void* const> out, std::int64_t n) {
+  FusedLayout layout;
+  auto aligned = [](const void* ptr, DType d) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % (is_bool(d) ? 4 : 16) == 0;
+  };
+  layout.vector = n >= kVectorElements;
+  for (std::size_t k = 0; k < p.inputs.size() && k < in.size(); ++k)
+    if (p.inputs[k].mode == Mode::full) layout.vector = layout.vector && aligned(in[k], p.inputs[k].dtype);
+  for (std::size_t o = 0; o < p.outputs.size() && o < out.size(); ++o)
+    layout.vector = layout.vector && aligned(out[o], p.outputs[o].dtype);
+  if (!layout.vector) return layout;
+  layout.vector_rows.assign(p.inputs.size(), false);
+  for (std::size_t k = 0; k < p.inputs.size() && k < in.size(); ++k)
+    layout.vector_rows[k] = p.inputs[k].mode == Mode::row && p.inputs[k].size % kVectorElements == 0 &&
+                            aligned(in[k], p.inputs[k].dtype);
+  return layout;
+}
+
+std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout) {
+  const std::size_t ni = p.inputs.size(), no = p.outputs.size();
+  std::ostringstream s;
+  s << "namespace canopy_fused {\n"
+       "using ::canopy::kernels::cpu::BinaryOp;\n"
+       "using ::canopy::kernels::cpu::UnaryOp;\n"
+       "namespace math = ::canopy::kernels::cuda::math;\n\n"
+       "struct alignas(16) F4 { float v[4]; };  // 4 f32 elements: one 128-bit access\n"
+       "struct alignas(4) B4 { unsigned char v[4]; };  // 4 bools\n\n";
+  s << "struct Args {\n  const void* in[" << ni << "];\n  void* out[" << no << "];\n  long long n;\n};\n\n";
+  // One element: the program's steps, register k defined by step k.
+  s << "// x: the inputs' values (bools as 0/1); y: the outputs' values.\n"
+       "CANOPY_FUSED_FN void element(const float (&x)[" << ni << "], float (&y)[" << no << "]) {\n";
+  for (std::size_t k = 0; k < p.steps.size(); ++k)
+    s << "  const float " << reg(static_cast<int>(k)) << " = " << step_value(p.steps[k]) << ";\n";
+  for (std::size_t o = 0; o < no; ++o) s << "  y[" << o << "] = " << reg(p.outputs[o].reg) << ";\n";
+  s << "}\n\n";
+  // One thread's share of the grid-stride loop.
+  s << "CANOPY_FUSED_FN void run(const Args& args, long long thread, long long threads) {\n";
+  for (std::size_t k = 0; k < ni; ++k)
+    s << "  const " << storage_type(p.inputs[k].dtype) << "* __restrict__ in" << k << " = static_cast<const "
+      << storage_type(p.inputs[k].dtype) << "*>(args.in[" << k << "]);\n";
+  for (std::size_t o = 0; o < no; ++o)
+    s << "  " << storage_type(p.outputs[o].dtype) << "* __restrict__ out" << o << " = static_cast<"
+      << storage_type(p.outputs[o].dtype) << "*>(args.out[" << o << "]);\n";
+  for (std::size_t k = 0; k < ni; ++k)
+    if (p.inputs[k].mode == Mode::scalar) {
+      FusedInput first = p.inputs[k];
+      first.mode = Mode::full;  // element 0 of it
+      s << "  const float s" << k << " = " << input_value(first, k, "0") << ";\n";
+    }
+  s << "  const long long n = args.n;\n  long long first = thread;\n";
+  if (layout.vector) {
+    s << "  // 4 elements at a time: one vector access per full operand.\n"
+         "  const long long blocks = n / 4;\n"
+         "  for (long long b = thread; b < blocks; b += threads) {\n"
+         "    const long long i = b * 4;\n";
+    for (std::size_t k = 0; k < ni; ++k)
+      if (vector_input(p, layout, k)) {
+        const bool row = p.inputs[k].mode == Mode::row;
+        s << "    const " << (is_bool(p.inputs[k].dtype) ? "B4" : "F4") << " v" << k << " = *reinterpret_cast<const "
+          << (is_bool(p.inputs[k].dtype) ? "B4" : "F4") << "*>(in" << k << " + "
+          << (row ? cat({"i % ", std::to_string(p.inputs[k].size), "LL"}) : "i") << ");\n";
+      }
+    s << "    float y[4][" << no << "];\n#pragma unroll\n    for (int l = 0; l < 4; ++l) {\n      const float x[" << ni << "] = {";
+    for (std::size_t k = 0; k < ni; ++k) {
+      if (k) s << ", ";
+      if (vector_input(p, layout, k))
+        s << (is_bool(p.inputs[k].dtype) ? "(v" : "v") << k << (is_bool(p.inputs[k].dtype) ? ".v[l] ? 1.0f : 0.0f)" : ".v[l]");
+      else s << input_value(p.inputs[k], k, "i + l");
+    }
+    s << "};\n      element(x, y[l]);\n    }\n";
+    for (std::size_t o = 0; o < no; ++o) {
+      const bool b = is_bool(p.outputs[o].dtype);
+      s << "    " << (b ? "B4" : "F4") << " w" << o << ";\n#pragma unroll\n    for (int l = 0; l < 4; ++l) w" << o << ".v[l] = "
+        << "y[l][" << o << (b ? "] != 0" : "]") << ";\n    *reinterpret_cast<"
+        << (b ? "B4" : "F4") << "*>(out" << o << " + i) = w" << o << ";\n";
+    }
+    s << "  }\n  // The last n % 4 elements, one each.\n  first = blocks * 4 + thread;\n";
+  }
+  s << "  for (long long i = first; i < n; i += threads) {\n    const float x[" << ni << "] = {";
+  for (std::size_t k = 0; k < ni; ++k) s << (k ? ", " : "") << input_value(p.inputs[k], k, "i");
+  s << "};\n    float y[" << no << "];\n    element(x, y);\n";
+  for (std::size_t o = 0; o < no; ++o)
+    s << "    out" << o << "[i] = y[" << o << (is_bool(p.outputs[o].dtype) ? "] != 0" : "]") << ";\n";
+  s << "  }\n}\n\n}  // namespace canopy_fused\n";
+  return s.str();
+}
+
+std::string fused_kernel_source(const FusedProgram& p, const FusedLayout& layout) {
+  std::string src = nvrtc_prelude();
+  src += "\n// A fused elementwise program of canopy, generated.\n#define CANOPY_FUSED_FN __forceinline__\n\n";
+  src += fused_kernel_body(p, layout);
+  src += cat({"\nextern \"C\" __global__ void __launch_bounds__(", std::to_string(kThreads), ") ", kKernelName,
+              "(const canopy_fused::Args args) {\n"});
+  src +=
+      "  canopy_fused::run(args, blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x,\n"
+      "                    static_cast<long long>(gridDim.x) * blockDim.x);\n}\n";
+  return src;
+}
+
+const std::string& nvrtc_prelude() {
+  static const std::string text = [] {
+    std::string t;
+    for (std::size_t h = 0; h < kEmbeddedHeaderCount; ++h) {
+      t += "// ---- ";
+      t += kEmbeddedHeaders[h].path;
+      t += "\n";
+      std::istringstream lines(kEmbeddedHeaders[h].text);
+      for (std::string line; std::getline(lines, line);) {
+        std::size_t at = line.find_first_not_of(" \t");
+        if (at != std::string::npos && line[at] == '#') {
+          at = line.find_first_not_of(" \t", at + 1);
+          if (line.compare(at, 7, "include") == 0 || line.compare(at, 11, "pragma once") == 0) {
+            t += "\n";  // keeps the line numbers of NVRTC's diagnostics within each header
+            continue;
+          }
+        }
+        t += line;
+        t += "\n";
+      }
+    }
+    return t;
+  }();
+  return text;
+}
+
+std::vector<std::string> embedded_header_paths() {
+  std::vector<std::string> paths;
+  for (std::size_t h = 0; h < kEmbeddedHeaderCount; ++h) paths.emplace_back(kEmbeddedHeaders[h].path);
+  return paths;
+}
+
+std::string program_key(const FusedProgram& p, const FusedLayout& layout) {
+  std::string key;
+  auto put = [&](std::int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(static_cast<std::int64_t>(p.inputs.size()));
+  for (const FusedInput& in : p.inputs) {
+    put(static_cast<std::int64_t>(in.mode));
+    put(static_cast<std::int64_t>(in.dtype));
+    if (in.mode == Mode::row) put(in.size);
+  }
+  put(static_cast<std::int64_t>(p.steps.size()));
+  for (const FusedStep& st : p.steps) {
+    put(static_cast<std::int64_t>(st.kind) << 8 | st.op);
+    put(st.a);
+    put(st.b);
+    put(st.c);
+  }
+  put(static_cast<std::int64_t>(p.outputs.size()));
+  for (const auto& o : p.outputs) {
+    put(o.reg);
+    put(static_cast<std::int64_t>(o.dtype));
+  }
+  put(layout.vector);
+  for (bool r : layout.vector_rows) put(r);
+  return key;
+}
+
+}  // namespace canopy::kernels::cuda::generated

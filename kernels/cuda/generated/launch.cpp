@@ -1,0 +1,132 @@
+// Running a fused elementwise program as its generated kernel (fused_source.cpp, compiled by
+// nvrtc.cpp): the kernel is generated, compiled and loaded once per program, layout and device,
+// then launched over a grid of the device's SMs times the blocks each holds at once. Where that
+// cannot happen (NVRTC missing, a failed compile or load: logged once, counted as a fallback)
+// fused.cu runs its interpreter kernel instead, so a result is never left unwritten.
+#include "launch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "../runtime.hpp"
+#include "canopy/kernels/cuda.hpp"
+#include "canopy/kernels/environment.hpp"
+#include "fused_source.hpp"
+#include "nvrtc.hpp"
+
+namespace canopy::kernels::cuda {
+namespace {
+
+EnvSwitch& generated_switch() {
+  static EnvSwitch s("CANOPY_CUDA_CODEGEN", true);
+  return s;
+}
+std::atomic<std::int64_t> calls{0}, fallbacks{0};
+
+/// A program's kernel on one device, or why there is none.
+struct Loaded {
+  cudaKernel_t kernel = nullptr;
+  int blocks_per_sm = 0, sms = 0;
+  std::string error;
+};
+
+/// The device's compute capability as NVRTC's architecture number (9.0 -> 90).
+int device_arch(int device, int& sms) {
+  int major = 0, minor = 0;
+  detail::check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  detail::check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
+  detail::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  return major * 10 + minor;
+}
+
+Loaded load(const cpu::FusedProgram& program, const generated::FusedLayout& layout, int device) {
+  Loaded l;
+  const int arch = device_arch(device, l.sms);
+  std::string error;
+  const auto cubin = generated::cubin_for(generated::fused_kernel_source(program, layout), arch, error);
+  if (!cubin) {
+    l.error = error;
+    return l;
+  }
+  cudaLibrary_t library = nullptr;  // kept for the process's life, as the kernel is
+  if (cudaError_t e = cudaLibraryLoadData(&library, cubin->data(), nullptr, nullptr, 0, nullptr, nullptr, 0); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    l.error = std::string("cudaLibraryLoadData: ") + cudaGetErrorString(e);
+    return l;
+  }
+  if (cudaError_t e = cudaLibraryGetKernel(&l.kernel, library, generated::kKernelName); e != cudaSuccess) {
+    (void)cudaGetLastError();
+    l.kernel = nullptr;
+    l.error = std::string("cudaLibraryGetKernel: ") + cudaGetErrorString(e);
+    return l;
+  }
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&l.blocks_per_sm, reinterpret_cast<const void*>(l.kernel),
+                                                    generated::kThreads, 0) != cudaSuccess ||
+      l.blocks_per_sm < 1) {
+    (void)cudaGetLastError();
+    l.blocks_per_sm = 2048 / generated::kThreads;  // what an SM of sm_70 and later holds at most
+  }
+  return l;
+}
+
+}  // namespace
+
+void set_generated_kernels(bool on) { generated_switch().set(on); }
+bool generated_kernels() { return generated_switch().get(); }
+std::int64_t generated_kernel_calls() { return calls.load(); }
+std::int64_t generated_kernel_fallbacks() { return fallbacks.load(); }
+
+namespace detail {
+
+bool launch_generated_fused(const cpu::FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
+                            std::int64_t n, int device) {
+  if (!generated_kernels() || !generated::generated_supported(program)) return false;
+  const cudaStream_t s = stream(device);  // makes `device` current
+  const generated::FusedLayout layout = generated::fused_layout(program, in, out, n);
+  static std::mutex mutex;
+  static auto* loaded = new std::map<std::pair<int, std::string>, Loaded>;  // never destroyed (kernels outlive statics)
+  const Loaded* l = nullptr;
+  {
+    std::lock_guard lock(mutex);
+    auto key = std::make_pair(device, generated::program_key(program, layout));
+    auto it = loaded->find(key);
+    if (it == loaded->end()) {
+      it = loaded->emplace(std::move(key), load(program, layout, device)).first;
+      if (!it->second.kernel) {
+        static std::once_flag said;
+        std::call_once(said, [&] {
+          std::cerr << "canopy: a fused kernel runs on the interpreter (no generated kernel: " << it->second.error << ")\n";
+        });
+      }
+    }
+    l = &it->second;  // map nodes stay where they are
+  }
+  if (!l->kernel) {
+    ++fallbacks;
+    return false;
+  }
+  // The kernel's one parameter, canopy_fused::Args: the inputs' and outputs' addresses, then n.
+  std::vector<std::uint64_t> args(in.size() + out.size() + 1);
+  for (std::size_t k = 0; k < in.size(); ++k) std::memcpy(&args[k], &in[k], sizeof(void*));
+  for (std::size_t o = 0; o < out.size(); ++o) std::memcpy(&args[in.size() + o], &out[o], sizeof(void*));
+  std::memcpy(&args.back(), &n, sizeof n);
+  const std::int64_t work = layout.vector ? std::max<std::int64_t>(n / generated::kVectorElements, 1) : n;
+  const std::int64_t wanted = (work + generated::kThreads - 1) / generated::kThreads;
+  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(wanted, std::int64_t(l->sms) * l->blocks_per_sm));
+  void* params[] = {args.data()};
+  check(cudaLaunchKernel(reinterpret_cast<const void*>(l->kernel), dim3(blocks), dim3(generated::kThreads), params, 0, s),
+        "fused_elementwise (generated kernel)");
+  ++calls;
+  return true;
+}
+
+}  // namespace detail
+}  // namespace canopy::kernels::cuda

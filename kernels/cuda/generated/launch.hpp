@@ -1,0 +1,18 @@
+// Internal to kernels/cuda: fused_elementwise's generated-kernel path (launch.cpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "canopy/kernels/fused.hpp"
+
+namespace canopy::kernels::cuda::detail {
+
+/// Runs `program` as its generated kernel on `device`'s stream and returns true; false (having
+/// run nothing) where generated kernels are off, the program is not one the generator writes, or
+/// no kernel could be had (NVRTC missing, a compile or load failure: counted by
+/// generated_kernel_fallbacks()), and the caller runs the interpreter kernel.
+bool launch_generated_fused(const cpu::FusedProgram& program, std::span<const void* const> in,
+                            std::span<void* const> out, std::int64_t n, int device);
+
+}  // namespace canopy::kernels::cuda::detail

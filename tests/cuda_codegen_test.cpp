@@ -1,0 +1,403 @@
+// Generated CUDA kernels for jit's fused elementwise programs (kernels/cuda/generated), checked
+// on the host: each source compiles with NVRTC for sm_90 without a diagnostic; the vector path
+// is in the source (and 128-bit loads and stores in its PTX) exactly where the layout allows;
+// the CUBIN caches (memory, disk, a corrupt disk entry); and the generated code itself, compiled
+// for the host by the system compiler as the CPU's generated kernels are, run over the elements
+// thread by thread as the GPU's grid-stride loop would, against the CPU's fused kernel. Running
+// the kernels on a GPU is tests/gpu/gpu_test.cpp's.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <canopy/kernels/cpu.hpp>
+#include <canopy/kernels/fused.hpp>
+
+#include "../kernels/cuda/generated/fused_source.hpp"
+#include "../kernels/cuda/generated/nvrtc.hpp"
+#include "helpers/fused_bool_chain.hpp"
+
+using namespace canopy;
+namespace gen = canopy::kernels::cuda::generated;
+using kernels::cpu::BinaryOp;
+using kernels::cpu::FusedInput;
+using kernels::cpu::FusedProgram;
+using kernels::cpu::FusedStep;
+using kernels::cpu::UnaryOp;
+using K = FusedStep::Kind;
+
+namespace {
+
+constexpr int kArch = 90;  // the build's gpu_arch
+
+std::uint8_t u(UnaryOp op) { return static_cast<std::uint8_t>(op); }
+std::uint8_t b(BinaryOp op) { return static_cast<std::uint8_t>(op); }
+
+/// A program with its operands' data (host memory) for n elements.
+struct Case {
+  std::string name;
+  FusedProgram program;
+  std::vector<std::vector<float>> f32;          // per input (empty for bool inputs)
+  std::vector<std::vector<unsigned char>> b8;   // per input (empty for f32 inputs)
+  std::int64_t n = 0;
+  std::vector<const void*> in() const {
+    std::vector<const void*> p;
+    for (std::size_t k = 0; k < f32.size(); ++k)
+      p.push_back(program.inputs[k].dtype == DType::bool_ ? static_cast<const void*>(b8[k].data()) : f32[k].data());
+    return p;
+  }
+};
+
+/// Values that reach the ops' branches: signs, zeros, halves, large and tiny magnitudes, inf, NaN.
+float probe(std::int64_t i) {
+  static const float v[] = {-3.5f, -1.0f, -0.25f, -0.0f, 0.0f, 0.3f, 0.999f, 1.0f, 2.5f, 7.0f, 88.0f, -88.0f,
+                            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(), 1e-20f, 0.5f, -0.75f, 12.0f, 0.01f};
+  return v[i % 20] * (1.0f + 0.01f * static_cast<float>(i / 20));
+}
+
+/// Adds input data of `mode` for n elements (row: `size` elements).
+void add_input(Case& c, FusedInput::Mode mode, DType dtype, std::int64_t size) {
+  c.program.inputs.push_back({mode, dtype, size});
+  std::vector<float> f;
+  std::vector<unsigned char> m;
+  for (std::int64_t i = 0; i < size; ++i) {
+    if (dtype == DType::bool_) m.push_back(static_cast<unsigned char>((i * 7 + c.f32.size()) % 3 == 0));
+    else f.push_back(probe(i + 3 * static_cast<std::int64_t>(c.f32.size())));
+  }
+  c.f32.push_back(std::move(f));
+  c.b8.push_back(std::move(m));
+}
+
+/// Fused programs covering every op of the fused kernels, every input mode, bools and several outputs.
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  {  // every unary op the fused kernels have, on f32 (is_finite writes bool), one output each
+    Case c{"unary ops", {}, {}, {}, 67};
+    add_input(c, FusedInput::Mode::full, DType::f32, c.n);
+    c.program.steps.push_back({K::load, 0, 0});
+    for (int o = 0; o <= static_cast<int>(kernels::cpu::kLastUnaryOp); ++o) {
+      const auto op = static_cast<UnaryOp>(o);
+      if (!kernels::cpu::fused_unary_supported(static_cast<std::uint8_t>(o)) || op == UnaryOp::logical_not) continue;
+      c.program.steps.push_back({K::unary, u(op), 0});
+      c.program.outputs.push_back({static_cast<int>(c.program.steps.size()) - 1, op == UnaryOp::is_finite ? DType::bool_ : DType::f32});
+    }
+    all.push_back(std::move(c));
+  }
+  {  // every binary op: full with a row (length 4: read as vectors), a scalar with full
+    Case c{"binary ops, full x row, scalar x full", {}, {}, {}, 68};
+    add_input(c, FusedInput::Mode::full, DType::f32, c.n);
+    add_input(c, FusedInput::Mode::row, DType::f32, 4);
+    add_input(c, FusedInput::Mode::scalar, DType::f32, 1);
+    c.program.steps = {{K::load, 0, 0}, {K::load, 0, 1}, {K::load, 0, 2}};
+    for (int o = 0; o <= static_cast<int>(BinaryOp::ge); ++o) {
+      const bool cmp = o >= static_cast<int>(BinaryOp::eq);
+      c.program.steps.push_back({K::binary, static_cast<std::uint8_t>(o), 0, 1});
+      c.program.outputs.push_back({static_cast<int>(c.program.steps.size()) - 1, cmp ? DType::bool_ : DType::f32});
+      c.program.steps.push_back({K::binary, static_cast<std::uint8_t>(o), 2, 0});
+      c.program.outputs.push_back({static_cast<int>(c.program.steps.size()) - 1, cmp ? DType::bool_ : DType::f32});
+    }
+    all.push_back(std::move(c));
+  }
+  {  // bools: masks in, logical ops, select, to_bool, comparisons, bools out; a row of 7 (not
+     // a multiple of 4: read lane by lane) and a tail of 63 % 4 elements
+    Case c{"bool chain, row of 7", {}, {}, {}, 63};
+    add_input(c, FusedInput::Mode::full, DType::f32, c.n);
+    add_input(c, FusedInput::Mode::row, DType::f32, 7);
+    add_input(c, FusedInput::Mode::scalar, DType::f32, 1);
+    add_input(c, FusedInput::Mode::full, DType::bool_, c.n);
+    add_input(c, FusedInput::Mode::row, DType::bool_, 7);
+    add_input(c, FusedInput::Mode::scalar, DType::bool_, 1);
+    c.program.steps = test::fused_bool_chain();
+    c.program.steps.insert(c.program.steps.end(), {
+        {K::load, 0, 4},                                // 17 row mask
+        {K::load, 0, 5},                                // 18 scalar mask
+        {K::binary, b(BinaryOp::logical_and), 17, 18},  // 19
+        {K::binary, b(BinaryOp::max), 19, 3},           // 20 max on bools: or
+        {K::binary, b(BinaryOp::min), 20, 14}});        // 21 min on bools: and
+    c.program.outputs = {{9, DType::f32}, {14, DType::bool_}, {15, DType::f32}, {16, DType::bool_},
+                         {12, DType::bool_}, {21, DType::bool_}};
+    all.push_back(std::move(c));
+  }
+  {  // W5's chain, tanh(x * 1.5 - 0.25) * 0.75, with scalars as jit makes them
+    Case c{"W5 chain", {}, {}, {}, 1031};
+    add_input(c, FusedInput::Mode::full, DType::f32, c.n);
+    add_input(c, FusedInput::Mode::scalar, DType::f32, 1);
+    add_input(c, FusedInput::Mode::scalar, DType::f32, 1);
+    add_input(c, FusedInput::Mode::scalar, DType::f32, 1);
+    c.f32[1] = {1.5f};
+    c.f32[2] = {0.25f};
+    c.f32[3] = {0.75f};
+    c.program.steps = {{K::load, 0, 0}, {K::load, 0, 1}, {K::binary, b(BinaryOp::mul), 0, 1}, {K::load, 0, 2},
+                       {K::binary, b(BinaryOp::sub), 2, 3}, {K::unary, u(UnaryOp::tanh), 4}, {K::load, 0, 3},
+                       {K::binary, b(BinaryOp::mul), 5, 6}};
+    c.program.outputs = {{7, DType::f32}};
+    all.push_back(std::move(c));
+  }
+  for (Case& c : all) {
+    c.program.elements = c.n;
+    kernels::cpu::plan_fused_program(c.program);
+  }
+  return all;
+}
+
+/// Output buffers of a case (f32 or one byte per bool), 16-byte aligned, zeroed.
+struct Outputs {
+  std::vector<std::vector<float>> data;
+  std::vector<void*> ptr;
+  Outputs(const FusedProgram& p, std::int64_t n) {
+    for (std::size_t o = 0; o < p.outputs.size(); ++o) data.emplace_back(static_cast<std::size_t>(n) + 4, 0.0f);
+    for (auto& d : data) ptr.push_back(d.data());
+  }
+};
+
+std::filesystem::path scratch_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("canopy-cuda-codegen-" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// Sets an environment variable for a scope, then restores it.
+struct ScopedEnv {
+  std::string name, old;
+  bool had;
+  ScopedEnv(const char* n, const std::string& value) : name(n) {
+    const char* o = std::getenv(n);
+    had = o != nullptr;
+    if (had) old = o;
+    ::setenv(n, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had) ::setenv(name.c_str(), old.c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("generated CUDA kernels: every fused program compiles with NVRTC for sm_90 without a diagnostic") {
+  const std::string why = gen::nvrtc_unavailable_reason();
+  REQUIRE_MESSAGE(why.empty(), why);
+  double ms = 0;
+  int compiled = 0;
+  for (const Case& c : cases()) {
+    CAPTURE(c.name);
+    REQUIRE(gen::generated_supported(c.program));
+    const std::vector<const void*> in = c.in();
+    Outputs out(c.program, c.n);
+    const gen::FusedLayout vector = gen::fused_layout(c.program, in, out.ptr, c.n);
+    REQUIRE(vector.vector);  // std::vector's blocks are 16-byte aligned
+    // One output a float past its start: no 128-bit access lines up; single elements.
+    std::vector<void*> shifted = out.ptr;
+    shifted[0] = static_cast<float*>(shifted[0]) + 1;
+    const gen::FusedLayout scalar = gen::fused_layout(c.program, in, shifted, c.n);
+    CHECK_FALSE(scalar.vector);
+    for (const gen::FusedLayout& layout : {vector, scalar}) {
+      const std::string source = gen::fused_kernel_source(c.program, layout);
+      CHECK((source.find("reinterpret_cast<const F4*>") != std::string::npos) == layout.vector);
+      CHECK((source.find("*reinterpret_cast<F4*>(out0 + i)") != std::string::npos) == layout.vector);
+      const auto t0 = std::chrono::steady_clock::now();
+      const gen::Compiled cubin = gen::nvrtc_compile(source, kArch);
+      ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      ++compiled;
+      REQUIRE_MESSAGE(cubin.cubin, cubin.error);
+      CHECK_MESSAGE(cubin.log.empty(), cubin.log);
+      // The vector path as the GPU runs it: 128-bit loads and stores of f32 in the PTX.
+      const gen::Compiled ptx = gen::nvrtc_compile(source, kArch, true);
+      REQUIRE_MESSAGE(ptx.cubin, ptx.error);
+      CHECK((ptx.cubin->find(".v4.f32") != std::string::npos) == layout.vector);
+    }
+  }
+  MESSAGE("NVRTC: " << compiled << " generated kernels for sm_90, " << ms / compiled << " ms each on average");
+  // A row of 4 f32 is read as vectors; one of 7 element by element.
+  const std::vector<Case> all = cases();
+  const Case& rows4 = all[1];
+  Outputs out(rows4.program, rows4.n);
+  const gen::FusedLayout layout = gen::fused_layout(rows4.program, rows4.in(), out.ptr, rows4.n);
+  CHECK(layout.vector_rows == std::vector<bool>{false, true, false});
+  CHECK(gen::fused_kernel_body(rows4.program, layout).find("in1 + i % 4LL") != std::string::npos);
+  const Case& rows7 = all[2];
+  Outputs out7(rows7.program, rows7.n);
+  const gen::FusedLayout layout7 = gen::fused_layout(rows7.program, rows7.in(), out7.ptr, rows7.n);
+  CHECK(layout7.vector);
+  CHECK(layout7.vector_rows[1] == false);
+  CHECK(gen::fused_kernel_body(rows7.program, layout7).find("in1[(i + l) % 7LL]") != std::string::npos);
+}
+
+TEST_CASE("generated CUDA kernels: programs the interpreter does not run get no kernel") {
+  FusedProgram p;
+  p.inputs = {{FusedInput::Mode::words, DType::u32, 2}};
+  p.steps = {{K::load, 0, 0}, {K::uniform01, 0, 0}};
+  p.outputs = {{1, DType::f32}};
+  CHECK_FALSE(gen::generated_supported(p));
+  FusedProgram sum;
+  sum.inputs = {{FusedInput::Mode::full, DType::f32, 8}};
+  sum.steps = {{K::load, 0, 0}, {K::unary, u(UnaryOp::exp), 0}};
+  sum.outputs = {{1, DType::f32, FusedProgram::Output::Reduce::rows, 4}};
+  CHECK_FALSE(gen::generated_supported(sum));  // sums are not fused on GPUs (neither by the interpreter)
+  sum.outputs[0].reduce = FusedProgram::Output::Reduce::none;
+  CHECK(gen::generated_supported(sum));
+}
+
+TEST_CASE("generated CUDA kernels: compiled once per source and architecture, in memory and on disk") {
+  REQUIRE(gen::nvrtc_unavailable_reason().empty());
+  const auto dir = scratch_dir("cache");
+  ScopedEnv cache_env("CANOPY_KERNEL_CACHE", dir.string());
+  Case c = cases()[3];
+  // A source of this test's own (a scalar the other tests do not use): never compiled before.
+  c.f32[1] = {1.25f};
+  c.program.steps.push_back({K::unary, u(UnaryOp::sqrt), 7});
+  c.program.outputs = {{8, DType::f32}};
+  Outputs out(c.program, c.n);
+  const std::string source = gen::fused_kernel_source(c.program, gen::fused_layout(c.program, c.in(), out.ptr, c.n));
+  std::string error;
+  gen::clear_cubin_memory_cache();
+  const gen::CubinCacheStats s0 = gen::cubin_cache_stats();
+  const auto first = gen::cubin_for(source, kArch, error);
+  REQUIRE_MESSAGE(first, error);
+  const gen::CubinCacheStats s1 = gen::cubin_cache_stats();
+  CHECK(s1.compiles == s0.compiles + 1);
+  // The second request: from memory, no compile.
+  CHECK(gen::cubin_for(source, kArch, error) == first);
+  const gen::CubinCacheStats s2 = gen::cubin_cache_stats();
+  CHECK(s2.compiles == s1.compiles);
+  CHECK(s2.memory_hits == s1.memory_hits + 1);
+  // Another architecture is another kernel.
+  const auto sm100 = gen::cubin_for(source, 100, error);
+  REQUIRE_MESSAGE(sm100, error);
+  CHECK(gen::cubin_cache_stats().compiles == s2.compiles + 1);
+  CHECK(*sm100 != *first);
+  // On disk, whole (written to a temporary name, then renamed): a fresh memory cache loads it.
+  const std::filesystem::path path = gen::cubin_cache_path(source, kArch);
+  REQUIRE(std::filesystem::exists(path));
+  for (const auto& e : std::filesystem::directory_iterator(dir)) CHECK(e.path().extension() == ".cubin");
+  gen::clear_cubin_memory_cache();
+  const gen::CubinCacheStats s3 = gen::cubin_cache_stats();
+  const auto from_disk = gen::cubin_for(source, kArch, error);
+  REQUIRE(from_disk);
+  CHECK(*from_disk == *first);
+  const gen::CubinCacheStats s4 = gen::cubin_cache_stats();
+  CHECK(s4.compiles == s3.compiles);
+  CHECK(s4.disk_loads == s3.disk_loads + 1);
+  // A corrupt entry (a flipped byte in the cubin, then one cut short) is compiled again and replaced.
+  for (int damage = 0; damage < 2; ++damage) {
+    CAPTURE(damage);
+    std::string bytes;
+    {
+      std::ifstream f(path, std::ios::binary);
+      std::ostringstream ss;
+      ss << f.rdbuf();
+      bytes = ss.str();
+    }
+    if (damage == 0) bytes[bytes.size() - 100] = static_cast<char>(bytes[bytes.size() - 100] ^ 0x5a);
+    else bytes.resize(bytes.size() / 2);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    gen::clear_cubin_memory_cache();
+    const gen::CubinCacheStats before = gen::cubin_cache_stats();
+    const auto again = gen::cubin_for(source, kArch, error);
+    REQUIRE(again);
+    CHECK(*again == *first);
+    const gen::CubinCacheStats after = gen::cubin_cache_stats();
+    CHECK(after.rejected_disk_entries == before.rejected_disk_entries + 1);
+    CHECK(after.compiles == before.compiles + 1);
+    CHECK(after.disk_loads == before.disk_loads);
+  }
+  gen::clear_cubin_memory_cache();  // the replaced entry is good again
+  const gen::CubinCacheStats s5 = gen::cubin_cache_stats();
+  CHECK(*gen::cubin_for(source, kArch, error) == *first);
+  CHECK(gen::cubin_cache_stats().disk_loads == s5.disk_loads + 1);
+  // Another source under the same file name (a hash collision) is not loaded for this one.
+  std::filesystem::copy_file(path, gen::cubin_cache_path(source + "// another\n", kArch),
+                             std::filesystem::copy_options::overwrite_existing);
+  gen::clear_cubin_memory_cache();
+  const gen::CubinCacheStats s6 = gen::cubin_cache_stats();
+  CHECK(gen::cubin_for(source + "// another\n", kArch, error));
+  CHECK(gen::cubin_cache_stats().rejected_disk_entries == s6.rejected_disk_entries + 1);
+  std::filesystem::remove_all(dir.parent_path());
+}
+
+TEST_CASE("generated CUDA kernels: their code, compiled for the host, gives the CPU fused kernel's values") {
+  // Every case's body in one host library (the system compiler, as for the CPU's generated
+  // kernels), each in a namespace of its own with an entry that runs `threads` threads' shares
+  // of the grid-stride loop in turn, under the vector layout and the single-element one.
+  const std::vector<Case> all = cases();
+  const auto dir = scratch_dir("host");
+  std::ostringstream src;
+  const std::vector<std::string> headers = gen::embedded_header_paths();
+  for (std::size_t h = 1; h < headers.size(); ++h) src << "#include \"" << headers[h] << "\"\n";  // [0]: NVRTC's std
+  src << "#define CANOPY_FUSED_FN inline\n";
+  struct Run {
+    std::size_t c;
+    bool vector;
+    std::int64_t threads;
+  };
+  std::vector<Run> runs;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    for (bool vector : {true, false})
+      for (std::int64_t threads : {1, 3, 64}) {
+        const Case& c = all[i];
+        Outputs out(c.program, c.n);
+        gen::FusedLayout layout = gen::fused_layout(c.program, c.in(), out.ptr, c.n);
+        if (!vector) layout = gen::FusedLayout{};
+        const std::string ns = "case" + std::to_string(runs.size());
+        src << "namespace " << ns << " {\n" << gen::fused_kernel_body(c.program, layout) << "}\n"
+            << "extern \"C\" void " << ns << "_run(const void* const* in, void* const* out, long long n, long long threads) {\n"
+            << "  " << ns << "::canopy_fused::Args a{};\n"
+            << "  for (int k = 0; k < " << c.program.inputs.size() << "; ++k) a.in[k] = in[k];\n"
+            << "  for (int o = 0; o < " << c.program.outputs.size() << "; ++o) a.out[o] = out[o];\n"
+            << "  a.n = n;\n  for (long long t = 0; t < threads; ++t) " << ns << "::canopy_fused::run(a, t, threads);\n}\n";
+        runs.push_back({i, vector, threads});
+      }
+  const auto cpp = dir / "generated_host.cpp", so = dir / "generated_host.so";
+  std::ofstream(cpp) << src.str();
+  const char* cxx = std::getenv("CANOPY_CXX");
+  const std::string command = std::string(cxx && *cxx ? cxx : "c++") + " -std=c++20 -O1 -fPIC -shared -w -I" +
+                              CANOPY_KERNELS_INCLUDE + " -o " + so.string() + " " + cpp.string() + " 2> " +
+                              (dir / "log").string();
+  REQUIRE_MESSAGE(std::system(command.c_str()) == 0, command);
+  void* lib = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE_MESSAGE(lib, ::dlerror());
+  using RunFn = void (*)(const void* const*, void* const*, long long, long long);
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const Case& c = all[runs[r].c];
+    CAPTURE(c.name);
+    CAPTURE(runs[r].vector);
+    CAPTURE(runs[r].threads);
+    auto run = reinterpret_cast<RunFn>(::dlsym(lib, ("case" + std::to_string(r) + "_run").c_str()));
+    REQUIRE(reinterpret_cast<void*>(run) != nullptr);
+    Outputs want(c.program, c.n), got(c.program, c.n);
+    const std::vector<const void*> in = c.in();
+    kernels::cpu::fused_elementwise(c.program, in, want.ptr, c.n);
+    run(in.data(), got.ptr.data(), c.n, runs[r].threads);
+    for (std::size_t o = 0; o < c.program.outputs.size(); ++o) {
+      CAPTURE(o);
+      if (c.program.outputs[o].dtype == DType::bool_) {
+        CHECK(std::memcmp(got.ptr[o], want.ptr[o], static_cast<std::size_t>(c.n)) == 0);
+        continue;
+      }
+      for (std::int64_t i = 0; i < c.n; ++i) {
+        const float g = got.data[o][static_cast<std::size_t>(i)], w = want.data[o][static_cast<std::size_t>(i)];
+        if ((std::isnan(g) && std::isnan(w)) || g == w) continue;
+        CAPTURE(i);
+        CAPTURE(w);
+        // The CPU's fused kernel uses vector math (glibc's libmvec), the host build of the
+        // generated code glibc's scalar functions: a few ulp apart.
+        CHECK(std::fabs(g - w) <= 4e-6 * std::fabs(w) + 1e-37);
+      }
+    }
+  }
+  ::dlclose(lib);
+  std::filesystem::remove_all(dir.parent_path());
+}
