@@ -5,7 +5,7 @@ transforms/ to a header of a sublayer at or below its own. Fails naming the file
 both layers.
 
     pytree  <-  kernels  <-  transforms  <-  random  <-  train
-    transforms' headers: core  <-  {primitives, jit, devices, numpy, nn, api}
+    transforms' headers: core  <-  {primitives, jit, devices, numpy, nn, backends, api}
 
 Within transforms/ it is the interfaces that are layered: core's headers (Array, avals, the IR,
 the trace stack, primitives' rule tables, settings) include nothing of the sublayers above, so a
@@ -38,7 +38,8 @@ TRANSFORMS_HEADERS = {
     "ops.hpp": "primitives", "numpy.hpp": "numpy", "numpy_ufuncs.hpp": "numpy",
     "nn.hpp": "nn", "devices.hpp": "devices", "transforms.hpp": "api",
 }
-SUBLAYER_RANK = {"core": 0, "primitives": 1, "jit": 1, "devices": 1, "numpy": 1, "nn": 1, "api": 1}
+SUBLAYER_RANK = {"core": 0, "primitives": 1, "jit": 1, "devices": 1, "numpy": 1, "nn": 1, "api": 1,
+                 "backends": 1}
 SOURCE_SUFFIXES = (".hpp", ".cpp", ".h", ".cu", ".cuh")
 HEADER_SUFFIXES = (".hpp", ".h", ".cuh")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
@@ -48,7 +49,10 @@ def transforms_sublayer(rel):
     """The sublayer of a path relative to transforms/."""
     parts = rel.split("/")
     if parts[0] == "src":
-        return parts[1] if len(parts) > 2 else "core"
+        folder = parts[1] if len(parts) > 2 else "core"
+        if folder not in SUBLAYER_RANK:
+            raise SystemExit(f"check_includes: transforms/{rel}: src/{folder}/ is no sublayer; add it to SUBLAYER_RANK")
+        return folder
     if parts[:2] == ["include", "canopy"]:
         name = "/".join(parts[2:])
         if name in TRANSFORMS_HEADERS:
