@@ -1,5 +1,6 @@
 // jit and make_jaxpr: printed programs, autojit's cache (static leaves, retracing, explanations,
 // LRU, threads), composition with the other transformations, donation and bad input.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -10,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <canopy/canopy.hpp>
+#include <canopy/core/settings.hpp>
 #include <canopy/kernels/buffer.hpp>
 #include <canopy/random.hpp>
 #include <canopy/transforms.hpp>
@@ -102,6 +104,59 @@ TEST_CASE("jit: x64 mode is part of the cache key; a retrace says the mode chang
   REQUIRE(log.lines.size() == 2);
   CAPTURE(log.lines[1]);
   CHECK(log.lines[1].find("x64 mode changed (on now)") != std::string::npos);
+}
+
+namespace {
+// A setting of this test's own, registered as a module registers one: jit must key on it unseen.
+thread_local std::uint32_t test_setting_value = 0;
+const std::size_t test_setting = register_trace_setting(
+    {"test setting", [] { return test_setting_value; },
+     [](std::uint32_t v) -> std::string_view { return v ? "raised" : "lowered"; }});
+}  // namespace
+
+TEST_CASE("trace settings: the core's, jit's and random's settings are registered, each once") {
+  std::vector<std::string_view> names;
+  for (const TraceSetting& s : trace_settings()) names.push_back(s.name);
+  for (std::string_view want : {"x64 mode", "debug_nans", "disable_jit", "PRNG layout", "test setting"})
+    CHECK(std::count(names.begin(), names.end(), want) == 1);
+  CHECK(trace_settings()[test_setting].name == "test setting");
+  CHECK(error_message<ValueError>([] { register_trace_setting({"x64 mode", [] { return 0u; }, on_off_name}); }) ==
+        "register_trace_setting: setting (x64 mode) is registered twice; each module registers its own settings "
+        "once, under names of their own");
+  CHECK(trace_settings().size() == names.size());
+  const TraceSettingValues now = current_trace_settings();
+  {
+    random::LayoutScope legacy(random::Layout::legacy);
+    CHECK(!(current_trace_settings() == now));
+  }
+  CHECK(current_trace_settings() == now);
+}
+
+TEST_CASE("jit: every registered setting keys the cache; a retrace names the one that changed") {
+  int traces = 0;
+  auto draw = jit([&](const Array& key) {
+    ++traces;
+    return random::bits(key, {4});
+  });
+  auto words = [](const Array& a) { return a.to_vector<std::uint32_t>(); };
+  const Array key = random::key(3);
+  LogCapture log;
+  const auto partitionable = words(draw(key));
+  std::vector<std::uint32_t> legacy;
+  {
+    random::LayoutScope scope(random::Layout::legacy);
+    legacy = words(draw(key));
+    CHECK(legacy == words(random::bits(key, {4})));
+  }
+  CHECK(legacy != partitionable);  // the layouts hash different counters
+  test_setting_value = 1;
+  CHECK(words(draw(key)) == partitionable);
+  test_setting_value = 0;
+  CHECK(words(draw(key)) == partitionable);
+  CHECK(traces == 3);
+  REQUIRE(log.lines.size() == 3);
+  CHECK(log.lines[1].find("because PRNG layout changed (legacy now)") != std::string::npos);
+  CHECK(log.lines[2].find("because test setting changed (raised now)") != std::string::npos);
 }
 
 TEST_CASE("jit: buffer planning puts the intermediates in one arena; memory_analysis reports it") {

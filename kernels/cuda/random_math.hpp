@@ -8,8 +8,7 @@
 #include <type_traits>
 
 #include "element_math.hpp"  // CANOPY_HD
-// nvcc's include path has kernels/include and pytree/include only: the random core by its path.
-#include "../../random/include/canopy/random/threefry.hpp"
+#include "canopy/random/threefry.hpp"
 
 namespace canopy::kernels::cuda::prng {
 

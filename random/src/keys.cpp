@@ -2,11 +2,17 @@
 // the JAXline-style step key. The hashing runs in the random_split/random_fold_in primitives.
 #include <cmath>
 
+#include "canopy/core/settings.hpp"
 #include "internal.hpp"
 
 namespace canopy::random {
 namespace {
 thread_local Layout g_layout = default_layout;
+
+// The samplers record the layout into the programs they are traced into: a change retraces.
+[[maybe_unused]] const std::size_t layout_setting = register_trace_setting(
+    {"PRNG layout", [] { return static_cast<std::uint32_t>(g_layout); },
+     [](std::uint32_t v) -> std::string_view { return static_cast<Layout>(v) == Layout::legacy ? "legacy" : "partitionable"; }});
 }  // namespace
 
 Layout current_layout() { return g_layout; }

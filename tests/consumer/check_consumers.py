@@ -6,7 +6,8 @@ subproject:  a fresh Meson project with canopy under subprojects/ that writes de
              configured with -Dcanopy:cuda=disabled (so the build without a GPU backend is
              checked too, and nvcc does not run twice).
 installed:   `meson install` of this build into a scratch DESTDIR, then a program built with
-             nothing but `$(pkg-config --cflags --libs canopy)` and run, and a training program
+             nothing but `$(pkg-config --cflags --libs canopy)` (libcanopy_random and libcanopy)
+             and run, and a training program
              built with `pkg-config canopy-train` and the run path README names.
 """
 import os
@@ -49,6 +50,9 @@ elif mode == "installed":
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pcs[0]), PKG_CONFIG_SYSROOT_DIR=dest)
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "canopy"], check=True, env=env,
                            capture_output=True, text=True).stdout.split()
+    # canopy.pc is the library's layers that compile code, random on transforms (with kernels).
+    if "-lcanopy_random" not in flags or "-lcanopy" not in flags:
+        sys.exit(f"canopy.pc gives {flags}")
     exe = os.path.join(build_dir, "installed_consumer_app")
     run(compiler + [os.path.join(here, "installed.cpp"), "-o", exe] + flags)
     libdirs = [f[2:] for f in flags if f.startswith("-L")]

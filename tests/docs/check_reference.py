@@ -11,8 +11,8 @@ headers define (and do not #undef). Class members are covered by their class. Na
 an underscore are skipped.
 
 The headers scanned are the ones a user includes: <layer>/include/canopy/**.hpp for the pytree,
-random, transforms and train layers, and the two installed headers of the kernels layer
-(kernels/include/canopy/dtype.hpp and shape.hpp). kernels/include/canopy/kernels/ is the kernel
+random, transforms and train layers, and the installed headers of the kernels layer
+(kernels/include/canopy/dtype.hpp, shape.hpp and random/threefry.hpp). kernels/include/canopy/kernels/ is the kernel
 layer's own interface to the primitives: kernels/meson.build does not install it.
 
 A name counts as documented when it appears in code (an inline `code span` or a fenced block)
@@ -53,6 +53,7 @@ LAYER_GLOBS = [
     ("transforms/include/canopy", "**/*.hpp"),
     ("train/include/canopy", "**/*.hpp"),
     ("kernels/include/canopy", "*.hpp"),  # dtype.hpp and shape.hpp: the installed ones
+    ("kernels/include/canopy", "random/*.hpp"),  # the threefry2x32 core, installed with them
 ]
 
 KEYWORDS = set(

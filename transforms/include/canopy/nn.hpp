@@ -1,6 +1,7 @@
-// canopy::nn: jax.nn's activations and softmax, flax.linen's layer and batch norm, dropout and
-// pooling as functions, composed from the primitive ops (softmax/log_softmax are fused
-// primitives; pooling is reduce_window). Initializers: <canopy/nn/initializers.hpp>.
+// canopy::nn: jax.nn's activations and softmax, flax.linen's layer and batch norm and pooling as
+// functions, composed from the primitive ops (softmax/log_softmax are fused primitives; pooling is
+// reduce_window). What draws from a key lives with canopy::random: <canopy/nn/initializers.hpp>
+// and <canopy/nn/dropout.hpp>.
 #pragma once
 
 #include <cstdint>
@@ -80,12 +81,6 @@ struct BatchNormOptions {
 /// statistics of another size.
 std::pair<Array, BatchNormStats> batch_norm(const Array& x, const BatchNormStats& stats, const Array& scale = {},
                                             const Array& bias = {}, const BatchNormOptions& options = {});
-
-/// flax.linen.Dropout as a function: each element kept with probability 1 - rate and scaled by
-/// 1 / (1 - rate) (inverted dropout, so evaluation needs no rescaling), else 0; the mask is
-/// jax.random.bernoulli(key, 1 - rate, x.shape), as flax draws it. rate 0 returns x, rate 1 zeros.
-/// ValueError for a rate outside [0, 1]. Do not call it at evaluation.
-Array dropout(const Array& key, double rate, const Array& x);
 
 /// flax.linen.max_pool on channels-last input (batch..., spatial..., features): `window_shape`
 /// and `strides` (default 1) cover the spatial dims; padding "VALID", "SAME" or (low, high) pairs.

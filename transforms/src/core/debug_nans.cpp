@@ -7,6 +7,7 @@
 
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
+#include "canopy/core/settings.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/environment.hpp"
 
@@ -17,6 +18,12 @@ constinit kernels::EnvSwitch debug_nans_flag{"CANOPY_DEBUG_NANS", false};
 
 void set_debug_nans(bool on) { debug_nans_flag.set(on); }
 bool debug_nans() { return debug_nans_flag.get(); }
+
+namespace {
+// A program compiled under debug_nans runs unfused, each step checked: a change recompiles.
+[[maybe_unused]] const std::size_t debug_nans_setting = register_trace_setting(
+    {"debug_nans", [] { return static_cast<std::uint32_t>(debug_nans()); }, on_off_name});
+}  // namespace
 
 namespace detail {
 

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "canopy/core/settings.hpp"
 #include "canopy/kernels/environment.hpp"
 
 namespace canopy {
@@ -22,6 +23,12 @@ thread_local int scope_x64 = -1;  // -1: no scope on this thread; else 0 or 1
 
 void set_enable_x64(bool on) { process_x64() = on; }
 bool x64_enabled() { return scope_x64 >= 0 ? scope_x64 == 1 : process_x64().load(std::memory_order_relaxed); }
+
+namespace {
+// Defaults chosen while tracing are baked into the program: a change retraces.
+[[maybe_unused]] const std::size_t x64_setting = register_trace_setting(
+    {"x64 mode", [] { return static_cast<std::uint32_t>(x64_enabled()); }, on_off_name});
+}  // namespace
 
 DType default_float_dtype() { return x64_enabled() ? DType::f64 : DType::f32; }
 DType default_int_dtype() { return x64_enabled() ? DType::i64 : DType::i32; }

@@ -24,7 +24,8 @@ std::vector<std::weak_ptr<JitCache>>& registry() {
 }  // namespace
 
 void CacheKey::seal() {
-  std::uint64_t h = hash_mix(signature->hash_code(), settings);
+  std::uint64_t h = signature->hash_code();
+  for (std::uint32_t v : settings.values) h = hash_mix(h, v);
   for (std::uint64_t s : structure) h = hash_mix(h, s);
   for (const Aval& a : avals) h = hash_mix(h, hash_value(a));
   for (const Device& d : devices) h = hash_mix(h, (static_cast<std::uint64_t>(d.kind) << 32) | static_cast<std::uint32_t>(d.index));
@@ -111,9 +112,10 @@ void JitCache::explain(const CacheKey& key, const std::function<LeafNames()>& na
     for (const auto& [old, old_names] : history_) {
       if (*old.signature != *key.signature) continue;
       std::vector<std::string> diffs;
-      if ((old.settings ^ key.settings) & kX64SettingBit)
-        diffs.push_back(concat("x64 mode changed (", (key.settings & kX64SettingBit) ? "on" : "off", " now)"));
-      if ((old.settings ^ key.settings) & ~kX64SettingBit) diffs.push_back("the PRNG layout changed");
+      const auto settings = trace_settings();
+      for (std::size_t i = 0; i < settings.size(); ++i)
+        if (old.settings.values[i] != key.settings.values[i])
+          diffs.push_back(concat(settings[i].name, " changed (", settings[i].value_name(key.settings.values[i]), " now)"));
       for (std::size_t i = 0; i < key.structure.size(); ++i)
         if (old.structure[i] != key.structure[i])
           diffs.push_back(concat("args[", i, "]: tree structure ", old_names.structures.at(i), " → ", now.structures.at(i)));

@@ -8,10 +8,9 @@
 
 #include "../core/array_impl.hpp"
 #include "canopy/core/jit.hpp"
+#include "canopy/core/settings.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/environment.hpp"
-#include "canopy/random.hpp"
-#include "canopy/x64.hpp"
 #include "passes/passes.hpp"
 
 namespace canopy {
@@ -36,6 +35,12 @@ void set_log_handler(std::function<void(const std::string&)> handler) {
   std::lock_guard<std::mutex> lock(log_mutex);
   log_handler() = std::move(handler);
 }
+
+namespace {
+// jax_disable_jit is part of JAX's trace context too: programs traced with it off are kept apart.
+[[maybe_unused]] const std::size_t disable_jit_setting = register_trace_setting(
+    {"disable_jit", [] { return static_cast<std::uint32_t>(!detail::jit_enabled()); }, on_off_name});
+}  // namespace
 
 DisableJit::DisableJit() : previous_(disabled_here) { disabled_here = true; }
 DisableJit::~DisableJit() { disabled_here = previous_; }
@@ -103,10 +108,6 @@ void require_live(std::string_view api, const std::string& where, const Array& x
                      concat(to_string(x.aval()), " was donated to a jitted call (donate_argnums)",
                             as ? concat(" as ", *as) : std::string(), " and deleted"),
                      "use the call's result instead, or do not donate it");
-}
-
-std::uint32_t tracing_settings() {
-  return static_cast<std::uint32_t>(random::current_layout()) | (x64_enabled() ? kX64SettingBit : 0u);
 }
 
 }  // namespace detail

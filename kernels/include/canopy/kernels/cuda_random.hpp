@@ -8,7 +8,7 @@
 #include "canopy/dtype.hpp"
 
 namespace canopy::random {
-enum class Layout;  // canopy/random/threefry.hpp, which nvcc's include path does not reach
+enum class Layout;  // canopy/random/threefry.hpp (declared here: the kernels need only its name)
 }  // namespace canopy::random
 
 namespace canopy::kernels::cuda {

@@ -150,11 +150,6 @@ void donate(const Arrays& donated, const Arrays& results, const Arrays& kept = {
 /// TracerError naming `api` and `where` unless x is live (not donated to an earlier call).
 void require_live(std::string_view api, const std::string& where, const Array& x);
 
-/// The PRNG layout and other global state tracing reads, as key bits.
-std::uint32_t tracing_settings();
-/// The bit of tracing_settings() that says x64 mode was on.
-inline constexpr std::uint32_t kX64SettingBit = 1u << 8;
-
 /// FloatingPointError naming p (and `program`, the jitted function it ran in, if any) when one
 /// of its floating-point results holds a NaN.
 void check_nans(const PrimitiveInfo& p, std::span<const Array> outs, const std::string& program = {});

@@ -16,6 +16,7 @@
 
 #include "canopy/array.hpp"
 #include "canopy/core/aval.hpp"
+#include "canopy/core/settings.hpp"
 #include "canopy/device.hpp"
 
 namespace canopy {
@@ -46,7 +47,7 @@ struct CacheKey {
   std::vector<Aval> avals;                    ///< the Array leaves, in flatten order
   std::vector<Device> devices;
   std::vector<StaticValue> statics;           ///< static leaves, then static arguments
-  std::uint32_t settings = 0;                 ///< PRNG layout (the global state tracing reads)
+  TraceSettingValues settings;                ///< the registered trace settings (core/settings.hpp)
   std::uint64_t hash = 0;
 
   /// Computes `hash` from the fields (call once they are filled).

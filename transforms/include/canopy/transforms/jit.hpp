@@ -243,7 +243,7 @@ class Jitted<F, std::integer_sequence<int, S...>, std::integer_sequence<int, D..
 
     Call(const Jitted& s, const A&... a) : self(s), args(a...) {
       key.signature = &typeid(std::tuple<A...>);
-      key.settings = tracing_settings();
+      key.settings = current_trace_settings();
       [&]<std::size_t... K>(std::index_sequence<K...>) { (add<K>(std::get<K>(args)), ...); }(std::index_sequence_for<A...>{});
       for (std::size_t i = 0; i < xs.size(); ++i)
         if (xs[i].is_deleted()) require_live("jit", names().arrays.at(i), xs[i]);

@@ -1,6 +1,7 @@
 // canopy/random/threefry.hpp: the threefry2x32 hash and JAX's word-level key operations
 // (seed, split, fold_in, random bits, unit-interval floats), bit for bit with jax.random.
-// Header-only, constexpr, standard library only.
+// Header-only, constexpr, standard library only. It lives in the kernels layer, below the
+// kernels that run it on the CPU and the GPU; canopy::random (random/) builds the keys API on it.
 #pragma once
 
 #include <array>

@@ -1,5 +1,6 @@
 // The umbrella header, the whole library: pytrees, Array, the ops, jax.numpy and jax.nn, the
 // transformations (grad, vmap, jit, control flow, custom rules), canopy::random and canopy::profiler.
+// It gathers every layer of the library, so it lives in the top one (random/).
 #pragma once
 
 #include "canopy/array.hpp"
@@ -10,6 +11,7 @@
 #include "canopy/error.hpp"
 #include "canopy/numpy.hpp"
 #include "canopy/nn.hpp"
+#include "canopy/nn/dropout.hpp"
 #include "canopy/nn/initializers.hpp"
 #include "canopy/ops.hpp"
 #include "canopy/profiler.hpp"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "../primitives/common.hpp"
+#include "canopy/error.hpp"
 #include "canopy/numpy.hpp"
 #include "canopy/random.hpp"
 #include "canopy/transforms/callback.hpp"

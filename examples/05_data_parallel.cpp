@@ -2,7 +2,7 @@
 // device, each device's slice of the batch, gradients averaged with pmean over the axis name,
 // per-device dropout keys. Runs on CANOPY_CPU_DEVICES virtual CPU devices (4 if unset), and under
 // `mpirun -np 2` across processes unchanged. Checks itself against the same steps on one device.
-//   CANOPY_CPU_DEVICES=4 ./build/examples/07_data_parallel
+//   CANOPY_CPU_DEVICES=4 ./build/examples/05_data_parallel
 #include <cstdlib>
 #include <iostream>
 
@@ -60,7 +60,7 @@ int main() {
   for (int d = 1; d < n; ++d)
     same = same && state.params.w1[d].to_vector<float>() == state.params.w1[0].to_vector<float>();
   if (!same || !(after < 0.5f * before)) {
-    std::cerr << "07_data_parallel: replicas differ or training did not fit\n";
+    std::cerr << "05_data_parallel: replicas differ or training did not fit\n";
     return 1;
   }
   return 0;

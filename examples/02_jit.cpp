@@ -1,6 +1,6 @@
 // jit with autojit: a training step of plain structs compiled once per shape and config,
 // make_jaxpr to read what gets compiled, control flow on traced values, and a host routine
-// called from compiled code through pure_callback. Run: ./build/examples/04_jit
+// called from compiled code through pure_callback. Run: ./build/examples/02_jit
 #include <iostream>
 
 #include <canopy/canopy.hpp>

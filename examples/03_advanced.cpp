@@ -1,6 +1,6 @@
 // The idioms of JAX's advanced tutorials in C++: per-example gradients with vmap, in_axes chosen
 // per leaf, autojit on a config struct, one PRNG key per example, custom_vjp around a plain C++
-// routine, and loops as scan and while_loop. Run: ./build/examples/05_advanced
+// routine, and loops as scan and while_loop. Run: ./build/examples/03_advanced
 #include <cmath>
 #include <tuple>
 #include <iostream>

@@ -1,6 +1,6 @@
 // The training loop of README.md, whole: a TrainState, a jitted Adam step from a loss function,
 // periodic actions, checkpoints resumed from, metrics in JSON lines. Fits a small regression so
-// it runs in a blink. Run: ./build/examples/06_training_loop [run directory]
+// it runs in a blink. Run: ./build/examples/04_training_loop [run directory]
 #include <filesystem>
 #include <iostream>
 

@@ -1,7 +1,8 @@
 // flax.linen.Dropout as a function of a key: a Bernoulli keep-mask and the inverted scaling.
 #include <cmath>
 
-#include "canopy/nn.hpp"
+#include "canopy/nn/dropout.hpp"
+
 #include "canopy/numpy.hpp"
 #include "canopy/random.hpp"
 
