@@ -315,14 +315,14 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
   // A GPU program: its arguments are on a GPU, or (none being committed elsewhere) arrays it
   // captured are (the constants).
   detail::Placement gpu_place = detail::placement_of(name_, inputs);
-  if (gpu_place.device.kind != Device::Kind::cuda && !gpu_place.committed)
+  if (!detail::in_device_memory(gpu_place.device) && !gpu_place.committed)
     for (const Array& c : program_.consts)
-      if (detail::on_gpu(c)) {
+      if (detail::in_device_memory(c)) {
         gpu_place = {c.device(), c.impl()->committed};
         break;
       }
   const bool profiled = profiler::detail::recording();
-  if (gpu_place.device.kind == Device::Kind::cuda) {
+  if (detail::in_device_memory(gpu_place.device)) {
     profiler::detail::Enclosing call(profiled, profiler::Event::Kind::call, "jit(", name_, gpu_place.device);
     // On a GPU the simplified program runs equation by equation, its matmuls with their bias and
     // relu as one cuBLASLt call each and its elementwise chains as one CUDA kernel each; the
@@ -368,7 +368,7 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
   SlotLease lease(plan.num_slots);
   std::vector<Array>& slots = *lease.slots;
   for (std::size_t i = 0; i < plan.in_slots.size(); ++i) slots[plan.in_slots[i]] = inputs[i];
-  for (const auto& [s, c] : plan.constants) slots[s] = detail::on_gpu(c) ? detail::host_copy(c) : c;  // CPU kernels read host memory
+  for (const auto& [s, c] : plan.constants) slots[s] = detail::in_device_memory(c) ? detail::host_copy(c) : c;  // CPU kernels read host memory
   Arrays& operands = *lease.operands;
   std::vector<std::weak_ptr<kernels::Buffer>>& placed = *lease.placed;
   const bool check = debug_nans();
