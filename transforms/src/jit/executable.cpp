@@ -301,8 +301,8 @@ std::shared_ptr<const Program> Executable::gpu_program(bool fuse) const {
   return std::static_pointer_cast<const Program>(derived(fuse ? "gpu" : "gpu unfused", [&] {
     auto q = std::make_shared<Program>(program_);
     if (fuse) {
-      if (epilogues_) detail::fuse_epilogues_for_gpu(*q);
-      detail::fuse_elementwise_for_gpu(*q);
+      if (epilogues_) detail::fuse_epilogues_for_cuda(*q);
+      detail::fuse_elementwise_for_cuda(*q);
     }
     return std::shared_ptr<const void>(std::move(q));
   }));
