@@ -88,10 +88,13 @@ Array Array::T() const { return canopy::transpose(*this); }
 Array array_from_data(const void* data, DType d, const Shape& shape, std::optional<Device> dev) {
   if (dev) detail::require_local_device("array", *dev);
   const Device target = dev.value_or(default_device());
-  Array a = detail::make_concrete({d, shape, false}, target, "array");  // ShapeError for negative or overflowing dims
+  // A device's own memory is written from a host copy of canopy's (pageable), never from the
+  // caller's memory, which may be pinned: CUDA reads pinned memory after the call has returned.
+  const Device first = detail::in_device_memory(target) ? Device::cpu() : target;
+  Array a = detail::make_concrete({d, shape, false}, first, "array");  // ShapeError for negative or overflowing dims
   const std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * itemsize(d);
-  detail::backend(target.kind).write_from_host(data, detail::mutable_data(a), bytes, target.index);
-  return a;
+  detail::backend(first.kind).write_from_host(data, detail::mutable_data(a), bytes, first.index);
+  return first == target ? a : detail::to_device_memory(a, target, false);
 }
 
 namespace detail {

@@ -45,7 +45,8 @@ struct DeviceBackend {
   std::shared_ptr<kernels::Buffer> (*allocate)(std::size_t bytes, int device) = nullptr;
   /// `bytes` from src on src_device to dst on dst_device, two devices of this kind.
   void (*copy)(const void* src, int src_device, void* dst, int dst_device, std::size_t bytes) = nullptr;
-  /// Host memory to the device's; `host` may be reused as soon as it returns.
+  /// Host memory to the device's; `host` may be reused as soon as it returns, where it is
+  /// pageable memory (every host buffer canopy allocates is).
   void (*write_from_host)(const void* host, void* dst, std::size_t bytes, int device) = nullptr;
   /// The device's memory to host memory; returns when the bytes are there.
   void (*read_to_host)(const void* src, void* host, std::size_t bytes, int device) = nullptr;

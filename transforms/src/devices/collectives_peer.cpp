@@ -56,7 +56,7 @@ Array peer_all_reduce(const std::vector<Array>& in, const Array& x, ReduceOp op,
 }
 
 Array peer_all_gather(const std::vector<Array>& in, const Array& x, int first_row, std::int64_t rows,
-                     std::string_view api) {
+                      std::string_view api) {
   Aval a = x.aval();
   auto dims = a.shape.vec();
   dims.insert(dims.begin(), rows);
