@@ -1,4 +1,4 @@
-// GPU verification's comparison (transforms/src/devices/gpu_verify.cpp), checked on the host by
+// GPU verification's comparison (transforms/src/devices/verify_against_cpu.cpp), checked on the host by
 // handing it results that stand for a GPU kernel's: the CPU kernel's own pass, sums added in
 // another order pass, and a result beyond the documented tolerance raises DeviceMismatchError
 // naming the primitive, the output, the index and both values. On a GPU the suite runs it for real
@@ -13,7 +13,7 @@
 #include <canopy/core/primitive.hpp>
 #include <canopy/core/registry.hpp>
 
-#include "../transforms/src/devices/gpu_verify.hpp"
+#include "../transforms/src/devices/verify_against_cpu.hpp"
 
 using namespace canopy;
 
@@ -35,7 +35,7 @@ Array changed(const Array& y, std::size_t at, double factor, double shift = 0) {
 
 std::string mismatch_text(const PrimitiveInfo& p, const ErasedSample& s, const Arrays& out) {
   try {
-    detail::verify_gpu_result(p, s.inputs, out, s.ref());
+    detail::verify_against_cpu(p, s.inputs, out, s.ref());
   } catch (const DeviceMismatchError& e) {
     return e.what();
   }

@@ -114,19 +114,19 @@ TEST_CASE("passes: fuse_elementwise makes one fused_elementwise of a chain") {
   CHECK(q.eqns.size() < p.eqns.size());
 }
 
-TEST_CASE("passes: fuse_epilogues_for_gpu makes x@w+b one dot_general_bias") {
+TEST_CASE("passes: fuse_epilogues_for_cuda makes x@w+b one dot_general_bias") {
   const Arrays args = {uniform_array(1, {6, 4}), uniform_array(2, {4, 5}), uniform_array(3, {5})};
   auto f = [](const Arrays& a) { return Arrays{matmul(a[0], a[1]) + a[2]}; };
-  check_pass("fuse_epilogues_for_gpu", f, args, {{"dot_general_bias", 1}, {"dot_general", 0}, {"add", 0}});
+  check_pass("fuse_epilogues_for_cuda", f, args, {{"dot_general_bias", 1}, {"dot_general", 0}, {"add", 0}});
 }
 
-TEST_CASE("passes: fuse_elementwise_for_gpu fuses plain elementwise chains only") {
+TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only") {
   const Arrays args = {uniform_array(1, {64})};
-  check_pass("fuse_elementwise_for_gpu", [](const Arrays& x) { return Arrays{exp(x[0] * 2.f) + 1.f}; }, args,
+  check_pass("fuse_elementwise_for_cuda", [](const Arrays& x) { return Arrays{exp(x[0] * 2.f) + 1.f}; }, args,
              {{"fused_elementwise", 1}, {"exp", 0}}, 1e-6f);
   // A sum stays its own equation on a GPU (the CPU's fused kernel takes it).
   auto summed = [](const Arrays& x) { return Arrays{sum(exp(x[0]) * 2.f)}; };
-  check_pass("fuse_elementwise_for_gpu", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 1}}, 1e-6f);
+  check_pass("fuse_elementwise_for_cuda", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 1}}, 1e-6f);
   check_pass("fuse_elementwise", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 0}}, 1e-4f);
 }
 
@@ -142,7 +142,7 @@ TEST_CASE("passes: the pipeline lists each pass once, simplifications first, per
     CHECK(pass.targets != 0);
   }
   CHECK(detail::pass_named("fuse_elementwise").targets == detail::target(Device::Kind::cpu));
-  CHECK(detail::pass_named("fuse_elementwise_for_gpu").targets == detail::target(Device::Kind::cuda));
+  CHECK(detail::pass_named("fuse_elementwise_for_cuda").targets == detail::target(Device::Kind::cuda));
   CHECK_THROWS_WITH_AS(detail::pass_named("inline"), doctest::Contains("fold_constants"), ValueError);
 }
 
@@ -163,8 +163,8 @@ TEST_CASE("passes: dump_passes prints the program after each pass of the device 
     order.push_back(m.substr(18, m.find(':') - 18));
   }
   CHECK(order == std::vector<std::string>{"fold_constants", "eliminate_common_subexpressions", "eliminate_dead_code",
-                                          "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_gpu",
-                                          "fuse_elementwise_for_gpu"});
+                                          "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_cuda",
+                                          "fuse_elementwise_for_cuda"});
   CHECK(cpu_lines == 5);
   REQUIRE(lines.size() == 7);
   CHECK(lines[4].find("fused_elementwise") != std::string::npos);  // the program as it is then

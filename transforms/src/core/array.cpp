@@ -2,7 +2,6 @@
 #include "canopy/array.hpp"
 
 #include <limits>
-#include <cstring>
 
 #include "array_impl.hpp"
 #include "../devices/runtime.hpp"
@@ -49,7 +48,7 @@ const void* Array::raw_data() const {
     detail::raise<TracerError>("Array::data (item, to_vector, data, to_eigen)", "array", to_string(aval()),
                                "is a tracer of grad/jvp/vmap: its values are not known while tracing",
                                "compute with Array operations; branch with cond/where, not on item()");
-  if (detail::on_gpu(*this))
+  if (detail::in_device_memory(*this))
     detail::raise<DeviceError>("Array::data", "array", to_string(aval()),
                                detail::concat("is in the memory of ", to_string(impl_->device), ", which the host cannot read"),
                                "use to_vector()/item(), or device_get() it first");
@@ -74,7 +73,7 @@ void Array::check_item(const char* api) const {
 void Array::copy_as(DType d, void* dst) const {
   // A host read, not an op: the values exactly, denormals included, whatever mode is current.
   kernels::cpu::KernelFloatMode exact(false);
-  if (impl_ && !is_tracer() && detail::on_gpu(*this)) {  // read through a host copy (waits for the GPU)
+  if (impl_ && !is_tracer() && detail::in_device_memory(*this)) {  // read through a host copy (waits for the device)
     if (impl_->deleted) detail::require_live("Array::data", "array", *this);
     const Array h = detail::host_copy(*this);
     return kernels::cpu::convert(dtype(), d, h.raw_data(), dst, size());
@@ -89,11 +88,13 @@ Array Array::T() const { return canopy::transpose(*this); }
 Array array_from_data(const void* data, DType d, const Shape& shape, std::optional<Device> dev) {
   if (dev) detail::require_local_device("array", *dev);
   const Device target = dev.value_or(default_device());
-  const bool gpu = target.kind == Device::Kind::cuda;  // staged in host memory, then copied over
-  Array a = detail::make_concrete({d, shape, false}, gpu ? Device::cpu() : target, "array");  // ShapeError for negative or overflowing dims
-  std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * itemsize(d);
-  if (bytes) std::memcpy(detail::mutable_data(a), data, bytes);
-  return gpu ? detail::to_device_memory(a, target, false) : a;
+  // A device's own memory is written from a host copy of canopy's (pageable), never from the
+  // caller's memory, which may be pinned: CUDA reads pinned memory after the call has returned.
+  const Device first = detail::in_device_memory(target) ? Device::cpu() : target;
+  Array a = detail::make_concrete({d, shape, false}, first, "array");  // ShapeError for negative or overflowing dims
+  const std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * itemsize(d);
+  detail::backend(first.kind).write_from_host(data, detail::mutable_data(a), bytes, first.index);
+  return first == target ? a : detail::to_device_memory(a, target, false);
 }
 
 namespace detail {

@@ -10,6 +10,7 @@
 #include "canopy/array.hpp"
 #include "canopy/core/trace.hpp"
 #include "canopy/kernels/buffer.hpp"
+#include "device_backend.hpp"
 
 namespace canopy::detail {
 
@@ -70,13 +71,26 @@ inline Array alias(const Array& x, Aval aval) {
   impl->aval = std::move(aval);
   return Array(std::move(impl));
 }
-/// Whether x's buffer is GPU memory (not readable by host code).
-inline bool on_gpu(const Array& x) { return x.impl()->device.kind == Device::Kind::cuda; }
-/// x's values in host memory: x itself on a CPU device, else a host copy (waits for the GPU).
+/// Whether x's buffer is memory of its device's own, which host code cannot read (a GPU's).
+inline bool in_device_memory(const Array& x) { return in_device_memory(x.impl()->device); }
+/// x's values in host memory: x itself on a CPU device, else a host copy (waits for the device).
 Array host_copy(const Array& x);
 /// x's buffer in `dev`'s memory: x itself when it is already there (every cpu:k shares host
 /// memory), else a copy placed on `dev`; `committed` as given.
 Array to_device_memory(const Array& x, Device dev, bool committed);
+// Device memory operations on arrays, through their devices' backends (transfer.cpp).
+/// `bytes` from src (from byte src_offset) to dst (at byte dst_offset), in whatever memory the
+/// two are in (host or a device's, either way).
+void copy_bytes(const Array& dst, std::size_t dst_offset, const Array& src, std::size_t src_offset, std::size_t bytes);
+/// The strided copies of the data-movement kernels on `out`'s device: `in` (in that device's
+/// memory) read with element strides `in_strides` into contiguous `out` (strided_copy), or into
+/// `out_data` written with `out_strides` (copy_strided); DeviceBackend's of the same names.
+void strided_copy(const Array& out, std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
+                  const Shape& shape);
+void copy_strided(const Array& out, std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
+                  const Shape& shape, void* out_data, std::span<const std::int64_t> out_strides);
+/// Sets n elements of `out` (on its device) to the element at host address `value`.
+void fill(const Array& out, std::size_t itemsize, const void* value, std::int64_t n);
 /// Writable pointer to a concrete output (only kernels filling fresh outputs use it).
 inline void* mutable_data(const Array& x) { return x.impl()->buffer->data(); }
 /// Read pointer to a concrete array.

@@ -3,6 +3,7 @@
 
 #include "canopy/device.hpp"
 #include "canopy/error.hpp"
+#include "device_backend.hpp"
 
 namespace canopy {
 
@@ -16,14 +17,14 @@ Device Device::parse(std::string_view s) {
     if (ec != std::errc() || p != rest.data() + rest.size() || index < 0)
       detail::raise<DeviceError>("Device::parse", "device", std::string(s), "has a bad index", "write cpu:0 or cuda:1");
   }
-  if (kind == "cpu") return cpu(index);
-  if (kind == "cuda" || kind == "gpu") return cuda(index);
+  Device::Kind k{};
+  if (detail::backend_named(kind, &k)) return Device{k, index};
   detail::raise<DeviceError>("Device::parse", "device", std::string(s), "is not a known device kind",
                              "use cpu:k or cuda:k");
 }
 
 std::string to_string(Device d) {
-  return std::string(d.kind == Device::Kind::cpu ? "cpu:" : "cuda:") + std::to_string(d.index);
+  return detail::concat(detail::backend(d.kind).name, ":", d.index);
 }
 
 }  // namespace canopy

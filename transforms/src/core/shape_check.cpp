@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "array_impl.hpp"
-#include "canopy/kernels/cuda.hpp"
 #include "canopy/error.hpp"
 
 namespace canopy::detail {
@@ -68,8 +67,7 @@ std::shared_ptr<kernels::Buffer> allocate_buffer(std::string_view api, const Ava
   const std::int64_t bytes = checked_nbytes(aval.shape, static_cast<std::int64_t>(itemsize(aval.dtype)));
   if (bytes < 0) raise_bad_shape(api, aval.shape, aval.dtype);
   try {
-    if (dev.kind == Device::Kind::cuda) return kernels::cuda::allocate(static_cast<std::size_t>(bytes), dev.index);
-    return kernels::Buffer::allocate(static_cast<std::size_t>(bytes));
+    return backend(dev.kind).allocate(static_cast<std::size_t>(bytes), dev.index);
   } catch (const ResourceError&) {  // the allocator knows the bytes; name the op and the aval too
     raise_allocation_failed(api, aval);
   }

@@ -4,7 +4,7 @@
 
 #include "array_impl.hpp"
 #include "profiler_hooks.hpp"
-#include "../devices/gpu_verify.hpp"
+#include "../devices/verify_against_cpu.hpp"
 #include "../devices/runtime.hpp"
 #include "canopy/devices.hpp"
 #include "canopy/core/custom.hpp"
@@ -66,7 +66,7 @@ Placement placement_of(std::string_view api, std::span<const Array> in) {
   if (first) return Placement{first->device, true};
   // Uncommitted arrays in a GPU's memory keep the op there (array(data, cuda:0) makes them).
   for (const Array& x : in)
-    if (x.impl()->device.kind == Device::Kind::cuda) return Placement{x.impl()->device, false};
+    if (in_device_memory(x)) return Placement{x.impl()->device, false};
   return Placement{default_device(), false};
 }
 }  // namespace detail
@@ -90,8 +90,7 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
   // array, or the reverse) are copied there first.
   Arrays moved;
   for (std::size_t i = 0; i < in.size(); ++i) {
-    const bool elsewhere = detail::on_gpu(in[i]) ? in[i].impl()->device != dev : dev.kind == Device::Kind::cuda;
-    if (!elsewhere) continue;
+    if (detail::shares_memory(in[i].impl()->device, dev)) continue;
     if (moved.empty()) moved.assign(in.begin(), in.end());
     moved[i] = detail::to_device_memory(in[i], dev, false);
   }
@@ -103,7 +102,7 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
     kernels::cpu::KernelFloatMode mode;  // FTZ/DAZ for the kernel only: the caller's mode comes back
     profiler::detail::run_kernel(k, p, in, res, params, dev);
     // The CPU kernel that checks a GPU kernel runs in the same mode as every CPU kernel.
-    if (dev.kind == Device::Kind::cuda && gpu_verify()) detail::verify_gpu_result(p, in, res, params);
+    if (detail::in_device_memory(dev) && gpu_verify()) detail::verify_against_cpu(p, in, res, params);
   }
   if (debug_nans()) detail::check_nans(p, res);
   return res;

@@ -1,7 +1,8 @@
 // The collectives on a pmap's device threads: a barrier with a timeout and an abort, reductions
 // in device order (small operands: each device reduces everything after one barrier; large ones:
 // each device reduces its slice of one shared result between two barriers), then the process
-// group for what crosses processes. GPU operands go to collectives_gpu.cpp after the barrier.
+// group for what crosses processes. Operands in device memory (GPUs) go to collectives_peer.cpp
+// after the barrier.
 #include "collectives.hpp"
 
 #include <algorithm>
@@ -148,10 +149,10 @@ Array device_all_reduce(const AxisContext& axis, const Array& x, ReduceOp op, st
   Leaving leaving{rv, k};
   Rendezvous::Meeting& mt = rv.meeting(k);
   mt.in[static_cast<std::size_t>(k)] = x;
-  if (on_gpu(x)) {  // a pmap over GPUs: within one process
+  if (in_device_memory(x)) {  // a pmap over GPUs: within one process
     require_one_process(api);
     rv.wait(k, api);
-    return gpu_all_reduce(mt.in, x, op, api);
+    return peer_all_reduce(mt.in, x, op, api);
   }
   const std::int64_t count = x.size();
   const std::size_t bytes = static_cast<std::size_t>(count) * itemsize(x.dtype());
@@ -185,11 +186,11 @@ Array device_all_gather(const AxisContext& axis, const Array& x, std::string_vie
   const bool across = processes::size() > 1;
   Leaving leaving{rv, k};
   Rendezvous::Meeting& mt = rv.meeting(k);
-  if (on_gpu(x)) {  // a pmap over GPUs: within one process
+  if (in_device_memory(x)) {  // a pmap over GPUs: within one process
     require_one_process(api);
     mt.in[static_cast<std::size_t>(k)] = x;
     rv.wait(k, api);
-    return gpu_all_gather(mt.in, x, axis.index - k, axis.size, api);
+    return peer_all_gather(mt.in, x, axis.index - k, axis.size, api);
   }
   const std::size_t block = static_cast<std::size_t>(x.size()) * itemsize(x.dtype());
   if (k == 0) {
@@ -217,7 +218,7 @@ Array device_ppermute(const AxisContext& axis, const Array& x, const std::vector
   const int k = axis.local_index, n = rv.size();
   const int base = axis.index - k;  // global index of this process's first device
   auto local = [&](int g) { return g >= base && g < base + n; };
-  if (on_gpu(x)) require_one_process(api);
+  if (in_device_memory(x)) require_one_process(api);
   Leaving leaving{rv, k};
   Rendezvous::Meeting& mt = rv.meeting(k);
   mt.in[static_cast<std::size_t>(k)] = x;
@@ -240,10 +241,10 @@ Array device_ppermute(const AxisContext& axis, const Array& x, const std::vector
     }
     rv.wait(k, api);
   }
-  if (on_gpu(x)) {  // a pmap over GPUs: within one process (checked above)
+  if (in_device_memory(x)) {  // a pmap over GPUs: within one process (checked above)
     for (auto [src, dst] : perm)
-      if (dst == axis.index) return gpu_copy_from(mt.in[static_cast<std::size_t>(src - base)], x, api);
-    return gpu_zeros_like(x, api);
+      if (dst == axis.index) return peer_copy_from(mt.in[static_cast<std::size_t>(src - base)], x, api);
+    return peer_zeros_like(x, api);
   }
   for (auto [src, dst] : perm) {
     if (dst != axis.index) continue;

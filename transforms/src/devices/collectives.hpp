@@ -65,12 +65,13 @@ Array device_all_gather(const AxisContext& axis, const Array& x, std::string_vie
 Array device_ppermute(const AxisContext& axis, const Array& x, const std::vector<std::pair<int, int>>& perm,
                       std::string_view api);
 
-/// Pmap over GPUs (collectives_gpu.cpp), once every device has put its operand in `in` (by
-/// local device): op over them in device order, on x's GPU; the stack of `in` as rows
-/// first_row... of a (rows, x's shape...) array on x's GPU; a copy of src on x's GPU; zeros.
-Array gpu_all_reduce(const std::vector<Array>& in, const Array& x, processes::ReduceOp op, std::string_view api);
-Array gpu_all_gather(const std::vector<Array>& in, const Array& x, int first_row, std::int64_t rows, std::string_view api);
-Array gpu_copy_from(const Array& src, const Array& x, std::string_view api);
-Array gpu_zeros_like(const Array& x, std::string_view api);
+/// Pmap over devices with memory of their own, GPUs (collectives_peer.cpp), once every device has
+/// put its operand in `in` (by local device): op over them in device order, on x's device; the
+/// stack of `in` as rows first_row... of a (rows, x's shape...) array on x's device; a copy of src
+/// on x's device; zeros.
+Array peer_all_reduce(const std::vector<Array>& in, const Array& x, processes::ReduceOp op, std::string_view api);
+Array peer_all_gather(const std::vector<Array>& in, const Array& x, int first_row, std::int64_t rows, std::string_view api);
+Array peer_copy_from(const Array& src, const Array& x, std::string_view api);
+Array peer_zeros_like(const Array& x, std::string_view api);
 
 }  // namespace canopy::detail

@@ -10,7 +10,6 @@
 #include "canopy/core/jit.hpp"
 #include "canopy/devices.hpp"
 #include "canopy/error.hpp"
-#include "canopy/kernels/cuda.hpp"
 #include "process_group.hpp"
 #include "canopy/kernels/environment.hpp"
 #include "runtime.hpp"
@@ -44,15 +43,17 @@ std::vector<Device> devices() {
 }
 
 std::vector<Device> devices(std::string_view backend) {
-  if (backend == "cpu") return devices();
-  if (backend != "cuda" && backend != "gpu")
-    detail::raise<DeviceError>("devices", "backend", backend, "is not known", "use \"cpu\" or \"cuda\"");
+  Device::Kind kind{};
+  const detail::DeviceBackend* b = detail::backend_named(backend, &kind);
+  if (!b) detail::raise<DeviceError>("devices", "backend", backend, "is not known", "use \"cpu\" or \"cuda\"");
+  // CPU devices are listed over every process (jax.devices()); the others are this process's.
+  if (b->host_memory) return devices();
   std::vector<Device> out;
-  for (int k = 0; k < kernels::cuda::device_count(); ++k) out.push_back(Device::cuda(k));
+  for (int k = 0; k < b->local_device_count(); ++k) out.push_back(Device{kind, b->first_local_device() + k});
   return out;
 }
 
-std::string gpu_unavailable_reason() { return kernels::cuda::unavailable_reason(); }
+std::string gpu_unavailable_reason() { return detail::backend(Device::Kind::cuda).unavailable_reason(); }
 
 std::vector<Device> local_devices() {
   std::vector<Device> out;
@@ -97,20 +98,14 @@ DefaultDeviceScope::~DefaultDeviceScope() { scoped_default = previous_; }
 int first_local_device() { return processes::rank() * local_device_count(); }
 
 void require_local_device(std::string_view api, Device d) {
-  if (d.kind == Device::Kind::cuda) {
-    const int n = kernels::cuda::device_count();
-    if (d.index < n) return;
-    raise<DeviceError>(api, "device", to_string(d),
-                       n == 0 ? "is not available" : concat("is not one of this process's GPUs (cuda:0..cuda:", n - 1, ")"),
-                       n == 0 ? kernels::cuda::unavailable_reason() : "");
-  }
-  const int base = first_local_device();
-  if (d.kind != Device::Kind::cpu || d.index < base || d.index >= base + local_device_count()) {
-    std::string have = local_device_count() == 1 ? to_string(Device::cpu(base))
-                                                 : concat("cpu:", base, "..cpu:", base + local_device_count() - 1);
-    raise<DeviceError>(api, "device", to_string(d), concat("is not one of this process's devices (", have, ")"),
-                       "set CANOPY_CPU_DEVICES (or set_cpu_device_count) for more");
-  }
+  const DeviceBackend& b = backend(d.kind);
+  const int first = b.first_local_device(), n = b.local_device_count();
+  if (d.index >= first && d.index < first + n) return;
+  if (n == 0) raise<DeviceError>(api, "device", to_string(d), "is not available", b.unavailable_reason());
+  const std::string have =
+      n == 1 ? to_string(Device{d.kind, first}) : concat(to_string(Device{d.kind, first}), "..", to_string(Device{d.kind, first + n - 1}));
+  raise<DeviceError>(api, "device", to_string(d), concat("is not one of this process's devices (", have, ")"),
+                     std::string(b.more_devices_hint));
 }
 
 Array device_put_array(const Array& x, Device device) {

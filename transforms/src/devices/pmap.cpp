@@ -13,7 +13,6 @@
 #include "../primitives/common.hpp"
 #include "canopy/devices.hpp"
 #include "canopy/error.hpp"
-#include "canopy/kernels/cuda.hpp"
 #include "canopy/numpy.hpp"
 #include "../jit/result_destinations.hpp"
 #include "collectives.hpp"
@@ -70,15 +69,16 @@ void check_pmap_devices(const std::vector<Device>& devices) {
   if (devices.empty())
     raise<DeviceError>("pmap", "on_devices", "{}", "is empty",
                        "devices(\"cuda\") is empty without a GPU: check it, or leave on_devices out for the CPU devices");
-  const int gpus = kernels::cuda::device_count();
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const Device d = devices[i];
-    if (d.kind != Device::Kind::cuda)
+    const DeviceBackend& b = backend(d.kind);
+    if (b.host_memory)
       raise<DeviceError>("pmap", "on_devices", to_string(d), "is not a GPU",
                          "a pmap without on_devices runs on this process's CPU devices");
-    if (d.index < 0 || d.index >= gpus)
-      raise<DeviceError>("pmap", "on_devices", to_string(d), concat("is not a GPU of this process (it has ", gpus, ")"),
-                         gpus == 0 ? gpu_unavailable_reason() : "devices(\"cuda\") lists them");
+    const int first = b.first_local_device(), count = b.local_device_count();
+    if (d.index < first || d.index >= first + count)
+      raise<DeviceError>("pmap", "on_devices", to_string(d), concat("is not a GPU of this process (it has ", count, ")"),
+                         count == 0 ? b.unavailable_reason() : std::string(b.more_devices_hint));
     for (std::size_t j = 0; j < i && !pmap_repeats_allowed(); ++j)
       if (devices[j] == d) raise<DeviceError>("pmap", "on_devices", to_string(d), "appears twice");
   }

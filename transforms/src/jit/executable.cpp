@@ -52,7 +52,7 @@ struct Executable::Plan {
   struct Call;  ///< one run of the plan on the CPU
   /// Executable::run for arguments or constants on GPU `device`: the GPU program, equation by
   /// equation (the plan is the CPU's).
-  static Arrays run_on_gpu(const Executable& exe, std::span<const Array> inputs, const Device& device, bool committed);
+  static Arrays run_in_device_memory(const Executable& exe, std::span<const Array> inputs, const Device& device, bool committed);
 
  private:
   /// When each slot is written (the step, -1 for inputs and constants), read last (-1: never),
@@ -375,13 +375,13 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
   // A GPU program: its arguments are on a GPU, or (none being committed elsewhere) arrays it
   // captured are (the constants).
   detail::Placement place = detail::placement_of(name_, inputs);
-  if (place.device.kind != Device::Kind::cuda && !place.committed)
+  if (!detail::in_device_memory(place.device) && !place.committed)
     for (const Array& c : program_.consts)
-      if (detail::on_gpu(c)) {
+      if (detail::in_device_memory(c)) {
         place = {c.device(), c.impl()->committed};
         break;
       }
-  if (place.device.kind == Device::Kind::cuda) return Plan::run_on_gpu(*this, inputs, place.device, place.committed);
+  if (detail::in_device_memory(place.device)) return Plan::run_in_device_memory(*this, inputs, place.device, place.committed);
   if (fused_ && debug_nans()) {
     // jax_debug_nans names the primitive that made the NaN: run the unfused program, step by step.
     auto unfused = derived("unfused", [&] { return std::make_shared<const Executable>(program_, name_, false); });
@@ -395,7 +395,7 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
   return Plan::Call(*this, inputs, donated, place, destinations, profiled).run();
 }
 
-Arrays Executable::Plan::run_on_gpu(const Executable& exe, std::span<const Array> inputs, const Device& device,
+Arrays Executable::Plan::run_in_device_memory(const Executable& exe, std::span<const Array> inputs, const Device& device,
                                     bool committed) {
   profiler::detail::Enclosing call(profiler::detail::recording(), profiler::Event::Kind::call, "jit(", exe.name_, device);
   // On a GPU the simplified program runs equation by equation, its matmuls with their bias and
@@ -433,7 +433,7 @@ Executable::Plan::Call::Call(const Executable& exe, std::span<const Array> input
     }
   }
   for (std::size_t i = 0; i < plan_.in_slots.size(); ++i) slots_[plan_.in_slots[i]] = inputs[i];
-  for (const auto& [s, c] : plan_.constants) slots_[s] = detail::on_gpu(c) ? detail::host_copy(c) : c;  // CPU kernels read host memory
+  for (const auto& [s, c] : plan_.constants) slots_[s] = detail::in_device_memory(c) ? detail::host_copy(c) : c;  // CPU kernels read host memory
   if (plan_.buffers.arena_bytes > 0) arena_ = detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes);
 }
 

@@ -105,35 +105,6 @@ void cuda_special_binary(kernels::cuda::SpecialBinaryOp op, std::span<const Arra
                                 mutable_data(out[0]), out[0].shape(), gpu_of(out[0]));
 }
 
-void copy_bytes(const Array& dst, std::size_t dst_offset, const Array& src, std::size_t src_offset, std::size_t bytes) {
-  if (bytes == 0) return;
-  auto* d = static_cast<char*>(mutable_data(dst)) + dst_offset;
-  const auto* s = static_cast<const char*>(cdata(src)) + src_offset;
-  if (!on_gpu(dst) && !on_gpu(src)) std::memcpy(d, s, bytes);
-  else if (on_gpu(dst) && on_gpu(src)) kernels::cuda::copy_device(s, gpu_of(src), d, gpu_of(dst), bytes);
-  else if (on_gpu(dst)) kernels::cuda::copy_to_device(s, d, bytes, gpu_of(dst));
-  else kernels::cuda::copy_to_host(s, d, bytes, gpu_of(src));
-}
-
-void strided_copy(const Array& out, std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
-                  const Shape& shape) {
-  if (on_gpu(out))
-    kernels::cuda::copy_strided(itemsize, in, in_strides, shape, mutable_data(out), contiguous_strides(shape), gpu_of(out));
-  else
-    kernels::cpu::strided_copy(itemsize, in, in_strides, shape, mutable_data(out));
-}
-
-void copy_strided(const Array& out, std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
-                  const Shape& shape, void* out_data, std::span<const std::int64_t> out_strides) {
-  if (on_gpu(out)) kernels::cuda::copy_strided(itemsize, in, in_strides, shape, out_data, out_strides, gpu_of(out));
-  else kernels::cpu::copy_strided(itemsize, in, in_strides, shape, out_data, out_strides);
-}
-
-void fill(const Array& out, std::size_t itemsize, const void* value, std::int64_t n) {
-  if (on_gpu(out)) kernels::cuda::fill(itemsize, value, mutable_data(out), n, gpu_of(out));
-  else kernels::cpu::fill(itemsize, value, mutable_data(out), n);
-}
-
 Array permuted_copy(const Array& x, const std::vector<int>& perm) {
   bool identity = true;
   for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int>(i);

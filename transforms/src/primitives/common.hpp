@@ -43,16 +43,6 @@ void cuda_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span
 void cuda_special_binary(kernels::cuda::SpecialBinaryOp op, std::span<const Array> in, std::span<Array> out);
 /// The GPU index of an array on cuda:k.
 inline int gpu_of(const Array& x) { return x.impl()->device.index; }
-/// `bytes` from src (from byte src_offset) to dst (at byte dst_offset), in whatever memory the
-/// two are in (host or GPU, either way).
-void copy_bytes(const Array& dst, std::size_t dst_offset, const Array& src, std::size_t src_offset, std::size_t bytes);
-/// The strided copies of the data-movement kernels on `out`'s device (host or GPU): `in` read with
-/// element strides `in_strides` into contiguous `out` (strided_copy), or into `out_data` written
-/// with `out_strides` (copy_strided), as kernels::cpu's of the same names.
-void strided_copy(const Array& out, std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
-                  const Shape& shape);
-void copy_strided(const Array& out, std::size_t itemsize, const void* in, std::span<const std::int64_t> in_strides,
-                  const Shape& shape, void* out_data, std::span<const std::int64_t> out_strides);
 /// Runs a device-neutral kernel (cond, while_loop, scan, pure_callback) whose results may come
 /// back in host memory (a branch returning a constant, a callback) and puts every result on the
 /// device the op was placed on, as the outputs EvalTrace allocated say.
@@ -63,8 +53,6 @@ void keep_results_on_device(std::span<Array> out, Kernel&& kernel) {
   kernel();
   for (Array& o : out) o = to_device_memory(o, dev, committed);
 }
-/// Sets n elements of `out` (on its device) to the element at host address `value`.
-void fill(const Array& out, std::size_t itemsize, const void* value, std::int64_t n);
 
 
 /// Kernel-level helpers for eval_cpu and eval_cuda bodies: they never dispatch, so a kernel behaves

@@ -34,7 +34,7 @@ Arrays Pullback::operator()(const Arrays& cotangents) const {
   // that the gradient of a GPU computation stays on that GPU.
   const Array* placed = nullptr;
   for (const Array& c : cotangents)
-    if (c.valid() && !c.is_tracer() && on_gpu(c)) placed = &c;
+    if (c.valid() && !c.is_tracer() && in_device_memory(c)) placed = &c;
   auto zeros_here = [&](const Aval& a) {
     Array z = zeros_for(a);
     return placed ? to_device_memory(z, placed->device(), placed->impl()->committed) : z;

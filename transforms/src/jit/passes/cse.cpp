@@ -14,7 +14,7 @@ namespace {
 /// (dtype, weak_type, bits) of a concrete scalar constant in host memory, or nothing for other
 /// constants (a GPU scalar is not read back to be merged).
 std::optional<std::pair<std::uint64_t, std::uint64_t>> literal_key(const Array& c) {
-  if (c.is_tracer() || c.ndim() != 0 || on_gpu(c)) return std::nullopt;
+  if (c.is_tracer() || c.ndim() != 0 || in_device_memory(c)) return std::nullopt;
   std::uint64_t bits = 0;
   std::memcpy(&bits, c.raw_data(), itemsize(c.dtype()));
   return std::make_pair((static_cast<std::uint64_t>(c.dtype()) << 1) | (c.weak_type() ? 1u : 0u), bits);

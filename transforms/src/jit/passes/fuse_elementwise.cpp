@@ -370,6 +370,6 @@ void fuse_groups(Program& p, bool gpu) {
 }
 
 void fuse_elementwise(Program& p) { fuse_groups(p, false); }
-void fuse_elementwise_for_gpu(Program& p) { fuse_groups(p, true); }
+void fuse_elementwise_for_cuda(Program& p) { fuse_groups(p, true); }
 
 }  // namespace canopy::detail

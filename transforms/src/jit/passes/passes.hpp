@@ -71,9 +71,9 @@ void splice_fused(Program& p, const std::vector<bool>& absorbed, std::vector<std
 /// For programs that run on a GPU: replaces each `dot_general` of f32, bf16 or f16 whose operands
 /// are read in place, together with the bias row only it feeds (an add of n values, one per
 /// column; reshapes between them), by one `dot_general_bias` equation: one cuBLASLt matmul with
-/// its BIAS epilogue. Not relu: cuBLASLt's turns NaN into 0. Runs before fuse_elementwise_for_gpu;
+/// its BIAS epilogue. Not relu: cuBLASLt's turns NaN into 0. Runs before fuse_elementwise_for_cuda;
 /// for running, not for transformations. On a CPU that equation runs the two steps.
-void fuse_epilogues_for_gpu(Program& p);
+void fuse_epilogues_for_cuda(Program& p);
 
 /// Replaces each maximal group of two or more elementwise equations of one output shape (f32
 /// and bool values; operands of that shape, scalars or trailing rows; random_uniform01 streams of
@@ -85,7 +85,7 @@ void fuse_epilogues_for_gpu(Program& p);
 void fuse_elementwise(Program& p);
 /// The same for programs that run on a GPU: groups of plain elementwise steps only (no random
 /// streams, row steps or sums, which the GPU kernel has not), each run by one CUDA kernel.
-void fuse_elementwise_for_gpu(Program& p);
+void fuse_elementwise_for_cuda(Program& p);
 /// Whether `prim` is the equation fuse_elementwise makes (its kernel reads each element of every
 /// input before writing the results' element, so a result may take an input's bytes).
 bool is_fused_elementwise(const PrimitiveInfo& prim);

@@ -29,8 +29,8 @@ constexpr Pass kPasses[] = {
     {"eliminate_dead_code", eliminate_dead_code, kEveryTarget, simplify, nothing},
     {"fuse_epilogues", fuse_epilogues, kCpu, lower, epilogues},
     {"fuse_elementwise", fuse_elementwise, kCpu, lower, fusion},
-    {"fuse_epilogues_for_gpu", fuse_epilogues_for_gpu, kCuda, lower, epilogues},
-    {"fuse_elementwise_for_gpu", fuse_elementwise_for_gpu, kCuda, lower, fusion},
+    {"fuse_epilogues_for_cuda", fuse_epilogues_for_cuda, kCuda, lower, epilogues},
+    {"fuse_elementwise_for_cuda", fuse_elementwise_for_cuda, kCuda, lower, fusion},
 };
 
 bool enabled(PassNeeds needs, const PassOptions& options) {

@@ -20,7 +20,7 @@ struct AllGather {
   static void eval_cpu(std::span<const Array> x, std::span<Array> out, const Params& params) {
     out[0] = detail::device_all_gather(detail::running_axis(name, params.axis_name), x[0], name);
   }
-  // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_gpu.cpp).
+  // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_peer.cpp).
   static void eval_cuda(std::span<const Array> x, std::span<Array> out, const Params& params) { eval_cpu(x, out, params); }
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,
                                         const Params&) {

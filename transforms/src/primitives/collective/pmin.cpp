@@ -11,7 +11,7 @@ struct PMin {
     out[0] = detail::device_all_reduce(detail::running_axis(name, params.axis_name), x[0],
                                        detail::processes::ReduceOp::min, name);
   }
-  // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_gpu.cpp).
+  // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_peer.cpp).
   static void eval_cuda(std::span<const Array> x, std::span<Array> out, const Params& params) { eval_cpu(x, out, params); }
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t,
                                         const Params&) {

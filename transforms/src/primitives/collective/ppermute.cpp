@@ -33,7 +33,7 @@ struct PPermute {
   static void eval_cpu(std::span<const Array> x, std::span<Array> out, const Params& params) {
     out[0] = detail::device_ppermute(detail::running_axis(name, params.axis_name), x[0], params.perm, name);
   }
-  // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_gpu.cpp).
+  // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_peer.cpp).
   static void eval_cuda(std::span<const Array> x, std::span<Array> out, const Params& params) { eval_cpu(x, out, params); }
   // Lane d takes lane perm^-1(d)'s value: a gather along the batch axis, zeros where no source.
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,

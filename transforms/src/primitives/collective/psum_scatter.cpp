@@ -49,7 +49,7 @@ struct PsumScatter {
     Array full = detail::device_all_reduce(axis, x[0], detail::processes::ReduceOp::sum, name);
     out[0] = block(full, params, axis.index, axis.size);
   }
-  // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_gpu.cpp).
+  // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_peer.cpp).
   static void eval_cuda(std::span<const Array> x, std::span<Array> out, const Params& params) { eval_cpu(x, out, params); }
   // The lanes' sum, its scatter dimension (split into lanes x blocks when tiled) the batch axis.
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,

@@ -16,7 +16,7 @@
 #include "canopy/error.hpp"
 #include "canopy/kernels/cpu.hpp"
 #include "canopy/kernels/environment.hpp"
-#include "gpu_verify.hpp"
+#include "verify_against_cpu.hpp"
 #include "runtime.hpp"
 
 namespace canopy {
@@ -114,7 +114,7 @@ double element(DType d, const void* data, std::size_t i) {
 
 }  // namespace
 
-void verify_gpu_result(const PrimitiveInfo& p, std::span<const Array> in, std::span<const Array> out, const ParamsRef& params) {
+void verify_against_cpu(const PrimitiveInfo& p, std::span<const Array> in, std::span<const Array> out, const ParamsRef& params) {
   if (p.device_neutral || p.collective) return;  // their steps are checked where they run kernels
   Arrays host_in;
   for (const Array& x : in) host_in.push_back(to_device_memory(x, Device::cpu(first_local_device()), true));

@@ -76,7 +76,7 @@ bool is_row(const Aval& x, const Shape& out, std::int64_t n) {
 
 }  // namespace
 
-void fuse_epilogues_for_gpu(Program& p) {
+void fuse_epilogues_for_cuda(Program& p) {
   const std::size_t n_eqns = p.eqns.size();
   const auto [uses, reader] = readers_of(p);
 

@@ -1,14 +1,12 @@
-// The collectives of a pmap over GPUs (on_devices), after the devices have met: each device reads
-// the other devices' operands with peer copies and combines them on its own GPU with canopy's
-// elementwise kernels, in device order, so every device computes the same bits. Within one
-// process (pmap refuses GPUs under mpirun). O(devices) copies per device: NCCL's rings would
-// move less for many GPUs.
+// The collectives of a pmap over devices with memory of their own (GPUs, on_devices), after the
+// devices have met: each device reads the other devices' operands with peer copies and combines
+// them on its own device through its backend, in device order, so every device computes the same
+// bits. Within one process (pmap refuses GPUs under mpirun). O(devices) copies per device: NCCL's
+// rings would move less for many GPUs.
 #include <array>
 
 #include "../core/array_impl.hpp"
 #include "canopy/error.hpp"
-#include "../primitives/common.hpp"
-#include "canopy/kernels/cuda.hpp"
 #include "collectives.hpp"
 
 namespace canopy::detail {
@@ -29,9 +27,9 @@ BinaryOp binary_of(ReduceOp op, DType dtype) {
 
 }  // namespace
 
-Array gpu_all_reduce(const std::vector<Array>& in, const Array& x, ReduceOp op, std::string_view api) {
+Array peer_all_reduce(const std::vector<Array>& in, const Array& x, ReduceOp op, std::string_view api) {
+  const DeviceBackend& b = backend(x.device().kind);
   const int dev = x.device().index;
-  const Shape& shape = x.shape();
   const std::int64_t count = x.size();
   // 16-bit floats accumulate in f32 and round once, as the CPU devices do.
   const bool half = x.dtype() == DType::bf16 || x.dtype() == DType::f16;
@@ -41,26 +39,24 @@ Array gpu_all_reduce(const std::vector<Array>& in, const Array& x, ReduceOp op, 
   Array acc = make_concrete(acc_aval, x.device(), api, x.impl()->committed);
   Array widened = half ? make_concrete(acc_aval, x.device(), api) : Array();
   for (std::size_t j = 0; j < in.size(); ++j) {
-    const Array here = in[j].device() == x.device() ? in[j] : gpu_copy_from(in[j], x, api);
+    const Array here = in[j].device() == x.device() ? in[j] : peer_copy_from(in[j], x, api);
     const void* operand = cdata(here);
     if (half) {
-      kernels::cuda::convert(x.dtype(), acc_type, operand, mutable_data(j == 0 ? acc : widened), count, dev);
+      b.convert(x.dtype(), acc_type, operand, mutable_data(j == 0 ? acc : widened), count, dev);
       operand = cdata(widened);
     } else if (j == 0) {
       copy_bytes(acc, 0, here, 0, bytes_of(x));
     }
-    if (j > 0)
-      kernels::cuda::binary(binary_of(op, acc_type), acc_type, cdata(acc), shape, operand, shape, mutable_data(acc), shape,
-                            dev);
+    if (j > 0) b.combine(binary_of(op, acc_type), acc_type, cdata(acc), operand, mutable_data(acc), count, dev);
   }
   if (!half) return acc;
   Array out = like(x, api);
-  kernels::cuda::convert(acc_type, x.dtype(), cdata(acc), mutable_data(out), count, dev);
+  b.convert(acc_type, x.dtype(), cdata(acc), mutable_data(out), count, dev);
   return out;
 }
 
-Array gpu_all_gather(const std::vector<Array>& in, const Array& x, int first_row, std::int64_t rows,
-                     std::string_view api) {
+Array peer_all_gather(const std::vector<Array>& in, const Array& x, int first_row, std::int64_t rows,
+                      std::string_view api) {
   Aval a = x.aval();
   auto dims = a.shape.vec();
   dims.insert(dims.begin(), rows);
@@ -71,13 +67,13 @@ Array gpu_all_gather(const std::vector<Array>& in, const Array& x, int first_row
   return out;
 }
 
-Array gpu_copy_from(const Array& src, const Array& x, std::string_view api) {
+Array peer_copy_from(const Array& src, const Array& x, std::string_view api) {
   Array out = like(x, api);
   copy_bytes(out, 0, src, 0, bytes_of(x));
   return out;
 }
 
-Array gpu_zeros_like(const Array& x, std::string_view api) {
+Array peer_zeros_like(const Array& x, std::string_view api) {
   Array out = like(x, api);
   const std::array<std::byte, 8> zero{};
   fill(out, itemsize(x.dtype()), zero.data(), x.size());
