@@ -113,7 +113,10 @@ void JitCache::explain(const CacheKey& key, const std::function<LeafNames()>& na
       std::vector<std::string> diffs;
       if ((old.settings ^ key.settings) & kX64SettingBit)
         diffs.push_back(concat("x64 mode changed (", (key.settings & kX64SettingBit) ? "on" : "off", " now)"));
-      if ((old.settings ^ key.settings) & ~kX64SettingBit) diffs.push_back("the PRNG layout changed");
+      if ((old.settings ^ key.settings) & kMatmulPrecisionSettingMask)
+        diffs.push_back("the default matmul precision changed (default_matmul_precision)");
+      if ((old.settings ^ key.settings) & ~(kX64SettingBit | kMatmulPrecisionSettingMask))
+        diffs.push_back("the PRNG layout changed");
       for (std::size_t i = 0; i < key.structure.size(); ++i)
         if (old.structure[i] != key.structure[i])
           diffs.push_back(concat("args[", i, "]: tree structure ", old_names.structures.at(i), " → ", now.structures.at(i)));

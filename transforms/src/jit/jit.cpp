@@ -10,6 +10,7 @@
 #include "canopy/core/jit.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/environment.hpp"
+#include "canopy/matmul_precision.hpp"
 #include "canopy/random.hpp"
 #include "canopy/x64.hpp"
 #include "passes/passes.hpp"
@@ -106,7 +107,8 @@ void require_live(std::string_view api, const std::string& where, const Array& x
 }
 
 std::uint32_t tracing_settings() {
-  return static_cast<std::uint32_t>(random::current_layout()) | (x64_enabled() ? kX64SettingBit : 0u);
+  return static_cast<std::uint32_t>(random::current_layout()) | (x64_enabled() ? kX64SettingBit : 0u) |
+         (default_matmul_precision_bits() << kMatmulPrecisionSettingShift);
 }
 
 }  // namespace detail

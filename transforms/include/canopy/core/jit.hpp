@@ -154,6 +154,9 @@ void require_live(std::string_view api, const std::string& where, const Array& x
 std::uint32_t tracing_settings();
 /// The bit of tracing_settings() that says x64 mode was on.
 inline constexpr std::uint32_t kX64SettingBit = 1u << 8;
+/// Where tracing_settings() holds the default matmul precision (4 bits: products bake it in).
+inline constexpr std::uint32_t kMatmulPrecisionSettingShift = 9;
+inline constexpr std::uint32_t kMatmulPrecisionSettingMask = 0xfu << kMatmulPrecisionSettingShift;
 
 /// FloatingPointError naming p (and `program`, the jitted function it ran in, if any) when one
 /// of its floating-point results holds a NaN.
