@@ -191,6 +191,36 @@ TEST_CASE("cudnn plans: deterministic engines, and none computing f32 on tensor 
   CHECK(tensor_core_f16 > 0);  // half precision keeps its tensor cores
 }
 
+TEST_CASE("cudnn plans: f32 at Precision::high may take the TF32 tensor-core engines, at highest and default never") {
+  // The heuristics rank TF32 engines first for NHWC f32 on an H100: at `high` some plan takes one.
+  int tensor_core_high = 0, planned = 0;
+  for (const Conv& c : convs()) {
+    const auto calls = cudnn::conv_calls(geometry(c));
+    REQUIRE(!calls.empty());
+    CAPTURE(c.what);
+    for (Precision p : {Precision::default_, Precision::highest, Precision::high}) {
+      const std::string_view precision = to_string(p);
+      CAPTURE(precision);
+      const auto plan = cudnn::build_conv_plan(calls.front(), DType::f32, 16, h100(), p);
+      REQUIRE(plan);
+      CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC));
+      CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION));
+      if (p != Precision::high) {
+        CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_TENSOR_CORE));
+        CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS));
+      } else {
+        ++planned;
+        tensor_core_high += has_note(*plan, CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
+      }
+    }
+    // f64 never computes on tensor cores, whatever the precision.
+    if (const auto plan = cudnn::build_conv_plan(calls.front(), DType::f64, 16, h100(), Precision::high))
+      CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_TENSOR_CORE));
+  }
+  MESSAGE(tensor_core_high << " of " << planned << " f32 convolutions at high take a tensor-core engine");
+  CHECK(tensor_core_high > 0);
+}
+
 TEST_CASE("cudnn plans: operands aligned to their element only still get plans") {
   // A view into a buffer can start anywhere a multiple of its itemsize.
   const auto calls = cudnn::conv_calls(geometry(convs()[0]));

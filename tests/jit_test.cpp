@@ -117,7 +117,7 @@ const std::size_t test_setting = register_trace_setting(
 TEST_CASE("trace settings: the core's, jit's and random's settings are registered, each once") {
   std::vector<std::string_view> names;
   for (const TraceSetting& s : trace_settings()) names.push_back(s.name);
-  for (std::string_view want : {"x64 mode", "debug_nans", "disable_jit", "PRNG layout", "test setting"})
+  for (std::string_view want : {"x64 mode", "debug_nans", "disable_jit", "PRNG layout", "default matmul precision", "test setting"})
     CHECK(std::count(names.begin(), names.end(), want) == 1);
   CHECK(trace_settings()[test_setting].name == "test setting");
   CHECK(error_message<ValueError>([] { register_trace_setting({"x64 mode", [] { return 0u; }, on_off_name}); }) ==

@@ -26,6 +26,7 @@ struct Options {
   std::uint32_t seed = 0;
   bool eager = false;             // run the step without jit (for comparison)
   std::string device = "cpu";     // cpu, or cuda / cuda:k: where the state and the batches live
+  int device_data = -1;           // 1: the training set on the device, shuffled there; 0: batches cut on the host; -1: 1 on a GPU
   bool progress = true;           // the progress bar on stderr
   int keep_checkpoints = 3;
   std::int64_t log_every = 0;     // log the training loss every N steps (0: steps 1, 2, 5, 10, 20, 50, then every 100)
@@ -47,6 +48,8 @@ inline void print_usage(std::ostream& os) {
      << "  --seed N            PRNG seed for init, dropout-free steps and shuffling (" << d.seed << ")\n"
      << "  --eager             run the step without jit\n"
      << "  --device cpu|cuda   where training runs: cpu, or a GPU (cuda, cuda:1) (" << d.device << ")\n"
+     << "  --device-data       keep the training set on the device and shuffle it there (the default on a GPU)\n"
+     << "  --host-data         cut each batch on the host and copy it to the device (the default on the CPU)\n"
      << "  --no-progress       no progress bar\n"
      << "  --keep N            checkpoints to keep (" << d.keep_checkpoints << ")\n"
      << "  --log-every N       log the training loss every N steps (steps 1, 2, 5, 10, 20, 50, then every 100)\n";
@@ -99,6 +102,8 @@ inline Options parse_options(int argc, char** argv) {
     else if (flag == "--seed") o.seed = static_cast<std::uint32_t>(integer(0, 0xffffffffLL));
     else if (flag == "--eager") o.eager = true;
     else if (flag == "--device") o.device = value();  // checked by canopy::Device::parse in main
+    else if (flag == "--device-data") o.device_data = 1;
+    else if (flag == "--host-data") o.device_data = 0;
     else if (flag == "--no-progress") o.progress = false;
     else if (flag == "--keep") o.keep_checkpoints = static_cast<int>(integer(1, 1000));
     else if (flag == "--log-every") o.log_every = integer(1, 1LL << 40);

@@ -157,21 +157,32 @@ int run(const Options& o, const std::string& command_line) {
   cron.add("log_loss", o.log_every > 0 ? every_steps(o.log_every) : growth_steps({1, 2, 5}) | every_steps(100),
            [&](std::int64_t s, const State&, const Info& info) { writer.write_scalars(s, to_scalars({{"train/loss", info.loss}})); });
 
+  // The training set on the device (a GPU's default): each epoch is shuffled there by one gather
+  // and its batches are slices of device memory; otherwise batches are cut on the host and copied.
+  // Both visit the same rows in the same order for the same key.
+  const bool device_data = o.device_data == 1 || (o.device_data < 0 && on_gpu);
+  std::optional<DeviceDataset<Data>> train_on_device;
+  if (device_data) train_on_device.emplace(train, device);
   for (int epoch = static_cast<int>(step / steps_per_epoch); epoch < o.epochs; ++epoch) {
-    auto epoch_batches = batches(train, o.batch_size, random::fold_in(data_key, epoch));
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = std::chrono::steady_clock::now();  // the epoch's shuffle included
     Array loss_sum = scalar(0.0f);
     std::int64_t epoch_steps = 0;
-    for (std::int64_t i = step % steps_per_epoch; i < epoch_batches.size(); ++i) {  // a resumed run skips what it did
-      const Data batch = place(epoch_batches[i]);
-      auto [next, info] = o.eager ? eager_step(state, batch) : jitted_step(state, batch);
-      state = std::move(next);
-      loss_sum = loss_sum + info.loss;
-      ++epoch_steps;
-      ++step;
-      if (bar) bar->update(step, {{"loss", info.loss.template item<float>()}});
-      cron.run(step, state, info);
-    }
+    auto train_epoch = [&](const auto& epoch_batches, auto&& placed) {
+      for (std::int64_t i = step % steps_per_epoch; i < epoch_batches.size(); ++i) {  // a resumed run skips what it did
+        const Data batch = placed(epoch_batches[i]);
+        auto [next, info] = o.eager ? eager_step(state, batch) : jitted_step(state, batch);
+        state = std::move(next);
+        loss_sum = loss_sum + info.loss;
+        ++epoch_steps;
+        ++step;
+        if (bar) bar->update(step, {{"loss", info.loss.template item<float>()}});
+        cron.run(step, state, info);
+      }
+    };
+    if (train_on_device)
+      train_epoch(train_on_device->epoch(o.batch_size, random::fold_in(data_key, epoch)), [](const Data& b) { return b; });
+    else
+      train_epoch(batches(train, o.batch_size, random::fold_in(data_key, epoch)), place);
     const double train_seconds = seconds_since(t0);
 
     EvalSums sums = evaluate([&](const Data& b) { return score(state.params, place(b)); }, batches(test, 1000),

@@ -1,6 +1,6 @@
 // jit's matmul epilogue on the GPU: one cuBLASLt matmul that adds a bias row as it writes the
 // product (CUBLASLT_EPILOGUE_BIAS). A plan (descriptors, layouts, the heuristic's algorithm) is
-// built once per shape, dtype, alignment and device and reused; a call cuBLASLt has no algorithm
+// built once per shape, dtype, alignment, device and precision and reused; a call cuBLASLt has no algorithm
 // for, or refuses, is remembered too (nullptr), and the caller runs the plain matmul and the add.
 // Not RELU_BIAS: cuBLASLt's relu turns a NaN into 0 (canopy's max(NaN, 0) is NaN).
 #include <cublasLt.h>
@@ -48,8 +48,9 @@ struct PlanKey {
   bool trans_a, trans_b;
   int device;
   std::uint32_t align_a, align_b, align_c, align_bias;
+  bool tf32;  ///< f32 products may run on TF32 tensor cores (Precision::high)
   auto tie() const {
-    return std::tie(dtype, batch, m, k, n, trans_a, trans_b, device, align_a, align_b, align_c, align_bias);
+    return std::tie(dtype, batch, m, k, n, trans_a, trans_b, device, align_a, align_b, align_c, align_bias, tf32);
   }
   bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
 };
@@ -154,7 +155,7 @@ std::atomic<std::int64_t>& calls() {
 std::int64_t cublaslt_calls() { return calls(); }
 
 bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch, std::int64_t m,
-                 std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, int device) {
+                 std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, int device, Precision precision) {
   cudaDataType_t type;
   switch (dtype) {
     case DType::f32: type = CUDA_R_32F; break;
@@ -165,15 +166,18 @@ bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, vo
   if (k == 0 || batch > std::numeric_limits<std::int32_t>::max()) return false;
   if (batch * m * n == 0) return true;
   cublasLtHandle_t h = handle(device);
+  const bool tf32 = dtype == DType::f32 && f32_on_tensor_cores(precision);
   const PlanKey key{dtype, batch, m, k, n, trans_a, trans_b, device, detail::lt_alignment(a),
-                    detail::lt_alignment(b), detail::lt_alignment(c), detail::lt_alignment(bias)};
+                    detail::lt_alignment(b), detail::lt_alignment(c), detail::lt_alignment(bias), tf32};
   auto [it, fresh] = plans().try_emplace(key);
   if (fresh) {
     // f32: pedantic f32 arithmetic as the cuBLAS path has; where cuBLASLt has no such kernel, its
     // plain 32F compute type, which is f32 too (TF32 only with CUBLAS_COMPUTE_32F_FAST_TF32).
-    // bf16/f16: tensor cores with f32 accumulation first, as the cuBLAS path.
+    // bf16/f16: tensor cores with f32 accumulation first, as the cuBLAS path. f32 at
+    // Precision::high: TF32 tensor cores first, then the exact forms.
     const bool half = dtype != DType::f32;
-    it->second = try_plan(key, type, half ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_PEDANTIC, bias, h);
+    if (tf32) it->second = try_plan(key, type, CUBLAS_COMPUTE_32F_FAST_TF32, bias, h);
+    if (!it->second) it->second = try_plan(key, type, half ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_PEDANTIC, bias, h);
     if (!it->second) it->second = try_plan(key, type, half ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F, bias, h);
   }
   Plan* plan = it->second.get();

@@ -54,8 +54,10 @@ std::vector<cudnnBackendNumericalNote_t> notes_of(const Descriptor& config) {
   return notes;
 }
 
-bool accepted(const std::vector<cudnnBackendNumericalNote_t>& notes, DType dtype) {
-  const bool wide = dtype == DType::f32 || dtype == DType::f64;
+bool accepted(const std::vector<cudnnBackendNumericalNote_t>& notes, DType dtype, Precision precision) {
+  // f32 at Precision::high may run on TF32 tensor cores (inputs rounded to TF32: both notes);
+  // exact f32 and f64 may not.
+  const bool wide = dtype == DType::f64 || (dtype == DType::f32 && !f32_on_tensor_cores(precision));
   for (cudnnBackendNumericalNote_t note : notes) {
     switch (note) {
       case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC:
@@ -87,8 +89,8 @@ std::int64_t engine_index(const Descriptor& config) {
 
 /// The first engine configuration of `graph`, in the heuristics' order, that canopy accepts and
 /// that finalizes into a plan.
-std::shared_ptr<const ConvPlan> first_plan(const Descriptor& graph, DType dtype, cudnnBackendHeurMode_t mode,
-                                           const Target& target) {
+std::shared_ptr<const ConvPlan> first_plan(const Descriptor& graph, DType dtype, Precision precision,
+                                           cudnnBackendHeurMode_t mode, const Target& target) {
   Descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   heuristics.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
   heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
@@ -112,7 +114,7 @@ std::shared_ptr<const ConvPlan> first_plan(const Descriptor& graph, DType dtype,
   for (std::int64_t i = 0; i < got; ++i) {
     const Descriptor& config = configs[static_cast<std::size_t>(i)];
     std::vector<cudnnBackendNumericalNote_t> notes = notes_of(config);
-    if (!accepted(notes, dtype)) continue;
+    if (!accepted(notes, dtype, precision)) continue;
     auto plan = std::make_shared<ConvPlan>();
     plan->notes = std::move(notes);
     plan->plan = Descriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
@@ -182,7 +184,7 @@ Descriptor operation(const ConvCall& call, const Descriptor& x, const Descriptor
 }  // namespace
 
 std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
-                                                const Target& target) {
+                                                const Target& target, Precision precision) {
   cudnnDataType_t io{};
   if (!data_type(dtype, io)) return nullptr;
   // bf16 and f16 accumulate in f32; f32 and f64 in their own type.
@@ -208,8 +210,8 @@ std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtyp
   graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ops);
   if (target.handle) graph.set(kGraphHandle, CUDNN_TYPE_HANDLE, 1, &target.handle);
   if (graph.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
-  if (auto plan = first_plan(graph, dtype, CUDNN_HEUR_MODE_A, target)) return plan;
-  return first_plan(graph, dtype, CUDNN_HEUR_MODE_FALLBACK, target);
+  if (auto plan = first_plan(graph, dtype, precision, CUDNN_HEUR_MODE_A, target)) return plan;
+  return first_plan(graph, dtype, precision, CUDNN_HEUR_MODE_FALLBACK, target);
 }
 
 namespace {
@@ -218,9 +220,9 @@ namespace {
 /// plan that fails to run is forgotten. A plan is bound to the handle it was built with, which is
 /// this thread's, and cuDNN does not promise that one plan runs safely from two threads at once.
 std::shared_ptr<const ConvPlan>& cached_plan(const ConvCall& call, DType dtype, std::int64_t alignment, int device,
-                                             cudnnHandle_t h) {
+                                             cudnnHandle_t h, Precision precision) {
   std::vector<std::int64_t> key = {static_cast<std::int64_t>(call.kind), static_cast<std::int64_t>(dtype), alignment,
-                                   device};
+                                   device, static_cast<std::int64_t>(f32_on_tensor_cores(precision))};
   for (const auto* v : {&call.x.dims, &call.x.strides, &call.w.dims, &call.w.strides, &call.y.dims, &call.y.strides,
                         &call.pre_pad, &call.post_pad, &call.stride, &call.dilation}) {
     key.push_back(static_cast<std::int64_t>(v->size()));
@@ -230,7 +232,7 @@ std::shared_ptr<const ConvPlan>& cached_plan(const ConvCall& call, DType dtype, 
   if (auto it = plans.find(key); it != plans.end()) return it->second;
   std::shared_ptr<const ConvPlan> plan;
   try {
-    plan = build_conv_plan(call, dtype, alignment, Target{h, nullptr});
+    plan = build_conv_plan(call, dtype, alignment, Target{h, nullptr}, precision);
   } catch (const DeviceError&) {
     plan = nullptr;  // a descriptor cuDNN refused: the next form, or the direct kernel, runs it
   }
@@ -258,7 +260,8 @@ void* tensor_memory(const StagedTensor& t, const void* operand, bool input, std:
 
 }  // namespace
 
-bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device) {
+bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device,
+          Precision precision) {
   cudnnDataType_t io{};
   if (!use_cudnn() || !data_type(dtype, io)) return false;
   const std::vector<ConvCall> calls = conv_calls(g);
@@ -273,7 +276,7 @@ bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::C
     const std::pair<const StagedTensor*, const void*> operands[] = {{&call.lhs(), lhs}, {&call.rhs(), rhs}, {&call.out(), out}};
     for (const auto& [t, p] : operands)
       if (!t->staged) alignment = std::min<std::int64_t>(alignment, cuda::detail::lt_alignment(p));
-    std::shared_ptr<const ConvPlan>& slot = cached_plan(call, dtype, alignment, device, h);
+    std::shared_ptr<const ConvPlan>& slot = cached_plan(call, dtype, alignment, device, h, precision);
     if (!slot) continue;
     const std::shared_ptr<const ConvPlan> plan = slot;
     std::vector<std::shared_ptr<Buffer>> held;  // staged tensors and the workspace, until issued

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "canopy/dtype.hpp"
+#include "canopy/precision.hpp"
 #include "cudnn_backend.hpp"
 #include "cudnn_conv_problem.hpp"
 #include "cudnn_entry.hpp"
@@ -24,11 +25,12 @@ struct ConvPlan {
 
 /// Builds the plan for `call` on operands of `dtype` whose addresses are multiples of `alignment`
 /// bytes, for `target`; nullptr when no engine canopy accepts runs it.
-/// Accepted: deterministic engines that accumulate in f32 or wider; for f32 and f64 also none
-/// that computes on tensor cores (TF32) or down-converts (the same pedantic precision as the
-/// cuBLAS matmuls); no FFT or Winograd engines (their rounding departs from the direct sum).
+/// Accepted: deterministic engines that accumulate in f32 or wider; for f64, and for f32 unless
+/// `precision` is Precision::high, also none that computes on tensor cores (TF32) or down-converts
+/// (the same pedantic precision as the cuBLAS matmuls); no FFT or Winograd engines (their rounding
+/// departs from the direct sum).
 std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
-                                                const Target& target);
+                                                const Target& target, Precision precision = Precision::default_);
 
 // conv (cudnn_entry.hpp) tries conv_calls(g) in order on the device's stream, caching plans per
 // thread and call.

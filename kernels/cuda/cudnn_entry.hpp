@@ -11,7 +11,8 @@
 
 namespace canopy::kernels::cuda::cudnn {
 
-bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device);
+bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device,
+          Precision precision);
 bool softmax(bool log, DType dtype, const void* in, void* out, const Shape& shape, int axis, int device);
 /// Counts one call run on cuDNN (cuda_nn.hpp's cudnn_calls); a convolution by its operation too.
 void count_call();

@@ -1,5 +1,6 @@
 // Matmul on the GPU: cuBLAS's strided-batched GEMM for the floating types (f32 and f64 in their
-// own precision, no TF32, so results agree with the CPU's; bf16/f16 stored, f32 accumulated),
+// own precision, no TF32, so results agree with the CPU's, unless Precision::high lets f32 run on
+// TF32 tensor cores; bf16/f16 stored, f32 accumulated),
 // and a plain kernel for integer and bool operands, which cuBLAS does not multiply.
 #include <mutex>
 #include <vector>
@@ -61,14 +62,19 @@ __global__ void matmul_kernel(const T* a, const T* b, T* c, std::int64_t batch, 
 }  // namespace
 
 void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k,
-            std::int64_t n, bool trans_a, bool trans_b, int device) {
+            std::int64_t n, bool trans_a, bool trans_b, int device, Precision precision) {
   if (batch * m * n == 0) return;
   cudaDataType_t type;
   // f32 in f32 (pedantic: no TF32) and f64 in f64; bf16 and f16 products on tensor cores,
   // accumulated in f32, as JAX and PyTorch compute them (pedantic f32 compute ran them 20x slower).
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F_PEDANTIC;
   switch (dtype) {
-    case DType::f32: type = CUDA_R_32F; break;
+    case DType::f32:
+      type = CUDA_R_32F;
+      // TF32 products (10-bit mantissas) accumulated in f32, where the program opted in (jax's
+      // Precision.HIGH on a GPU); exact f32 otherwise, canopy's default.
+      if (f32_on_tensor_cores(precision)) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+      break;
     case DType::f64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F_PEDANTIC; break;
     case DType::bf16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
     case DType::f16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;

@@ -61,8 +61,10 @@ void visit_float(DType dtype, F&& f) {
 
 }  // namespace
 
-void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device) {
-  if (cudnn::conv(dtype, lhs, rhs, out, g, device)) return;
+void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device,
+          Precision precision) {
+  // The direct kernel below computes exactly at every precision (`high` allows TF32, never asks it).
+  if (cudnn::conv(dtype, lhs, rhs, out, g, device, precision)) return;
   const nn::ConvParams p = nn::conv_params(g);
   if (p.outputs == 0) return;
   cudaStream_t s = detail::stream(device);

@@ -45,11 +45,11 @@ void reduce_prod(DType, const void*, const Shape&, std::span<const int>, void*, 
 void cumulative(CumulativeOp, DType, const void*, void*, const Shape&, int, bool, int) { unavailable("cumulative"); }
 void argminmax(bool, DType, const void*, const Shape&, int, std::int64_t*, int) { unavailable("argminmax"); }
 void matmul(DType, const void*, const void*, void*, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool,
-            int) {
+            int, Precision) {
   unavailable("matmul");
 }
 bool matmul_bias(DType, const void*, const void*, const void*, void*, std::int64_t, std::int64_t, std::int64_t,
-                 std::int64_t, bool, bool, int) {
+                 std::int64_t, bool, bool, int, Precision) {
   unavailable("matmul_bias");
 }
 std::int64_t cublaslt_calls() { return 0; }

@@ -11,7 +11,7 @@ namespace {
 }
 }  // namespace
 
-void conv(DType, const void*, const void*, void*, const cpu::ConvGeometry&, int) {
+void conv(DType, const void*, const void*, void*, const cpu::ConvGeometry&, int, Precision) {
   unavailable("conv_general_dilated");
 }
 void reduce_window(cpu::WindowOp, DType, const void*, void*, const cpu::WindowGeometry&, int) {

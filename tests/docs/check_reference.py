@@ -12,7 +12,7 @@ an underscore are skipped.
 
 The headers scanned are the ones a user includes: <layer>/include/canopy/**.hpp for the pytree,
 random, transforms and train layers, and the installed headers of the kernels layer
-(kernels/include/canopy/dtype.hpp, shape.hpp and random/threefry.hpp). kernels/include/canopy/kernels/ is the kernel
+(kernels/include/canopy/dtype.hpp, shape.hpp, precision.hpp and random/threefry.hpp). kernels/include/canopy/kernels/ is the kernel
 layer's own interface to the primitives: kernels/meson.build does not install it.
 
 A name counts as documented when it appears in code (an inline `code span` or a fenced block)

@@ -1,6 +1,6 @@
 """The main job's promises, run as a user would: a short Fashion-MNIST run reaches a stated test
 accuracy, and a run stopped after one epoch and resumed from its checkpoint logs exactly the
-metrics of an uninterrupted run. Usage: fashion_mnist_resume.py <path to the fashion_mnist binary>"""
+metrics of an uninterrupted run, as does one with its training set on the device. Usage: fashion_mnist_resume.py <path to the fashion_mnist binary>"""
 import json
 import os
 import subprocess
@@ -57,6 +57,14 @@ with tempfile.TemporaryDirectory() as tmp:
     svg = open(os.path.join(split, "curves.svg")).read()
     line = [l for l in svg.splitlines() if "<title>test/accuracy</title>" in l]
     assert line and line[0].split('points="')[1].split('"')[0].count(",") == 2, line
+    # The training set kept on the device and shuffled there visits the same rows in the same
+    # order as the host's batches: the same metrics, bit for bit.
+    on_device = os.path.join(tmp, "device")
+    train(on_device, 2, "--device-data")
+    c = epoch_records(on_device)
+    for step in (40, 80):
+        for key in ("train/epoch_loss", "test/loss", "test/accuracy"):
+            assert a[step][key] == c[step][key], f"step {step} {key}: host batches {a[step][key]} != device {c[step][key]}"
     accuracy = a[80]["test/accuracy"]
     assert accuracy >= 0.75, f"test accuracy {accuracy} after 2 epochs on 5000 examples is below 0.75"
     for name in ("curves.svg", "tensorboard", "checkpoints", "best/results.json"):

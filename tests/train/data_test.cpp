@@ -22,6 +22,7 @@
 
 #include "../helpers/error_message.hpp"
 #include "../helpers/temp_dir.hpp"
+#include "counting_data.hpp"
 
 namespace {
 
@@ -60,20 +61,8 @@ std::vector<std::uint8_t> iota_bytes(std::size_t n, std::uint8_t start = 0) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-struct Example {
-  Array x, y;
-  int tag = 0;  // not an Array: carried into every batch as it is
-};
-
-Example counting_data(std::int64_t n) {
-  std::vector<float> x(static_cast<std::size_t>(n * 3));
-  std::vector<std::int32_t> y(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (int j = 0; j < 3; ++j) x[static_cast<std::size_t>(i * 3 + j)] = static_cast<float>(i * 10 + j);
-    y[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
-  }
-  return {array(x, Shape{n, 3}), array(y, Shape{n}), 7};
-}
+using test::counting_data;
+using test::Example;
 
 bool fashion_mnist_present() {
   std::error_code ec;

@@ -17,8 +17,11 @@ namespace {
 
 std::string leaf_name(const std::string& name) { return name.empty() ? "<root>" : name; }
 
-/// The leading axis every leaf shares, after checking the leaves are concrete host arrays.
-std::int64_t leading_rows(const NamedArrays& leaves, std::string_view api) {
+}  // namespace
+
+namespace detail {
+
+std::int64_t leading_rows(const NamedArrays& leaves, std::string_view api, bool on_host) {
   if (leaves.empty())
     detail::raise<ValueError>(api, "data", "", "has no Array leaves", "pass a pytree of Arrays sharing a leading axis");
   for (const NamedArray& leaf : leaves) {
@@ -27,7 +30,7 @@ std::int64_t leading_rows(const NamedArrays& leaves, std::string_view api) {
     if (a.is_tracer())
       detail::raise<TracerError>(api, "leaf", leaf_name(leaf.name), "is a tracer; batches are cut from concrete arrays",
                                  "batch outside jit/grad/vmap");
-    if (a.device().kind != Device::Kind::cpu)
+    if (on_host && a.device().kind != Device::Kind::cpu)
       detail::raise<DeviceError>(api, "leaf", leaf_name(leaf.name), detail::concat("lives on ", to_string(a.device())),
                                  "batches are cut on the host");
     if (a.ndim() == 0)
@@ -43,6 +46,10 @@ std::int64_t leading_rows(const NamedArrays& leaves, std::string_view api) {
                                                "; every Array leaf needs the same leading axis (the examples)"));
   return first.value.shape(0);
 }
+
+}  // namespace detail
+
+namespace {
 
 /// The shape of `rows` rows of `a`.
 Shape with_rows(const Array& a, std::int64_t rows) {
@@ -81,7 +88,7 @@ std::pair<Array, std::byte*> new_host_array(DType dtype, const Shape& shape) {
 BatchPlan::BatchPlan(const NamedArrays& leaves, std::int64_t batch_size, const std::optional<Array>& shuffle_key,
                      bool drop_last) {
   if (batch_size <= 0) raise<ValueError>("batches", "batch_size", std::to_string(batch_size), "must be positive");
-  n_ = leading_rows(leaves, "batches");
+  n_ = leading_rows(leaves, "batches", true);
   batch_size_ = batch_size;
   count_ = num_batches(n_, batch_size, drop_last);
   for (const NamedArray& leaf : leaves) sources_.push_back(leaf.value);
@@ -122,7 +129,7 @@ Arrays BatchPlan::batch(std::int64_t i) const {
 
 std::pair<Arrays, Array> pad_leaves(const NamedArrays& leaves, std::int64_t batch_size) {
   if (batch_size <= 0) raise<ValueError>("pad_batch", "batch_size", std::to_string(batch_size), "must be positive");
-  const std::int64_t rows = leading_rows(leaves, "pad_batch");
+  const std::int64_t rows = leading_rows(leaves, "pad_batch", true);
   if (rows > batch_size)
     raise<ValueError>("pad_batch", "batch", leaf_name(leaves.front().name),
                       concat("has ", rows, " rows, more than batch_size ", batch_size));

@@ -9,6 +9,7 @@
 #include "canopy/devices.hpp"
 #include "canopy/dtype.hpp"
 #include "canopy/error.hpp"
+#include "canopy/matmul_precision.hpp"
 #include "canopy/numpy.hpp"
 #include "canopy/nn.hpp"
 #include "canopy/nn/dropout.hpp"

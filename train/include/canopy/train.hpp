@@ -13,6 +13,7 @@
 #include "canopy/train/plot.hpp"
 #include "canopy/train/idx.hpp"
 #include "canopy/train/batches.hpp"
+#include "canopy/train/device_batches.hpp"
 #include "canopy/train/prefetch.hpp"
 #include "canopy/train/triggers.hpp"
 #include "canopy/train/cron.hpp"

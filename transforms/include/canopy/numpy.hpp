@@ -152,10 +152,10 @@ inline Array invert(const Array& x) { return bitwise_not(x); }
 /// jnp.einsum for one or two operands: "ij,jk->ik", "bhqd,bhkd->bhqk", "...ij,...jk->...ik",
 /// "ij->ji", "ij->", implicit outputs ("ij,jk"). Lowered to sums, one dot_general and a
 /// transpose; size-1 axes broadcast. Diagonals ("ii->i") and three or more operands are
-/// ShapeErrors.
+/// ShapeErrors. `precision` is the dot_general's (as jnp.einsum's).
 Array einsum(std::string_view subscripts, const Array& a);
-Array einsum(std::string_view subscripts, const Array& a, const Array& b);
-Array einsum(std::string_view subscripts, const std::vector<Array>& operands);
+Array einsum(std::string_view subscripts, const Array& a, const Array& b, const PrecisionConfig& precision = {});
+Array einsum(std::string_view subscripts, const std::vector<Array>& operands, const PrecisionConfig& precision = {});
 
 /// jnp.outer: the products of every element of a (flattened) with every one of b: [a.size, b.size].
 Array outer(const Array& a, const Array& b);
@@ -171,10 +171,11 @@ Array diagonal(const Array& a, int offset = 0, int axis1 = 0, int axis2 = 1);
 /// (default: as sum). ShapeError when axis1 and axis2 are the same axis.
 Array trace(const Array& a, int offset = 0, int axis1 = 0, int axis2 = 1, std::optional<DType> dtype = std::nullopt);
 
-/// jnp.matmul: 1-D operands promoted to matrices, leading dims broadcast as a batch.
-Array matmul(const Array& a, const Array& b);
+/// jnp.matmul: 1-D operands promoted to matrices, leading dims broadcast as a batch. `precision`
+/// as lax.dot_general's.
+Array matmul(const Array& a, const Array& b, const PrecisionConfig& precision = {});
 /// jnp.dot: matmul for 1-D/2-D; sum over a's last and b's second-to-last axis in general.
-Array dot(const Array& a, const Array& b);
+Array dot(const Array& a, const Array& b, const PrecisionConfig& precision = {});
 
 /// Elementwise choice: x where cond else y (broadcast and promoted).
 Array where(const Array& cond, const Array& x, const Array& y);

@@ -5,10 +5,12 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "canopy/array.hpp"
+#include "canopy/precision.hpp"
 
 namespace canopy {
 
@@ -92,8 +94,30 @@ Array rev(const Array& x, const std::vector<int>& dimensions);
 struct DotDimensionNumbers {
   std::vector<int> lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
 };
-/// General contraction; result dims are (batch..., lhs free..., rhs free...).
-Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims);
+/// The precisions of a product's two operands (lhs, rhs) as lax canonicalizes `precision`; none
+/// when neither the call nor default_matmul_precision (matmul_precision.hpp) asked for one. A
+/// kernel computes at the higher of the two (XLA's rule).
+using OperandPrecision = std::optional<std::pair<Precision, Precision>>;
+/// lax's `precision` argument: nothing (the current default_matmul_precision), one Precision for
+/// both operands, a pair (lhs, rhs), or JAX's names: "default", "high", "highest", and
+/// "bfloat16"/"fastest" (default), "tensorfloat32"/"bfloat16_3x" (high), "float32" (highest);
+/// any other name is a ValueError.
+struct PrecisionConfig {
+  PrecisionConfig() = default;
+  PrecisionConfig(Precision both) : operands(std::pair{both, both}) {}  // NOLINT: implicit, as JAX takes one
+  PrecisionConfig(Precision lhs, Precision rhs) : operands(std::pair{lhs, rhs}) {}
+  PrecisionConfig(const char* name);         // NOLINT: implicit, so "highest" reads as in JAX
+  PrecisionConfig(const std::string& name);  // NOLINT
+  OperandPrecision operands;  ///< none: the default at the call
+};
+/// The Precision a JAX precision name stands for (see PrecisionConfig); ValueError naming `api`
+/// and the name otherwise.
+Precision parse_precision(std::string_view name, std::string_view api = "Precision");
+
+/// General contraction; result dims are (batch..., lhs free..., rhs free...). `precision` as
+/// lax.dot_general's (the Precision enum says what each does on which device).
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims,
+                  const PrecisionConfig& precision = {});
 
 /// Sum over `axes` (the dims disappear).
 Array reduce_sum(const Array& x, const std::vector<int>& axes);
@@ -209,10 +233,12 @@ struct ConvDimensionNumbers {
 /// multiple of groups); dilations default to 1. Float dtypes (TypeError otherwise); f32 runs on
 /// oneDNN, f64/bf16, lhs_dilation > 1 (transposed convolution) and negative padding on plain loops.
 /// Unlike lax, a window larger than the padded input is a ShapeError rather than an empty output.
+/// `precision` as dot_general's; the gradient convolutions inherit it.
 Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector<std::int64_t>& window_strides,
                            const Padding& padding, const std::vector<std::int64_t>& lhs_dilation = {},
                            const std::vector<std::int64_t>& rhs_dilation = {},
-                           const ConvDimensionNumbers& dimension_numbers = {}, std::int64_t feature_group_count = 1);
+                           const ConvDimensionNumbers& dimension_numbers = {}, std::int64_t feature_group_count = 1,
+                           const PrecisionConfig& precision = {});
 /// lax.reduce_window with lax.max: windows of `window_dimensions` (one per operand dim) stepped by
 /// `window_strides`; padding counts as -inf (the lowest integer). Dilations default to 1. A window
 /// larger than the padded operand is a ShapeError. f32 channels-last/first pooling runs on oneDNN.

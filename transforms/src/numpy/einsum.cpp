@@ -59,7 +59,7 @@ Array to_order(const Array& x, const std::string& term, const std::string& out) 
 
 }  // namespace
 
-Array einsum(std::string_view subscripts, const std::vector<Array>& operands) {
+Array einsum(std::string_view subscripts, const std::vector<Array>& operands, const PrecisionConfig& precision) {
   std::string spec;
   for (char c : subscripts)
     if (c != ' ') spec += c;
@@ -154,13 +154,13 @@ Array einsum(std::string_view subscripts, const std::vector<Array>& operands) {
     if (names[1].find(c) == std::string::npos) produced += c;
   for (char c : names[1])
     if (names[0].find(c) == std::string::npos) produced += c;
-  const Array r = dot_general(xs[0].astype(dtype), xs[1].astype(dtype), dn);
+  const Array r = dot_general(xs[0].astype(dtype), xs[1].astype(dtype), dn, precision);
   return to_order(r, produced, out);
 }
 
 Array einsum(std::string_view subscripts, const Array& a) { return einsum(subscripts, std::vector<Array>{a}); }
-Array einsum(std::string_view subscripts, const Array& a, const Array& b) {
-  return einsum(subscripts, std::vector<Array>{a, b});
+Array einsum(std::string_view subscripts, const Array& a, const Array& b, const PrecisionConfig& precision) {
+  return einsum(subscripts, std::vector<Array>{a, b}, precision);
 }
 
 }  // namespace canopy

@@ -6,7 +6,7 @@
 
 namespace canopy {
 
-Array matmul(const Array& a, const Array& b) {
+Array matmul(const Array& a, const Array& b, const PrecisionConfig& precision) {
   if (a.ndim() == 0 || b.ndim() == 0)
     detail::raise<ShapeError>("matmul", "operands", "", detail::concat(to_string(a.aval()), " and ", to_string(b.aval()),
                                                                        " include a scalar"), "use multiply for scalars");
@@ -21,7 +21,7 @@ Array matmul(const Array& a, const Array& b) {
   if (y.ndim() == 2) {  // [..., m, k] @ [k, n]: fold the batch into rows, no broadcast copy
     Shape lead(std::span<const std::int64_t>(x.shape().data(), x.ndim() - 1));
     Array x2 = reshape(x, {shape_size(lead), k1});
-    r = dot_general(x2, y, {{1}, {0}, {}, {}});
+    r = dot_general(x2, y, {{1}, {0}, {}, {}}, precision);
     out = lead;
     out.push_back(y.shape()[1]);
     r = reshape(r, out);
@@ -39,7 +39,7 @@ Array matmul(const Array& a, const Array& b) {
     int nb = static_cast<int>(batch.size());
     std::vector<int> bd;
     for (int i = 0; i < nb; ++i) bd.push_back(i);
-    r = dot_general(xs, ys, {{nb + 1}, {nb}, bd, bd});
+    r = dot_general(xs, ys, {{nb + 1}, {nb}, bd, bd}, precision);
   }
   if (a.ndim() == 1 || b.ndim() == 1) {  // drop the unit dims the 1-D operands were promoted with
     const Shape& s = r.shape();
@@ -53,14 +53,14 @@ Array matmul(const Array& a, const Array& b) {
   return r;
 }
 
-Array dot(const Array& a, const Array& b) {
+Array dot(const Array& a, const Array& b, const PrecisionConfig& precision) {
   if (a.ndim() == 0 || b.ndim() == 0) return a * b;
   int ca = static_cast<int>(a.ndim()) - 1, cb = static_cast<int>(b.ndim()) >= 2 ? static_cast<int>(b.ndim()) - 2 : 0;
   if (a.shape()[static_cast<std::size_t>(ca)] != b.shape()[static_cast<std::size_t>(cb)])
     detail::raise<ShapeError>("dot", "operands", "", detail::concat(to_string(a.aval()), " and ", to_string(b.aval()),
                                                                     " have mismatched contraction dimensions"));
-  if (a.ndim() <= 2 && b.ndim() <= 2) return matmul(a, b);
-  return dot_general(a, b, {{ca}, {cb}, {}, {}});
+  if (a.ndim() <= 2 && b.ndim() <= 2) return matmul(a, b, precision);
+  return dot_general(a, b, {{ca}, {cb}, {}, {}}, precision);
 }
 
 Array outer(const Array& a, const Array& b) {

@@ -15,6 +15,7 @@
 #include "canopy/kernels/buffer.hpp"
 #include "canopy/kernels/cpu.hpp"
 #include "canopy/kernels/fused.hpp"
+#include "canopy/precision.hpp"
 #include "canopy/shape.hpp"
 
 namespace canopy::kernels::cuda {
@@ -45,6 +46,10 @@ void copy_to_host(const void* src, void* host, std::size_t bytes, int device);
 void copy_device(const void* src, int src_device, void* dst, int dst_device, std::size_t bytes);
 /// Waits until everything issued to `device` has run; a kernel's failure surfaces here as DeviceError.
 void synchronize(int device);
+
+/// Whether a product at precision `p` may run its f32 operands on TF32 tensor cores: at `high`
+/// only (the GPU's choice; the CPU computes f32 exactly at every precision).
+constexpr bool f32_on_tensor_cores(Precision p) { return p == Precision::high; }
 
 // Kernel families (as cpu.hpp's, on `device`).
 using cpu::BinaryOp;
@@ -81,16 +86,18 @@ void cumulative(CumulativeOp op, DType dtype, const void* in, void* out, const S
 /// first NaN wins (XLA's comparator, as the CPU kernel).
 void argminmax(bool max, DType dtype, const void* in, const Shape& shape, int axis, std::int64_t* out, int device);
 /// C[b] = op(A[b]) @ op(B[b]), row-major; f32, f64, bf16 and f16 on cuBLAS (f32 in f32 without
-/// TF32, f64 in f64, bf16/f16 on tensor cores with f32 accumulation), integers as a CUDA kernel. trans_a: A is stored batch x k x m; trans_b: B is batch x n x k.
+/// TF32, or on TF32 tensor cores at Precision::high; f64 in f64; bf16/f16 on tensor cores with f32
+/// accumulation), integers as a CUDA kernel. trans_a: A is stored batch x k x m; trans_b: B is batch x n x k.
 void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k,
-            std::int64_t n, bool trans_a, bool trans_b, int device);
+            std::int64_t n, bool trans_a, bool trans_b, int device, Precision precision = Precision::default_);
 /// matmul (f32, bf16, f16; same layouts) plus a bias row (n elements of `dtype`, one per column
 /// of C, the same for every row and batch item), as one cuBLASLt matmul with its BIAS epilogue
-/// (f32 accumulation; no TF32 for f32, tensor cores for bf16/f16). Returns false, having run nothing, where cuBLASLt has no
+/// (f32 accumulation; f32 as matmul at `precision`, tensor cores for bf16/f16). Returns false, having run nothing, where cuBLASLt has no
 /// algorithm for the call or refuses it (or another dtype, or k = 0): the caller then runs matmul
 /// and the add. (No relu epilogue: cuBLASLt's turns NaN into 0, where max(NaN, 0) is NaN.)
 bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch, std::int64_t m,
-                 std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, int device);
+                 std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, int device,
+                 Precision precision = Precision::default_);
 /// matmul_bias calls that ran on cuBLASLt so far (its fallback is quiet; the GPU suite checks this).
 std::int64_t cublaslt_calls();
 /// Whether fused_elementwise runs `program` (no random streams, row steps or sums; bounded size).

@@ -6,6 +6,7 @@
 
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/nn.hpp"
+#include "canopy/precision.hpp"
 
 namespace canopy::kernels::cuda {
 
@@ -28,7 +29,9 @@ std::int64_t cudnn_conv_calls(CudnnConv kind);
 /// out = conv(lhs, rhs): on cuDNN (1 to 3 spatial dims; see use_cudnn) as one forward,
 /// backward-data or backward-filter operation (lax's gradient convolutions are recognised as
 /// such), else a direct kernel as cpu::conv_loop (sums in double). f32, f64, bf16, f16. At most 6 spatial dims (DeviceError beyond).
-void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device);
+/// f32 at Precision::high may run on cuDNN's TF32 tensor-core engines; at the others it is exact.
+void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device,
+          Precision precision = Precision::default_);
 /// out = reduce_window(in) as the CPU loops (compute type, padding holds the identity); every
 /// dtype, at most 8 dims.
 void reduce_window(cpu::WindowOp op, DType dtype, const void* in, void* out, const cpu::WindowGeometry& g, int device);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct BatchOptions {
 std::int64_t num_batches(std::int64_t n, std::int64_t batch_size, bool drop_last = false);
 
 namespace detail {
+
+/// The leading axis N every leaf of `leaves` shares, after checking they are concrete arrays (on a
+/// CPU device when `on_host`); the errors name `api` and the leaves' key paths and shapes.
+std::int64_t leading_rows(const NamedArrays& leaves, std::string_view api, bool on_host);
 
 /// A new uninitialised host Array and its writable bytes (64-byte aligned), to be filled before
 /// the Array is shared: the Arrays datasets and batches are built from.
@@ -59,6 +64,31 @@ class BatchPlan {
   bool shuffled_ = false;
 };
 
+/// The input iterator of an epoch of batches (Batches, DeviceBatches): position i of `owner`,
+/// whose operator[] gives batch i.
+template <class Owner, class T>
+class EpochIterator {
+ public:
+  using iterator_concept = std::input_iterator_tag;
+  using iterator_category = std::input_iterator_tag;
+  using value_type = T;
+  using difference_type = std::ptrdiff_t;
+  EpochIterator() = default;
+  EpochIterator(const Owner* owner, std::int64_t index) : owner_(owner), index_(index) {}
+  /// The batch at this position.
+  T operator*() const { return (*owner_)[index_]; }
+  EpochIterator& operator++() {
+    ++index_;
+    return *this;
+  }
+  void operator++(int) { ++index_; }
+  bool operator==(const EpochIterator& o) const { return index_ == o.index_; }
+
+ private:
+  const Owner* owner_ = nullptr;
+  std::int64_t index_ = 0;
+};
+
 /// pad_batch's non-template part: the leaves padded with zero rows to batch_size, and the mask.
 std::pair<Arrays, Array> pad_leaves(const NamedArrays& leaves, std::int64_t batch_size);
 
@@ -76,27 +106,7 @@ class Batches {
                                                                        options.drop_last)) {}
 
   /// An input iterator over the batches; dereferencing copies the batch's rows.
-  class iterator {
-   public:
-    using iterator_concept = std::input_iterator_tag;
-    using iterator_category = std::input_iterator_tag;
-    using value_type = T;
-    using difference_type = std::ptrdiff_t;
-    iterator() = default;
-    iterator(const Batches* owner, std::int64_t index) : owner_(owner), index_(index) {}
-    /// The batch at this position.
-    T operator*() const { return (*owner_)[index_]; }
-    iterator& operator++() {
-      ++index_;
-      return *this;
-    }
-    void operator++(int) { ++index_; }
-    bool operator==(const iterator& o) const { return index_ == o.index_; }
-
-   private:
-    const Batches* owner_ = nullptr;
-    std::int64_t index_ = 0;
-  };
+  using iterator = detail::EpochIterator<Batches, T>;
 
   /// The first batch's position.
   iterator begin() const { return iterator(this, 0); }

@@ -133,7 +133,9 @@ void param_print(std::ostream& os, const T& v) {
   } else if constexpr (std::is_same_v<T, DType>) {
     os << name(v);
   } else if constexpr (std::is_enum_v<T>) {
-    os << static_cast<long long>(v);
+    // By name where the enum's namespace says one (to_string(Precision) gives "HIGHEST").
+    if constexpr (requires { os << to_string(v); }) os << to_string(v);
+    else os << static_cast<long long>(v);
   } else if constexpr (std::is_arithmetic_v<T>) {
     os << +v;
   } else if constexpr (std::is_same_v<T, std::string>) {

@@ -95,7 +95,7 @@ std::optional<std::pair<Epilogue, std::int64_t>> start(const Program& p, const E
   const Aval& result = p.var_avals[static_cast<std::size_t>(e.out[0])];
   if (l.dtype != DType::f32 || r.dtype != DType::f32 || result.dtype != DType::f32 || result.size() == 0) return std::nullopt;
   if (dot) {
-    const auto shape = matmul_in_place(l.shape, r.shape, e.params_ref().get<DotDimensionNumbers>());
+    const auto shape = matmul_in_place(l.shape, r.shape, e.params_ref().get<DotGeneralParams>().dimension_numbers);
     if (!shape || shape->k == 0) return std::nullopt;
     return std::pair{Epilogue{*shape, std::nullopt, {}}, shape->n};
   }

@@ -9,6 +9,7 @@
 #include "canopy/core/primitive.hpp"
 #include "canopy/core/trace.hpp"
 #include "canopy/kernels/cuda.hpp"
+#include "canopy/matmul_precision.hpp"
 #include "canopy/numpy.hpp"
 #include "passes.hpp"
 
@@ -16,7 +17,7 @@ namespace canopy::detail {
 namespace {
 
 struct BiasRow {
-  DotDimensionNumbers dims;  ///< the dot_general's, for the unfused path
+  DotGeneralParams dot;  ///< the dot_general's, for the unfused path; its precision for both
   MatmulShape matmul;
 };
 struct BiasRowParams {
@@ -33,7 +34,7 @@ bool is_matmul_dtype(DType d) { return d == DType::f32 || d == DType::bf16 || d 
 Array unfused(std::span<const Array> in, const BiasRow& ep, const Shape& result) {
   TraceGuard eager(&EvalTrace::instance());
   const std::int64_t n = ep.matmul.n;
-  return dot_general(in[0], in[1], ep.dims).reshape({shape_size(result) / n, n}) + in[2].reshape({n});
+  return dot_general_at(in[0], in[1], ep.dot.dimension_numbers, ep.dot.precision).reshape({shape_size(result) / n, n}) + in[2].reshape({n});
 }
 
 void run_unfused(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
@@ -45,7 +46,7 @@ void run_cuda(std::span<const Array> in, std::span<Array> out, const ParamsRef& 
   const BiasRow& ep = *params.get<BiasRowParams>().epilogue;
   const MatmulShape& s = ep.matmul;
   if (kernels::cuda::matmul_bias(out[0].dtype(), cdata(in[0]), cdata(in[1]), cdata(in[2]), mutable_data(out[0]), s.batch,
-                                 s.m, s.k, s.n, s.trans_a, s.trans_b, gpu_of(out[0])))
+                                 s.m, s.k, s.n, s.trans_a, s.trans_b, gpu_of(out[0]), effective_precision(ep.dot.precision)))
     return;
   // cuBLASLt has no algorithm for this call: cuBLAS's matmul, then the add.
   run_unfused(in, out, params);
@@ -90,11 +91,11 @@ void fuse_epilogues_for_cuda(Program& p) {
     const Aval& product = p.var_avals[static_cast<std::size_t>(e.out[0])];
     if (!is_matmul_dtype(product.dtype) || l.dtype != product.dtype || r.dtype != product.dtype || product.size() == 0)
       continue;
-    const auto& dims = e.params_ref().get<DotDimensionNumbers>();
-    const std::optional<MatmulShape> shape = matmul_in_place(l.shape, r.shape, dims);
+    const auto& dot = e.params_ref().get<DotGeneralParams>();
+    const std::optional<MatmulShape> shape = matmul_in_place(l.shape, r.shape, dot.dimension_numbers);
     if (!shape || shape->k == 0) continue;
 
-    BiasRow ep{dims, *shape};
+    BiasRow ep{dot, *shape};
     Eqn out;
     out.prim = &bias_primitive();
     out.in = e.in;

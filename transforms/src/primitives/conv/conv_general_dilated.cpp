@@ -7,6 +7,7 @@
 #include "../rules.hpp"
 #include "../window/geometry.hpp"
 #include "canopy/kernels/cuda_nn.hpp"
+#include "canopy/matmul_precision.hpp"
 #include "conv_geometry.hpp"
 
 namespace canopy::prim {
@@ -80,6 +81,7 @@ struct ConvGeneralDilated {
     std::vector<std::int64_t> lhs_dilation, rhs_dilation;
     std::vector<int> lhs_spec, rhs_spec, out_spec;
     std::int64_t feature_group_count = 1;
+    OperandPrecision precision;  ///< lax's; the gradient convolutions inherit it
   };
   // Bilinear, like dot_general: jvp conv(t_lhs, rhs) + conv(lhs, t_rhs), a transpose per operand.
   static Aval abstract_eval(std::span<const Aval> avals, const Params& p) {
@@ -148,7 +150,8 @@ struct ConvGeneralDilated {
   static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& p) {
     const Array &l = in[0], &r = in[1], &y = out[0];
     const kernels::cpu::ConvGeometry g = geometry(p, l.shape(), r.shape(), y.shape());
-    kernels::cuda::conv(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(y), g, detail::gpu_of(y));
+    kernels::cuda::conv(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(y), g, detail::gpu_of(y),
+                        detail::effective_precision(p.precision));
   }
   static kernels::cpu::ConvGeometry geometry(const Params& p, const Shape& l, const Shape& r, const Shape& y) {
     Shape ls = contiguous_strides(l), rs = contiguous_strides(r), ys = contiguous_strides(y);
@@ -216,6 +219,7 @@ struct ConvGeneralDilated {
     q.rhs_spec = swap_first_two(p.rhs_spec);
     q.out_spec = p.lhs_spec;
     q.feature_group_count = groups;
+    q.precision = p.precision;
     q.window_strides = p.lhs_dilation;
     q.lhs_dilation = p.window_strides;
     q.rhs_dilation = p.rhs_dilation;
@@ -253,6 +257,7 @@ struct ConvGeneralDilated {
     q.lhs_spec = swap_first_two(p.lhs_spec);
     q.rhs_spec = swap_first_two(p.out_spec);
     q.out_spec = swap_first_two(p.rhs_spec);
+    q.precision = p.precision;
     q.window_strides = p.rhs_dilation;
     q.lhs_dilation = p.lhs_dilation;
     q.rhs_dilation = p.window_strides;
@@ -271,17 +276,21 @@ struct ConvGeneralDilated {
     const std::vector<int> nhwc{0, 3, 1, 2}, hwio{3, 2, 0, 1}, id4{0, 1, 2, 3};
     std::vector<Sample<Params>> s;
     s.push_back({{sample_array(DType::f32, {2, 5, 5, 3}, -1, 1, 1), sample_array(DType::f32, {3, 3, 3, 4}, -1, 1, 2)},
-                 {{1, 1}, {{1, 1}, {1, 1}}, {1, 1}, {1, 1}, nhwc, hwio, nhwc, 1}, "NHWC/HWIO same"});
+                 {{1, 1}, {{1, 1}, {1, 1}}, {1, 1}, {1, 1}, nhwc, hwio, nhwc, 1, std::nullopt}, "NHWC/HWIO same"});
     s.push_back({{sample_array(DType::f64, {1, 2, 6, 5}, -1, 1, 3), sample_array(DType::f64, {4, 2, 2, 3}, -1, 1, 4)},
-                 {{2, 1}, {{0, 1}, {1, 0}}, {1, 1}, {1, 1}, id4, id4, id4, 1}, "f64 NCHW strided"});
+                 {{2, 1}, {{0, 1}, {1, 0}}, {1, 1}, {1, 1}, id4, id4, id4, 1, std::nullopt}, "f64 NCHW strided"});
     s.push_back({{sample_array(DType::f32, {1, 4, 5, 5}, -1, 1, 5), sample_array(DType::f32, {6, 2, 3, 3}, -1, 1, 6)},
-                 {{1, 1}, {{0, 0}, {0, 0}}, {1, 1}, {2, 1}, id4, id4, id4, 2}, "groups, rhs dilation"});
+                 {{1, 1}, {{0, 0}, {0, 0}}, {1, 1}, {2, 1}, id4, id4, id4, 2, std::nullopt}, "groups, rhs dilation"});
     s.push_back({{sample_array(DType::f32, {1, 1, 3, 3}, -1, 1, 7), sample_array(DType::f32, {1, 1, 2, 2}, -1, 1, 8)},
-                 {{1, 1}, {{1, 1}, {1, 1}}, {2, 2}, {1, 1}, id4, id4, id4, 1}, "lhs dilation"});
+                 {{1, 1}, {{1, 1}, {1, 1}}, {2, 2}, {1, 1}, id4, id4, id4, 1, std::nullopt}, "lhs dilation"});
     s.push_back({{sample_array(DType::f32, {2, 7, 3}, -1, 1, 9), sample_array(DType::f32, {3, 3, 2}, -1, 1, 10)},
-                 {{2}, {{1, 1}}, {1}, {1}, {0, 2, 1}, {2, 1, 0}, {0, 2, 1}, 1}, "1-D NWC/WIO"});
+                 {{2}, {{1, 1}}, {1}, {1}, {0, 2, 1}, {2, 1, 0}, {0, 2, 1}, 1, std::nullopt}, "1-D NWC/WIO"});
     s.push_back({{sample_array(DType::f32, {0, 4, 4, 2}, -1, 1, 11), sample_array(DType::f32, {2, 2, 2, 3}, -1, 1, 12)},
-                 {{1, 1}, {{0, 0}, {0, 0}}, {1, 1}, {1, 1}, nhwc, hwio, nhwc, 1}, "empty batch"});
+                 {{1, 1}, {{0, 0}, {0, 0}}, {1, 1}, {1, 1}, nhwc, hwio, nhwc, 1, std::nullopt}, "empty batch"});
+    // Exact f32 on every device (the GPU suite compares it with the CPU at f32's tolerance).
+    s.push_back({{sample_array(DType::f32, {1, 6, 6, 2}, -1, 1, 13), sample_array(DType::f32, {3, 3, 2, 3}, -1, 1, 14)},
+                 {{1, 1}, {{1, 1}, {1, 1}}, {1, 1}, {1, 1}, nhwc, hwio, nhwc, 1, std::pair{Precision::highest, Precision::highest}},
+                 "precision highest"});
     return s;
   }
 };
@@ -316,7 +325,7 @@ std::vector<int> spec_of(const std::string& spec, const std::string& rhs, char b
 Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector<std::int64_t>& window_strides,
                            const Padding& padding, const std::vector<std::int64_t>& lhs_dilation,
                            const std::vector<std::int64_t>& rhs_dilation, const ConvDimensionNumbers& dimension_numbers,
-                           std::int64_t feature_group_count) {
+                           std::int64_t feature_group_count, const PrecisionConfig& precision) {
   constexpr std::string_view api = "conv_general_dilated";
   const std::size_t rank = lhs.ndim();
   if (rank < 3 || rhs.ndim() != rank)
@@ -361,6 +370,7 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const std::vector
   p.lhs_dilation = detail::ones_or(api, "lhs_dilation", lhs_dilation, nsp);
   p.rhs_dilation = detail::ones_or(api, "rhs_dilation", rhs_dilation, nsp);
   p.feature_group_count = feature_group_count;
+  p.precision = detail::canonical_precision(precision);
   std::vector<std::int64_t> in, win;
   for (std::size_t d = 0; d < nsp; ++d) {
     in.push_back(lhs.shape()[static_cast<std::size_t>(p.lhs_spec[2 + d])]);

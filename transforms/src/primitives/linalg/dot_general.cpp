@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "../rules.hpp"
+#include "canopy/matmul_precision.hpp"
 #include "matmul_shape.hpp"
 
 namespace canopy::prim {
@@ -72,7 +73,8 @@ void check_disjoint(const Aval& a, const std::vector<int>& batch, const std::vec
 
 /// The cotangent of dot_general's lhs x given the output cotangent g and the known rhs y
 /// (jax's _dot_general_transpose_lhs; `swap` when the roles were exchanged for the rhs).
-Array transpose_lhs(const Array& g, const Aval& x, const Array& y, const DotDimensionNumbers& dn, bool swap) {
+Array transpose_lhs(const Array& g, const Aval& x, const Array& y, const DotDimensionNumbers& dn, bool swap,
+                    const OperandPrecision& precision) {
   auto remaining = [](std::size_t rank, const std::vector<int>& a, const std::vector<int>& b) {
     std::vector<int> r;
     for (int i = 0; i < static_cast<int>(rank); ++i)
@@ -104,14 +106,14 @@ Array transpose_lhs(const Array& g, const Aval& x, const Array& y, const DotDime
   swapped_order.insert(swapped_order.end(), x_contracting.begin(), x_contracting.end());
   swapped_order.insert(swapped_order.end(), x_kept.begin(), x_kept.end());
   if (std::is_sorted(swapped_order.begin(), swapped_order.end()) && !x_kept.empty() && !x_contracting.empty())
-    return dot_general(y, g, DotDimensionNumbers{y_kept, ans_y, dn.rhs_batch, ans_batch});
+    return detail::dot_general_at(y, g, DotDimensionNumbers{y_kept, ans_y, dn.rhs_batch, ans_batch}, precision);
   std::vector<int> produced = dn.lhs_batch;
   produced.insert(produced.end(), x_kept.begin(), x_kept.end());
   produced.insert(produced.end(), x_contracting.begin(), x_contracting.end());
   std::vector<int> out_axes(produced.size());  // argsort of `produced`
   for (std::size_t i = 0; i < out_axes.size(); ++i) out_axes[i] = static_cast<int>(i);
   std::sort(out_axes.begin(), out_axes.end(), [&](int a, int b) { return produced[static_cast<std::size_t>(a)] < produced[static_cast<std::size_t>(b)]; });
-  return transpose(dot_general(g, y, dims), out_axes);
+  return transpose(detail::dot_general_at(g, y, dims, precision), out_axes);
 }
 
 }  // namespace
@@ -120,9 +122,10 @@ struct DotGeneral {
   static constexpr std::string_view name = "dot_general";
   static constexpr Arity arity = Arity::exactly(2);
   static constexpr bool bilinear = true;
-  using Params = DotDimensionNumbers;
+  using Params = detail::DotGeneralParams;
   // Bilinear, not linear: its jvp is dot(t_lhs, rhs) + dot(lhs, t_rhs), its transpose per operand.
-  static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
+  static Aval abstract_eval(std::span<const Aval> avals, const Params& p) {
+    const DotDimensionNumbers& params = p.dimension_numbers;
     const Aval &l = avals[0], &r = avals[1];
     detail::expect_kind(name, l, detail::kAll, 0);
     if (l.dtype != r.dtype)
@@ -152,7 +155,9 @@ struct DotGeneral {
       out.shape.push_back(r.shape[static_cast<std::size_t>(rp[i])]);
     return out;
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& p) {
+    // Every precision computes f32 exactly here, as JAX's CPU backend does.
+    const DotDimensionNumbers& params = p.dimension_numbers;
     const Array &l = in[0], &r = in[1];
     const detail::MatmulShape s = matmul_dims(l.shape(), r.shape(), params);
     if (s.k == 0) {  // empty contraction: zeros (all-zero bytes in every dtype)
@@ -176,7 +181,9 @@ struct DotGeneral {
     kernels::cpu::matmul(l.dtype(), detail::cdata(lt), detail::cdata(rt), detail::mutable_data(out[0]), s.batch, s.m,
                          s.k, s.n);
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& p) {
+    const DotDimensionNumbers& params = p.dimension_numbers;
+    const Precision precision = detail::effective_precision(p.precision);
     const Array &l = in[0], &r = in[1];
     const detail::MatmulShape s = matmul_dims(l.shape(), r.shape(), params);
     // An operand stored as the transposed matmul layout is read in place by cuBLAS; any other
@@ -184,30 +191,33 @@ struct DotGeneral {
     const std::optional<detail::MatmulShape> d = detail::matmul_in_place(l.shape(), r.shape(), params);
     if (d) {
       kernels::cuda::matmul(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(out[0]), d->batch, d->m,
-                            d->k, d->n, d->trans_a, d->trans_b, detail::gpu_of(out[0]));
+                            d->k, d->n, d->trans_a, d->trans_b, detail::gpu_of(out[0]), precision);
       return;
     }
     Array lt = detail::permuted_copy(l, layout(l.ndim(), params.lhs_batch, params.lhs_contracting, true));
     Array rt = detail::permuted_copy(r, layout(r.ndim(), params.rhs_batch, params.rhs_contracting, false));
     kernels::cuda::matmul(l.dtype(), detail::cdata(lt), detail::cdata(rt), detail::mutable_data(out[0]), s.batch, s.m,
-                          s.k, s.n, false, false, detail::gpu_of(out[0]));
+                          s.k, s.n, false, false, detail::gpu_of(out[0]), precision);
   }
-  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
-    Array y = dot_general(x[0], x[1], params);
-    Array t0 = t[0].valid() ? dot_general(t[0], x[1], params) : Array();
-    Array t1 = t[1].valid() ? dot_general(x[0], t[1], params) : Array();
+  static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& p) {
+    const DotDimensionNumbers& params = p.dimension_numbers;
+    Array y = detail::dot_general_at(x[0], x[1], params, p.precision);
+    Array t0 = t[0].valid() ? detail::dot_general_at(t[0], x[1], params, p.precision) : Array();
+    Array t1 = t[1].valid() ? detail::dot_general_at(x[0], t[1], params, p.precision) : Array();
     return {{y}, {detail::add_tangents(t0, t1)}};
   }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
-                          const Params& params) {
+                          const Params& p) {
+    const DotDimensionNumbers& params = p.dimension_numbers;
     // Bilinear: transposable in whichever operand is the linear one (the other is known).
     if (primals[0].valid() == primals[1].valid())
       detail::raise<UnimplementedRule>(name, "transpose", "", "needs exactly one known operand");
-    if (!primals[0].valid()) return {transpose_lhs(ct[0], avals[0], primals[1], params, false), Array()};
+    if (!primals[0].valid()) return {transpose_lhs(ct[0], avals[0], primals[1], params, false, p.precision), Array()};
     DotDimensionNumbers swapped{params.rhs_contracting, params.lhs_contracting, params.rhs_batch, params.lhs_batch};
-    return {Array(), transpose_lhs(ct[0], avals[1], primals[0], swapped, true)};
+    return {Array(), transpose_lhs(ct[0], avals[1], primals[0], swapped, true, p.precision)};
   }
-  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
+  static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& p) {
+    const DotDimensionNumbers& params = p.dimension_numbers;
     // Batch axes go first; batched on both sides they become a new leading batch dimension,
     // on one side a leading free dimension of that side.
     auto shift = [](const std::vector<int>& d) {
@@ -223,26 +233,30 @@ struct DotGeneral {
     if (bdims[0] >= 0 && bdims[1] >= 0) {
       dn.lhs_batch.insert(dn.lhs_batch.begin(), 0);
       dn.rhs_batch.insert(dn.rhs_batch.begin(), 0);
-      return {{dot_general(l, r, dn)}, {0}};
+      return {{detail::dot_general_at(l, r, dn, p.precision)}, {0}};
     }
-    if (bdims[0] >= 0) return {{dot_general(l, r, dn)}, {nb}};
+    if (bdims[0] >= 0) return {{detail::dot_general_at(l, r, dn, p.precision)}, {nb}};
     int lhs_free = static_cast<int>(x[0].ndim() - params.lhs_batch.size() - params.lhs_contracting.size());
-    return {{dot_general(l, r, dn)}, {nb + lhs_free}};
+    return {{detail::dot_general_at(l, r, dn, p.precision)}, {nb + lhs_free}};
   }
   static std::vector<Sample<Params>> samples() {
     using detail::sample_array;
+    auto dims = [](DotDimensionNumbers d, OperandPrecision precision = std::nullopt) { return Params{std::move(d), precision}; };
     std::vector<Sample<Params>> s;
     for (DType d : {DType::f32, DType::f64, DType::i32}) {
-      s.push_back({{sample_array(d, {3, 4}, -2, 2, 1), sample_array(d, {4, 5}, -2, 2, 2)}, {{1}, {0}, {}, {}}, "matmul"});
+      s.push_back({{sample_array(d, {3, 4}, -2, 2, 1), sample_array(d, {4, 5}, -2, 2, 2)}, dims({{1}, {0}, {}, {}}), "matmul"});
       s.push_back({{sample_array(d, {2, 3, 4}, -2, 2, 3), sample_array(d, {2, 4, 5}, -2, 2, 4)},
-                   {{2}, {1}, {0}, {0}}, "batched"});
+                   dims({{2}, {1}, {0}, {0}}), "batched"});
     }
     s.push_back({{sample_array(DType::f32, {4, 3}, -2, 2, 5), sample_array(DType::f32, {5, 4}, -2, 2, 6)},
-                 {{0}, {1}, {}, {}}, "transposed operands"});
+                 dims({{0}, {1}, {}, {}}), "transposed operands"});
     s.push_back({{sample_array(DType::f32, {0, 3}, -2, 2, 7), sample_array(DType::f32, {3, 2}, -2, 2, 8)},
-                 {{1}, {0}, {}, {}}, "empty rows"});
+                 dims({{1}, {0}, {}, {}}), "empty rows"});
     s.push_back({{sample_array(DType::f32, {2, 0}, -2, 2, 9), sample_array(DType::f32, {0, 3}, -2, 2, 10)},
-                 {{1}, {0}, {}, {}}, "empty contraction"});
+                 dims({{1}, {0}, {}, {}}), "empty contraction"});
+    // Exact f32 on every device (the GPU suite compares it with the CPU at f32's tolerance).
+    s.push_back({{sample_array(DType::f32, {3, 4}, -2, 2, 11), sample_array(DType::f32, {4, 5}, -2, 2, 12)},
+                 dims({{1}, {0}, {}, {}}, std::pair{Precision::highest, Precision::highest}), "precision highest"});
     return s;
   }
 };
@@ -250,13 +264,18 @@ CANOPY_REGISTER_PRIMITIVE(DotGeneral);
 }  // namespace canopy::prim
 
 namespace canopy {
-Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims) {
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims, const PrecisionConfig& precision) {
   auto p = detail::promote({lhs, rhs}, "dot_general");
-  return bind1<prim::DotGeneral>({p[0], p[1]}, dims);
+  return bind1<prim::DotGeneral>({p[0], p[1]}, detail::DotGeneralParams{dims, detail::canonical_precision(precision)});
 }
 }  // namespace canopy
 
 namespace canopy::detail {
+
+Array dot_general_at(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims, const OperandPrecision& precision) {
+  auto p = promote({lhs, rhs}, "dot_general");
+  return bind1<prim::DotGeneral>({p[0], p[1]}, DotGeneralParams{dims, precision});
+}
 
 std::optional<MatmulShape> matmul_in_place(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& dn) {
   auto lp = prim::layout(lhs.size(), dn.lhs_batch, dn.lhs_contracting, true);

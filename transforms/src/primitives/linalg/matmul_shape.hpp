@@ -1,5 +1,5 @@
-// dot_general seen as one batched matmul over its operands' own bytes: what its kernel runs and
-// what jit's epilogue fusion builds on.
+// dot_general's params, and dot_general seen as one batched matmul over its operands' own bytes:
+// what its kernel runs and what jit's epilogue fusion builds on.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,16 @@
 #include "canopy/shape.hpp"
 
 namespace canopy::detail {
+
+/// dot_general's params, as lax's: the dimension numbers and the operands' precisions.
+struct DotGeneralParams {
+  DotDimensionNumbers dimension_numbers;
+  OperandPrecision precision;
+};
+
+/// dot_general at exactly `precision`, not the default's canonical form: what the rules and the
+/// passes that rewrite a dot_general apply (the products they derive keep its precision, as JAX's).
+Array dot_general_at(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims, const OperandPrecision& precision);
 
 /// C[b] = A[b] @ B[b] for b < batch, C m x n; A stored m x k (k x m when trans_a), B k x n (n x k
 /// when trans_b), all row-major.
