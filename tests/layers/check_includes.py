@@ -35,6 +35,7 @@ TRANSFORMS_HEADERS = {
     "core/": "core", "transforms/": "api",
     "array.hpp": "core", "array_pytree.hpp": "core", "device.hpp": "core", "x64.hpp": "core",
     "profiler.hpp": "core", "eigen.hpp": "core", "settings.hpp": "core",
+    "matmul_precision.hpp": "primitives",
     "ops.hpp": "primitives", "numpy.hpp": "numpy", "numpy_ufuncs.hpp": "numpy",
     "nn.hpp": "nn", "devices.hpp": "devices", "transforms.hpp": "api",
 }
