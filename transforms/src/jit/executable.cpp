@@ -28,6 +28,7 @@ struct Executable::Plan {
     const PrimitiveInfo* prim;
     ParamsRef params;
     const Executable* callee = nullptr;  ///< a nested jit_call runs its executable in place
+    KernelFn kernel = nullptr;           ///< otherwise: the primitive's CPU kernel
     std::vector<int> in;                 ///< operand slots
     int out = 0;                         ///< first result slot (results are consecutive)
     std::vector<Aval> out_avals;
@@ -147,14 +148,14 @@ Executable::Executable(Program program, std::string name, bool fuse)
     return next++;
   };
   for (const Eqn& e : p.eqns) {
-    Plan::Step s{e.prim, e.params_ref(), nullptr, {}, next, {}, {}};
+    Plan::Step s{e.prim, e.params_ref(), nullptr, nullptr, {}, next, {}, {}};
     for (const Atom& a : e.in) s.in.push_back(slot_of(a, Aval{}));
     for (int v : e.out) {
       var_slot[v] = next++;
       s.out_avals.push_back(p.var_avals[v]);
     }
     if (e.prim->call_program) s.callee = detail::executable_of(*e.prim, s.params);
-    else if (!e.prim->cpu_kernel)
+    else if (!(s.kernel = e.prim->kernel(Device::Kind::cpu)))
       detail::raise<UnimplementedRule>(name_, "primitive", e.prim->name, "has no CPU kernel");
     plan->steps.push_back(std::move(s));
   }
@@ -424,7 +425,7 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
         out[i] = b ? on_buffer(s.out_avals[i], std::move(b), place)
                    : detail::make_concrete(s.out_avals[i], place.device, s.prim->name, place.committed);
       }
-      profiler::detail::run_kernel(s.prim->cpu_kernel, *s.prim, operands, out, s.params, place.device, static_cast<int>(k));
+      profiler::detail::run_kernel(s.kernel, *s.prim, operands, out, s.params, place.device, static_cast<int>(k));
       if (check) detail::check_nans(*s.prim, out, "jit(" + name_ + ")");
     }
     for (int r : s.release) slots[r] = Array();
