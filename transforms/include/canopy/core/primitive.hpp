@@ -219,7 +219,7 @@ struct KernelEntry {
   const std::type_info* params = nullptr;
 };
 /// Adds a backend's kernels for devices of `kind` (from its folder, at static initialisation);
-/// a second kernel for one primitive and kind is an error at start-up. Returns true so it can
+/// the first kernel registered for a primitive and kind is its kernel. Returns true so it can
 /// initialise a namespace-scope constant.
 bool register_kernels(Device::Kind kind, std::initializer_list<KernelEntry> entries);
 /// A backend's kernels for the elementwise lowering kinds (unary, binary, select, convert): the
