@@ -340,7 +340,7 @@ TEST_CASE("cuda nn math: a wrong index in the element functions shows as a misma
 namespace {
 
 // What the GPU kernels compute for primitive `prim` on sample `s` (whose CPU result is `want`),
-// element by element on the host, with the geometry the primitive's eval_cuda builds.
+// element by element on the host, with the geometry the primitive's CUDA kernel builds.
 template <class T>
 std::vector<double> on_host(std::string_view prim, const ErasedSample& s, const Array& want) {
   std::vector<Bytes> in;
@@ -392,7 +392,7 @@ TEST_CASE("cuda nn math: the conv and window primitives' samples give the CPU ke
     const PrimitiveInfo* p = find_primitive(prim);
     REQUIRE(p != nullptr);
     REQUIRE(static_cast<bool>(p->samples));
-    CHECK(static_cast<bool>(p->cuda_kernel));
+    CHECK(static_cast<bool>(p->kernel(Device::Kind::cuda)));
     for (const ErasedSample& s : p->samples()) {
       CAPTURE(std::string(prim));
       CAPTURE(s.note);

@@ -1,6 +1,7 @@
 // Walks the primitive registry: every primitive has abstract_eval, a CPU kernel and samples;
 // each sample runs eagerly and agrees with abstract_eval; no rule is missing except where JAX
 // itself defines none.
+#include <iterator>
 #include <set>
 #include <string>
 
@@ -22,12 +23,56 @@ TEST_CASE("registry: the primitives are registered once, sorted, findable by nam
   CHECK(find_primitive("no_such_primitive") == nullptr);
 }
 
+TEST_CASE("registry: every primitive has a kernel on every backend built, device-neutral ones their one evaluation") {
+  // Both backends are built into every program (cuda/ stands in with "unavailable" without the
+  // CUDA toolkit), so a primitive without a kernel for one of them fails here, on the host.
+  const Device::Kind kinds[] = {Device::Kind::cpu, Device::Kind::cuda};
+  static_assert(std::size(kinds) == Device::kinds);
+  for (Device::Kind k : kinds) CHECK(detail::backend_registered(k));
+  std::string missing;
+  for (const PrimitiveInfo* p : registered_primitives()) {
+    CAPTURE(std::string(p->name));
+    for (Device::Kind k : kinds)
+      if (detail::backend_registered(k) && !p->kernel(k))
+        missing += std::string(missing.empty() ? "" : ", ") + std::string(p->name) + (k == Device::Kind::cpu ? " (cpu)" : " (cuda)");
+    if (p->device_neutral)
+      for (Device::Kind k : kinds) CHECK(bool(p->kernel(k) == p->kernel(Device::Kind::cpu)));
+  }
+  CHECK_MESSAGE(missing.empty(), "no kernel: ", missing);
+  const std::vector<std::string> orphans = detail::kernels_without_primitive();
+  std::string orphan_text;
+  for (const std::string& o : orphans) orphan_text += o + " ";
+  CHECK_MESSAGE(orphans.empty(), "kernels registered for no primitive: ", orphan_text);
+}
+
+TEST_CASE("registry: an elementwise primitive's kernels come from its lowering on every backend") {
+  const PrimitiveInfo* add = find_primitive("add");
+  const PrimitiveInfo* sub = find_primitive("sub");
+  REQUIRE(add != nullptr);
+  REQUIRE(sub != nullptr);
+  CHECK(add->lowering.kind == Lowering::Kind::binary);
+  for (Device::Kind k : {Device::Kind::cpu, Device::Kind::cuda}) {
+    REQUIRE(bool(add->kernel(k)));
+    CHECK(bool(add->kernel(k) != sub->kernel(k)));  // one kernel per op
+    CHECK(bool(add->kernel(k) != add->kernel(k == Device::Kind::cpu ? Device::Kind::cuda : Device::Kind::cpu)));
+  }
+  // A rules table made elsewhere (as jit's passes make theirs) with the same lowering resolves to
+  // the same kernels, and one whose lowering is not elementwise gets none without a registration.
+  PrimitiveInfo copy;
+  copy.name = "not_registered_add";
+  copy.lowering = add->lowering;
+  CHECK(bool(copy.kernel(Device::Kind::cpu) == add->kernel(Device::Kind::cpu)));
+  PrimitiveInfo opaque;
+  opaque.name = "not_registered_opaque";
+  CHECK(!opaque.kernel(Device::Kind::cpu));
+}
+
 TEST_CASE("registry: every primitive's samples run eagerly and agree with abstract_eval") {
   for (const PrimitiveInfo* p : registered_primitives()) {
     CAPTURE(std::string(p->name));
     if (p->collective) continue;  // runs only inside a vmap naming its axis: vmap_collectives_test
     REQUIRE(bool(p->abstract_eval));
-    REQUIRE(bool(p->cpu_kernel));
+    REQUIRE(bool(p->kernel(Device::Kind::cpu)));
     REQUIRE(bool(p->samples));
     auto samples = p->samples();
     CHECK(!samples.empty());

@@ -27,7 +27,7 @@ using gpu_test::on_gpu;
 TEST_CASE("every primitive with a cuda kernel: GPU results equal CPU results on its samples") {
   int checked = 0;
   for (const PrimitiveInfo* p : registered_primitives()) {
-    if (!p->cuda_kernel || p->collective || !p->samples) continue;
+    if (!p->kernel(Device::Kind::cuda) || p->collective || !p->samples) continue;
     for (const ErasedSample& s : p->samples()) {
       if (s.inputs.empty()) continue;  // no operand to place: it runs on the default (CPU) device
       CAPTURE(std::string(p->name));
@@ -45,7 +45,7 @@ TEST_CASE("every primitive with a cuda kernel: GPU results equal CPU results on 
 TEST_CASE("every primitive of the registry has a cuda kernel") {
   std::string missing;
   for (const PrimitiveInfo* p : registered_primitives())
-    if (!p->cuda_kernel) missing += std::string(missing.empty() ? "" : ", ") + std::string(p->name);
+    if (!p->kernel(Device::Kind::cuda)) missing += std::string(missing.empty() ? "" : ", ") + std::string(p->name);
   CHECK_MESSAGE(missing.empty(), "no cuda kernel yet: ", missing);
 }
 

@@ -3,6 +3,7 @@
 // (<canopy/devices.hpp> lists both). Using a cuda:k the process has not is a DeviceError.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -13,6 +14,8 @@ namespace canopy {
 struct Device {
   /// Backend kind.
   enum class Kind : unsigned char { cpu, cuda };
+  /// How many kinds there are: a primitive's kernel table has one slot per kind.
+  static constexpr std::size_t kinds = 2;
   Kind kind = Kind::cpu;
   int index = 0;
 

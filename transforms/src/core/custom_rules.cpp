@@ -29,7 +29,8 @@ struct CustomLin {
   static std::uint64_t params_hash(const Params& p) { return reinterpret_cast<std::uintptr_t>(&p); }
   static std::string params_string(const Params& p) { return "api=" + p.api; }
   static std::vector<Aval> abstract_eval(std::span<const Aval>, const Params& params) { return params.out_avals; }
-  static void eval_cpu(std::span<const Array>, std::span<Array>, const Params& params) {
+  // Evaluating it (on any device) is forward-mode differentiation of a custom_vjp function.
+  static void evaluate(std::span<const Array>, std::span<Array>, const Params& params) {
     raise<TypeError>(params.api, "forward-mode differentiation", "",
                      "(jvp, jacfwd, linearize) of a custom_vjp function is not supported, as in jax",
                      "give the function a custom_jvp rule instead, or use reverse mode");

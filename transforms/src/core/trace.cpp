@@ -82,7 +82,7 @@ Arrays EvalTrace::process(const PrimitiveInfo& p, std::span<const Array> in, con
   std::vector<Aval> outs = p.abstract_eval(avals, params);
   const Device dev = place.device;
   if (place.committed) detail::require_local_device(p.name, dev);
-  KernelFn k = dev.kind == Device::Kind::cpu ? p.cpu_kernel : p.cuda_kernel;
+  const KernelFn k = p.kernel(dev.kind);
   if (!k)
     detail::raise<DeviceError>(p.name, "device", to_string(dev), "has no kernel for this primitive yet",
                                "device_get the operands and run it on a CPU device");

@@ -56,7 +56,7 @@ Arrays run_on_cpu(const PrimitiveInfo& p, std::span<const Array> host_in, const 
   Arrays out;
   for (Aval& a : p.abstract_eval(avals, params))
     out.push_back(make_concrete(std::move(a), Device::cpu(first_local_device()), p.name, true));
-  p.cpu_kernel(host_in, out, params);
+  p.kernel(Device::Kind::cpu)(host_in, out, params);
   return out;
 }
 

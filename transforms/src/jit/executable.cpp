@@ -29,6 +29,7 @@ struct Executable::Plan {
     const PrimitiveInfo* prim;
     ParamsRef params;
     const Executable* callee = nullptr;  ///< a nested jit_call runs its executable in place
+    KernelFn kernel = nullptr;           ///< otherwise: the primitive's CPU kernel
     std::vector<int> in;                 ///< operand slots
     int out = 0;                         ///< first result slot (results are consecutive)
     std::vector<Aval> out_avals;
@@ -175,14 +176,14 @@ void Executable::Plan::assign_slots(const Program& p, const std::string& name) {
     return next++;
   };
   for (const Eqn& e : p.eqns) {
-    Step s{e.prim, e.params_ref(), nullptr, {}, next, {}, {}};
+    Step s{e.prim, e.params_ref(), nullptr, nullptr, {}, next, {}, {}};
     for (const Atom& a : e.in) s.in.push_back(slot_of(a, Aval{}));
     for (int v : e.out) {
       var_slot[v] = next++;
       s.out_avals.push_back(p.var_avals[v]);
     }
     if (e.prim->call_program) s.callee = detail::executable_of(*e.prim, s.params);
-    else if (!e.prim->cpu_kernel)
+    else if (!(s.kernel = e.prim->kernel(Device::Kind::cpu)))
       detail::raise<UnimplementedRule>(name, "primitive", e.prim->name, "has no CPU kernel");
     steps.push_back(std::move(s));
   }
@@ -501,7 +502,7 @@ void Executable::Plan::Call::run_step(std::size_t k) {
     for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
   } else {
     place_results(s, out);
-    profiler::detail::run_kernel(s.prim->cpu_kernel, *s.prim, operands, out, s.params, place_.device, static_cast<int>(k));
+    profiler::detail::run_kernel(s.kernel, *s.prim, operands, out, s.params, place_.device, static_cast<int>(k));
     if (check_nans_) detail::check_nans(*s.prim, out, "jit(" + exe_.name_ + ")");
   }
   for (int r : s.release) slots_[r] = Array();

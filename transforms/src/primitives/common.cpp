@@ -1,8 +1,7 @@
-// The stock checks, elementwise rules, kernels and sample inputs shared by primitive files.
+// The stock checks, elementwise rules, kernel-level copies and sample inputs shared by primitive files.
 #include "common.hpp"
 
 #include "canopy/kernels/cpu_indexing.hpp"
-#include "canopy/kernels/cuda.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,30 +80,6 @@ Aval binary_aval(std::string_view prim, std::span<const Aval> avals, unsigned k,
   return out;
 }
 
-void eval_unary(kernels::cpu::UnaryOp op, std::span<const Array> in, std::span<Array> out) {
-  kernels::cpu::unary(op, in[0].dtype(), cdata(in[0]), mutable_data(out[0]), in[0].size());
-}
-
-void eval_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span<Array> out) {
-  kernels::cpu::binary(op, in[0].dtype(), cdata(in[0]), in[0].shape(), cdata(in[1]), in[1].shape(),
-                       mutable_data(out[0]), out[0].shape());
-}
-
-void cuda_unary(kernels::cpu::UnaryOp op, std::span<const Array> in, std::span<Array> out) {
-  // is_finite's output is bool; the kernel reads the op and writes the right width.
-  kernels::cuda::unary(op, in[0].dtype(), cdata(in[0]), mutable_data(out[0]), in[0].size(), gpu_of(out[0]));
-}
-
-void cuda_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span<Array> out) {
-  kernels::cuda::binary(op, in[0].dtype(), cdata(in[0]), in[0].shape(), cdata(in[1]), in[1].shape(),
-                        mutable_data(out[0]), out[0].shape(), gpu_of(out[0]));
-}
-
-void cuda_special_binary(kernels::cuda::SpecialBinaryOp op, std::span<const Array> in, std::span<Array> out) {
-  kernels::cuda::special_binary(op, in[0].dtype(), cdata(in[0]), in[0].shape(), cdata(in[1]), in[1].shape(),
-                                mutable_data(out[0]), out[0].shape(), gpu_of(out[0]));
-}
-
 Array permuted_copy(const Array& x, const std::vector<int>& perm) {
   bool identity = true;
   for (std::size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int>(i);
@@ -171,15 +146,6 @@ std::vector<int> sorted_axes(const std::vector<int>& axes, std::size_t rank) {
   for (int a : axes) ax.push_back(a < 0 ? a + static_cast<int>(rank) : a);
   std::sort(ax.begin(), ax.end());
   return ax;
-}
-
-void eval_reduce(kernels::cpu::ReduceOp op, std::span<const Array> in, std::span<Array> out, const std::vector<int>& axes) {
-  kernels::cpu::reduce(op, in[0].dtype(), cdata(in[0]), in[0].shape(), sorted_axes(axes, in[0].ndim()), mutable_data(out[0]));
-}
-
-void cuda_reduce(kernels::cpu::ReduceOp op, std::span<const Array> in, std::span<Array> out, const std::vector<int>& axes) {
-  kernels::cuda::reduce(op, in[0].dtype(), cdata(in[0]), in[0].shape(), sorted_axes(axes, in[0].ndim()),
-                        mutable_data(out[0]), gpu_of(out[0]));
 }
 
 }  // namespace canopy::detail

@@ -1,5 +1,6 @@
-// Internal to transforms/src: the stock pieces primitive files share — dtype/shape checks
-// that raise the standard errors, stock elementwise abstract_eval and CPU kernels, sample inputs.
+// Internal to transforms/src: the stock pieces primitive files and backends share — dtype/shape
+// checks that raise the standard errors, stock elementwise abstract_eval, kernel-level copies,
+// sample inputs.
 #pragma once
 
 #include <span>
@@ -10,7 +11,6 @@
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/cpu.hpp"
-#include "canopy/kernels/cuda.hpp"
 #include "canopy/numpy.hpp"
 #include "canopy/ops.hpp"
 
@@ -34,28 +34,23 @@ int normalize_axis(std::string_view api, int axis, std::size_t rank, const Aval&
 Aval unary_aval(std::string_view prim, std::span<const Aval> avals, unsigned k, bool bool_out = false);
 /// Stock abstract_eval: two inputs of one dtype in `k`, numpy-broadcast shapes.
 Aval binary_aval(std::string_view prim, std::span<const Aval> avals, unsigned k, bool bool_out = false);
-/// Stock eager kernels.
-void eval_unary(kernels::cpu::UnaryOp op, std::span<const Array> in, std::span<Array> out);
-void eval_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span<Array> out);
-/// Their counterparts on cuda:k (the GPU of out[0]; the inputs are in its memory).
-void cuda_unary(kernels::cpu::UnaryOp op, std::span<const Array> in, std::span<Array> out);
-void cuda_binary(kernels::cpu::BinaryOp op, std::span<const Array> in, std::span<Array> out);
-void cuda_special_binary(kernels::cuda::SpecialBinaryOp op, std::span<const Array> in, std::span<Array> out);
 /// The GPU index of an array on cuda:k.
 inline int gpu_of(const Array& x) { return x.impl()->device.index; }
-/// Runs a device-neutral kernel (cond, while_loop, scan, pure_callback) whose results may come
-/// back in host memory (a branch returning a constant, a callback) and puts every result on the
-/// device the op was placed on, as the outputs EvalTrace allocated say.
+/// Runs a device-neutral evaluation (cond, while_loop, scan, jit_call, pure_callback) whose
+/// results may come back in another memory than the op's device's (a branch returning a host
+/// constant, a callback) and puts those results on the device the op was placed on, as the
+/// outputs EvalTrace allocated say. Host results of an op on a CPU device stay as they are.
 template <class Kernel>
 void keep_results_on_device(std::span<Array> out, Kernel&& kernel) {
   const Device dev = out.empty() ? Device::cpu() : out[0].device();
   const bool committed = !out.empty() && out[0].impl()->committed;
   kernel();
-  for (Array& o : out) o = to_device_memory(o, dev, committed);
+  for (Array& o : out)
+    if (in_device_memory(o) || in_device_memory(dev)) o = to_device_memory(o, dev, committed);
 }
 
 
-/// Kernel-level helpers for eval_cpu and eval_cuda bodies: they never dispatch, so a kernel behaves
+/// Kernel-level helpers for kernels and `evaluate` bodies: they never dispatch, so a kernel behaves
 /// the same whichever trace is current when it runs; they copy on x's device.
 /// x with axes permuted (x itself for the identity permutation).
 Array permuted_copy(const Array& x, const std::vector<int>& perm);
@@ -135,9 +130,10 @@ std::vector<Sample<Params>> binary_samples(unsigned k, double lo, double hi, Par
 namespace canopy::detail {
 /// Stock abstract_eval of reduce_*: axes in range and distinct, reduced dims dropped.
 Aval reduce_aval(std::string_view prim, const Aval& a, const std::vector<int>& axes, unsigned k);
-/// Stock reduction kernel, and its counterpart on cuda:k.
-void eval_reduce(kernels::cpu::ReduceOp op, std::span<const Array> in, std::span<Array> out, const std::vector<int>& axes);
-void cuda_reduce(kernels::cpu::ReduceOp op, std::span<const Array> in, std::span<Array> out, const std::vector<int>& axes);
+/// Params of reduce_sum, reduce_max, reduce_min and reduce_prod: the axes reduced over.
+struct ReduceParams {
+  std::vector<int> axes;
+};
 /// The axes of a reduction made non-negative and sorted.
 std::vector<int> sorted_axes(const std::vector<int>& axes, std::size_t rank);
 /// Samples for reductions: single, multiple, negative and empty-dim axes.

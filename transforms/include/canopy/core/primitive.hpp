@@ -2,7 +2,10 @@
 // bind(), which hands an application to the innermost trace. Included by primitive .cpp files.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -16,6 +19,7 @@
 #include "canopy/core/params_perturb.hpp"
 #include "canopy/core/registry.hpp"
 #include "canopy/core/trace.hpp"
+#include "canopy/device.hpp"
 
 namespace canopy {
 
@@ -36,6 +40,32 @@ struct ParamsRef {
 using AbstractEvalFn = std::vector<Aval> (*)(std::span<const Aval> avals, const ParamsRef& params);
 /// Eager kernel: `out` holds freshly allocated concrete arrays with the abstract_eval avals.
 using KernelFn = void (*)(std::span<const Array> in, std::span<Array> out, const ParamsRef& params);
+/// A primitive's kernels, one slot per device kind. The backends fill the slots from their own
+/// folders (transforms/src/backends/<kind>/) with detail::register_kernel; a slot still empty
+/// when first read is resolved then (PrimitiveInfo::kernel), so the order in which the static
+/// initialisers of primitive files and backend files run does not matter. A slot goes from null
+/// to its kernel once, and may be filled on a const table (rules tables are const statics).
+class KernelTable {
+ public:
+  KernelTable() = default;
+  KernelTable(const KernelTable& other) noexcept { *this = other; }
+  KernelTable& operator=(const KernelTable& other) noexcept {
+    for (std::size_t i = 0; i < Device::kinds; ++i) slots_[i].store(other.slots_[i].load(std::memory_order_acquire));
+    return *this;
+  }
+  /// The kernel in `kind`'s slot, or null.
+  KernelFn get(Device::Kind kind) const noexcept {
+    return slots_[static_cast<std::size_t>(kind)].load(std::memory_order_acquire);
+  }
+  /// Puts `kernel` in `kind`'s slot.
+  void set(Device::Kind kind, KernelFn kernel) const noexcept {
+    slots_[static_cast<std::size_t>(kind)].store(kernel, std::memory_order_release);
+  }
+
+ private:
+  mutable std::array<std::atomic<KernelFn>, Device::kinds> slots_{};
+};
+
 /// Forward mode: (primal outputs, tangent outputs). An invalid Array tangent is a symbolic zero.
 using JvpFn = std::pair<Arrays, Arrays> (*)(std::span<const Array> primals, std::span<const Array> tangents,
                                             const ParamsRef& params);
@@ -124,8 +154,8 @@ struct PrimitiveInfo {
   Arity arity{};
   const std::type_info* params_type = nullptr;
   AbstractEvalFn abstract_eval = nullptr;
-  KernelFn cpu_kernel = nullptr;   ///< eager kernel on cpu:k
-  KernelFn cuda_kernel = nullptr;  ///< eager kernel on cuda:k (from `P::eval_cuda`; null: not on GPUs yet)
+  /// Its kernels by device kind; read them with kernel(kind).
+  KernelTable kernels;
   JvpFn jvp = nullptr;
   TransposeFn transpose = nullptr;
   BatchFn batch = nullptr;
@@ -140,7 +170,8 @@ struct PrimitiveInfo {
   /// primitives sum too; GPU verification gives all of them a tolerance for the order of summation.
   bool accumulates = false;
   /// Its evaluation is the same code on every device (control flow and calls run sub-programs,
-  /// whose steps run their own kernels; a callback runs host code): no backend kernel of its own.
+  /// whose steps run their own kernels; a callback runs host code): no backend kernel of its own,
+  /// its `evaluate` fills every slot of `kernels`, and GPU verification leaves it to its steps.
   bool device_neutral = false;
   Lowering lowering{};             ///< how jit lowers it (elementwise kinds fuse)
   /// Whether `lowering` holds for these params (null: always); else the primitive runs its own
@@ -172,16 +203,46 @@ struct PrimitiveInfo {
   int (*num_fixed_inputs)(const ParamsRef& params) = nullptr;
   /// The sub-programs the params hold, by name (`jaxpr`, `body_jaxpr`...), for printing.
   std::vector<std::pair<std::string, const struct Program*>> (*sub_programs)(const ParamsRef& params) = nullptr;
+
+  /// Its kernel for devices of `kind`: the table's slot, filled from the backends' registrations
+  /// on first use; null where no backend gives one.
+  KernelFn kernel(Device::Kind kind) const;
 };
 
 namespace detail {
+
+/// A kernel a backend gives one primitive: the primitive's name, the kernel, and the Params type
+/// the kernel reads (null: it reads none), checked against the primitive's when first resolved.
+struct KernelEntry {
+  std::string_view primitive;
+  KernelFn kernel = nullptr;
+  const std::type_info* params = nullptr;
+};
+/// Adds a backend's kernels for devices of `kind` (from its folder, at static initialisation);
+/// the first kernel registered for a primitive and kind is its kernel. Returns true so it can
+/// initialise a namespace-scope constant.
+bool register_kernels(Device::Kind kind, std::initializer_list<KernelEntry> entries);
+/// A backend's kernels for the elementwise lowering kinds (unary, binary, select, convert): the
+/// kernel for `lowering` (it reads the operands and results, not the params), or null.
+using ElementwiseKernels = KernelFn (*)(Lowering lowering);
+/// Declares the backend of devices of `kind` built, with its elementwise kernels: every
+/// primitive whose lowering is an elementwise kind gets its kernel there without a registration.
+bool register_backend(Device::Kind kind, ElementwiseKernels elementwise);
+/// Whether a backend for devices of `kind` is built into this program.
+bool backend_registered(Device::Kind kind);
+/// Names that kernels were registered under but no registered primitive has (a misspelt name).
+std::vector<std::string> kernels_without_primitive();
+/// Fills p's slot for `kind` from the registrations (PrimitiveInfo::kernel's slow path).
+KernelFn resolve_kernel(const PrimitiveInfo& p, Device::Kind kind);
 
 /// Applies `p`: finds the innermost trace among the inputs and the current trace, and asks it.
 Arrays bind(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params);
 
 /// Builds the erased rules table of primitive struct P (see transforms/README.md "Adding a primitive").
 /// Optional members: jvp, transpose, batch (typed static functions, or a stock erased rule),
-/// `linear`, `nondifferentiable`, `params_string(const Params&)`.
+/// `linear`, `nondifferentiable`, `params_string(const Params&)`, and `evaluate` for a primitive
+/// that runs the same code on every device (it fills every kernel slot; other primitives get
+/// their kernels from the backends).
 template <class P>
 PrimitiveInfo make_info() {
   using Params = typename P::Params;
@@ -202,13 +263,15 @@ PrimitiveInfo make_info() {
     for (const Aval& a : outs) check_aval(P::name, a);
     return outs;
   };
-  i.cpu_kernel = [](std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
-    P::eval_cpu(in, out, params.get<Params>());
-  };
-  if constexpr (requires { &P::eval_cuda; })
-    i.cuda_kernel = [](std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
-      P::eval_cuda(in, out, params.get<Params>());
+  static_assert(!requires { &P::eval_cpu; } && !requires { &P::eval_cuda; },
+                "canopy: kernels live in transforms/src/backends/<kind>/ (detail::register_kernel); a primitive "
+                "file holds rules and, where it runs the same code on every device, `evaluate`");
+  if constexpr (requires { &P::evaluate; }) {
+    const KernelFn evaluate = [](std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
+      P::evaluate(in, out, params.get<Params>());
     };
+    for (std::size_t k = 0; k < Device::kinds; ++k) i.kernels.set(static_cast<Device::Kind>(k), evaluate);
+  }
   if constexpr (requires { JvpFn{P::jvp}; }) i.jvp = P::jvp;
   else if constexpr (requires { &P::jvp; })
     i.jvp = [](std::span<const Array> primals, std::span<const Array> tangents, const ParamsRef& params) {
@@ -233,7 +296,11 @@ PrimitiveInfo make_info() {
   if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
   if constexpr (requires { bool{P::bilinear}; }) i.bilinear = P::bilinear;
   if constexpr (requires { bool{P::accumulates}; }) i.accumulates = P::accumulates;
-  if constexpr (requires { bool{P::device_neutral}; }) i.device_neutral = P::device_neutral;
+  if constexpr (requires { bool{P::device_neutral}; }) {
+    static_assert(!P::device_neutral || requires { &P::evaluate; },
+                  "canopy: a device-neutral primitive gives its one evaluation as `evaluate`");
+    i.device_neutral = P::device_neutral;
+  }
   if constexpr (requires { Lowering{P::lowering}; }) i.lowering = P::lowering;
   if constexpr (requires(const Params& p) { bool{P::lowers(p)}; })
     i.lowering_applies = [](const ParamsRef& params) { return P::lowers(params.get<Params>()); };
@@ -282,6 +349,16 @@ PrimitiveInfo make_info() {
   return i;
 }
 
+/// The typed kernel `Kernel` as an entry for `primitive`, whose Params it reads.
+template <class Params, void (*Kernel)(std::span<const Array>, std::span<Array>, const Params&)>
+KernelEntry typed_kernel(std::string_view primitive) {
+  return {primitive,
+          [](std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
+            Kernel(in, out, params.get<Params>());
+          },
+          &typeid(Params)};
+}
+
 /// The rules table of P, built once.
 template <class P>
 const PrimitiveInfo& info_of() {
@@ -290,6 +367,12 @@ const PrimitiveInfo& info_of() {
 }
 
 }  // namespace detail
+
+inline KernelFn PrimitiveInfo::kernel(Device::Kind kind) const {
+  if (KernelFn k = kernels.get(kind)) [[likely]]
+    return k;
+  return detail::resolve_kernel(*this, kind);
+}
 
 /// Applies primitive P to `in` with `params`; all outputs.
 template <class P>

@@ -259,7 +259,7 @@ void run_fused(std::span<const Array> in, std::span<Array> out, const ParamsRef&
 const PrimitiveInfo& fused_primitive() {
   static const PrimitiveInfo info = [] {
     PrimitiveInfo i = pass_primitive<FusedParams>("fused_elementwise", run_fused<false>);
-    i.cuda_kernel = run_fused<true>;
+    i.kernels.set(Device::Kind::cuda, run_fused<true>);
     return i;
   }();
   return info;

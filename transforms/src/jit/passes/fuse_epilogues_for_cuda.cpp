@@ -55,7 +55,7 @@ void run_cuda(std::span<const Array> in, std::span<Array> out, const ParamsRef& 
 const PrimitiveInfo& bias_primitive() {
   static const PrimitiveInfo info = [] {
     PrimitiveInfo i = pass_primitive<BiasRowParams>("dot_general_bias", run_unfused);
-    i.cuda_kernel = run_cuda;
+    i.kernels.set(Device::Kind::cuda, run_cuda);
     i.bilinear = true;  // a product plus a row: its magnitude is |x| @ |w| + |bias|
     return i;
   }();

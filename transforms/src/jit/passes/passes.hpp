@@ -24,13 +24,15 @@ void fold_constants(Program& p, std::int64_t max_elements = 64);
 /// The rules of an equation a pass makes (fused_elementwise, dot_general_epilogue): it runs and
 /// prints (`ops=` P::ops), its results are P::out_avals (so detail::bind runs it eagerly, as a
 /// GPU program's equations run), and two are equal when they share what P::identity() points to.
+/// `cpu_kernel` fills the CPU slot of its kernel table; a pass that runs it on other devices too
+/// fills their slots (kernels.set).
 template <class P>
-PrimitiveInfo pass_primitive(std::string_view name, KernelFn kernel) {
+PrimitiveInfo pass_primitive(std::string_view name, KernelFn cpu_kernel) {
   PrimitiveInfo i;
   i.name = name;
   i.params_type = &typeid(P);
   i.abstract_eval = [](std::span<const Aval>, const ParamsRef& params) { return params.get<P>().out_avals; };
-  i.cpu_kernel = kernel;
+  i.kernels.set(Device::Kind::cpu, cpu_kernel);
   i.params_to_string = [](const ParamsRef& params) { return "ops=" + params.get<P>().ops; };
   i.params_equal = [](const ParamsRef& a, const ParamsRef& b) { return a.get<P>().identity() == b.get<P>().identity(); };
   i.params_hash = [](const ParamsRef& params) { return std::uint64_t(std::hash<const void*>{}(params.get<P>().identity())); };

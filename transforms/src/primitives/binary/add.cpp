@@ -1,4 +1,5 @@
-// Everything canopy knows about the `add` primitive (x + y): rules, kernel, samples, op.
+// The `add` primitive (x + y): rules, samples, op. Its kernels come from its lowering on every
+// backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -10,12 +11,6 @@ struct Add {
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kFloat | detail::kInt);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_binary(kernels::cpu::BinaryOp::add, in, out);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::cuda_binary(kernels::cpu::BinaryOp::add, in, out);
   }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params&) {

@@ -1,4 +1,5 @@
-// Everything canopy knows about the `atan2` primitive (atan(x / y) with quadrant): rules, kernel, samples, op.
+// The `atan2` primitive (atan(x / y) with quadrant): rules, samples, op. Its kernels come from its
+// lowering on every backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -9,12 +10,6 @@ struct Atan2 {
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kFloat);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_binary(kernels::cpu::BinaryOp::atan2, in, out);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::cuda_binary(kernels::cpu::BinaryOp::atan2, in, out);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     Array y = atan2(x[0], x[1]);

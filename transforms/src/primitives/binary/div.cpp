@@ -1,4 +1,5 @@
-// Everything canopy knows about the `div` primitive (x / y, integers toward zero): rules, kernel, samples, op.
+// The `div` primitive (x / y, integers toward zero): rules, samples, op. Its kernels come from its
+// lowering on every backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -9,12 +10,6 @@ struct Div {
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kFloat | detail::kInt);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_binary(kernels::cpu::BinaryOp::div, in, out);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::cuda_binary(kernels::cpu::BinaryOp::div, in, out);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     Array y = div(x[0], x[1]);

@@ -1,10 +1,8 @@
-// Everything canopy knows about the `nextafter` primitive (lax.nextafter: the float next to x in
-// the direction of y): rules, kernel, samples, op. truncated_normal clamps with it.
+// The `nextafter` primitive (lax.nextafter: the float next to x in the direction of y): rules,
+// samples, op. truncated_normal clamps with it. Its kernels: src/backends/<kind>/elementwise.cpp.
 #include <cmath>
 
-#include "../../../../kernels/cuda/element_math.hpp"  // nextafter, shared with the GPU kernel
 #include "../rules.hpp"
-#include "elementwise_loop.hpp"
 
 namespace canopy::prim {
 struct Nextafter {
@@ -16,13 +14,6 @@ struct Nextafter {
     if (out.dtype != DType::f32 && out.dtype != DType::f64)
       detail::raise<TypeError>(name, "operands", "", detail::concat(to_string(avals[0]), " are ", out.dtype), "use f32 or f64");
     return out;
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    // std::nextafter works on the representation, so flush-to-zero does not affect it.
-    detail::eval_binary_loop<float, double>(in, out, []<class T>(T x, T y) { return kernels::cuda::math::next_after(x, y); });
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::cuda_special_binary(kernels::cuda::SpecialBinaryOp::next_after, in, out);
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<Nextafter>(x, bdims, params);

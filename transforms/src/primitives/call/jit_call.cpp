@@ -1,9 +1,10 @@
-// Everything canopy knows about `jit_call`, the application of a compiled function (JAX's pjit):
-// its params hold the Executable; evaluation runs it, jit's staging records it as one equation
-// with its program printed inside. Its jvp is a compiled call of the program's primal part
-// (plus residuals) and a compiled call linear in the tangents, which transposes into a compiled
-// call of the transposed program; vmap compiles the batched program. Each derived program is
-// built once per executable (Executable::derived), so grad(jit(f)) and vmap(jit(f)) stay compiled.
+// `jit_call`, the application of a compiled function (JAX's pjit): its params hold the Executable;
+// evaluation runs it, jit's staging records it as one equation with its program printed inside. Its
+// jvp is a compiled call of the program's primal part (plus residuals) and a compiled call linear
+// in the tangents, which transposes into a compiled call of the transposed program; vmap compiles
+// the batched program. Each derived program is built once per executable (Executable::derived), so
+// grad(jit(f)) and vmap(jit(f)) stay compiled. Its one evaluation (`evaluate`) runs on every
+// device.
 #include <functional>
 
 #include "../rules.hpp"
@@ -39,14 +40,14 @@ struct JitCall {
     }
     return p.out_avals;
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  // One evaluation for every device: the sub-programs run wherever their operands are (item()
+  // reads a GPU's flag); results that come back elsewhere (a host constant) go to the op's device.
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::keep_results_on_device(out, [&] { run_executable(in, out, params); });
+  }
+  static void run_executable(std::span<const Array> in, std::span<Array> out, const Params& params) {
     Arrays r = params.executable->run(in);
     for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
-  }
-  // Device-neutral: the sub-programs run wherever their operands are (item() reads a GPU's flag);
-  // results that come back in host memory (a constant) move to the GPU.
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::keep_results_on_device(out, [&] { eval_cpu(in, out, params); });
   }
   /// The program's primal part (outputs, then residuals) and its tangent part (residuals, then
   /// tangents -> output tangents), each compiled.

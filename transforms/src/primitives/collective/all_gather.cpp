@@ -1,4 +1,5 @@
-// Everything canopy knows about `all_gather`: every lane receives the stack of all lanes' values.
+// `all_gather`: every lane receives the stack of all lanes' values. Its one evaluation (`evaluate`)
+// runs on every device.
 #include "collective.hpp"
 
 namespace canopy::prim {
@@ -17,11 +18,11 @@ struct AllGather {
     out.shape = Shape(dims);
     return out;
   }
-  static void eval_cpu(std::span<const Array> x, std::span<Array> out, const Params& params) {
+  // One evaluation for every device: on a pmap over GPUs, the same meeting combines the operands
+  // on the GPUs (collectives_peer.cpp).
+  static void evaluate(std::span<const Array> x, std::span<Array> out, const Params& params) {
     out[0] = detail::device_all_gather(detail::running_axis(name, params.axis_name), x[0], name);
   }
-  // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_peer.cpp).
-  static void eval_cuda(std::span<const Array> x, std::span<Array> out, const Params& params) { eval_cpu(x, out, params); }
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,
                                         const Params&) {
     if (bdims[0] >= 0) return {{detail::move_axis(x[0], bdims[0], 0)}, {-1}};

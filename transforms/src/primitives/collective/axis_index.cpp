@@ -1,4 +1,5 @@
-// Everything canopy knows about `axis_index`: each lane's position along a named vmap axis.
+// `axis_index`: each lane's position along a named vmap axis. Its one evaluation (`evaluate`) runs
+// on every device.
 #include "collective.hpp"
 
 namespace canopy::prim {
@@ -8,13 +9,11 @@ struct AxisIndex {
   using Params = CollectiveParams;
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval>, const Params&) { return {DType::i32, {}, false}; }
-  static void eval_cpu(std::span<const Array>, std::span<Array> out, const Params& params) {
-    *static_cast<std::int32_t*>(detail::mutable_data(out[0])) = detail::running_axis(name, params.axis_name).index;
-  }
-  // On a pmap over GPUs (its device threads make operand-less values on their GPU).
-  static void eval_cuda(std::span<const Array>, std::span<Array> out, const Params& params) {
+  // One evaluation for every device: the index is written into out's memory (on a pmap over
+  // GPUs, its device threads make operand-less values on their GPU).
+  static void evaluate(std::span<const Array>, std::span<Array> out, const Params& params) {
     const std::int32_t index = detail::running_axis(name, params.axis_name).index;
-    kernels::cuda::fill(sizeof index, &index, detail::mutable_data(out[0]), 1, detail::gpu_of(out[0]));
+    detail::fill(out[0], sizeof index, &index, 1);
   }
   static detail::BatchResult collective(std::span<const Array>, std::span<const int>, std::int64_t n, const Params&) {
     return {{iota(DType::i32, {n})}, {0}};

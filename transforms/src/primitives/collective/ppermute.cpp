@@ -1,11 +1,12 @@
-// Everything canopy knows about `ppermute`: each lane (device) sends its value to another along
-// a named axis, by a list of (source, destination) pairs; a lane nobody sends to gets zeros.
+// `ppermute`: each lane (device) sends its value to another along a named axis, by a list of
+// (source, destination) pairs; a lane nobody sends to gets zeros. Its one evaluation (`evaluate`)
+// runs on every device.
 #include <set>
 
 #include "collective.hpp"
 
 namespace canopy::prim {
-struct PPermute {
+struct Ppermute {
   static constexpr std::string_view name = "ppermute";
   static constexpr Arity arity = Arity::exactly(1);
   struct Params {
@@ -30,11 +31,10 @@ struct PPermute {
                                   "repeats a source or a destination", "perm must be a permutation (or part of one)");
     }
   }
-  static void eval_cpu(std::span<const Array> x, std::span<Array> out, const Params& params) {
+  static void evaluate(std::span<const Array> x, std::span<Array> out, const Params& params) {
     out[0] = detail::device_ppermute(detail::running_axis(name, params.axis_name), x[0], params.perm, name);
   }
   // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_peer.cpp).
-  static void eval_cuda(std::span<const Array> x, std::span<Array> out, const Params& params) { eval_cpu(x, out, params); }
   // Lane d takes lane perm^-1(d)'s value: a gather along the batch axis, zeros where no source.
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,
                                         const Params& params) {
@@ -68,15 +68,15 @@ struct PPermute {
     return {ppermute(ct[0], params.axis_name, back)};
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
-    return detail::batch_lanewise<PPermute>(x, bdims, params);
+    return detail::batch_lanewise<Ppermute>(x, bdims, params);
   }
   static std::vector<Sample<Params>> samples() { return {}; }  // needs a vmap or pmap: vmap_collectives_test
 };
-CANOPY_REGISTER_PRIMITIVE(PPermute);
+CANOPY_REGISTER_PRIMITIVE(Ppermute);
 }  // namespace canopy::prim
 
 namespace canopy {
 Array ppermute(const Array& x, const std::string& axis_name, std::vector<std::pair<int, int>> perm) {
-  return bind1<prim::PPermute>({x}, {axis_name, std::move(perm)});
+  return bind1<prim::Ppermute>({x}, {axis_name, std::move(perm)});
 }
 }  // namespace canopy

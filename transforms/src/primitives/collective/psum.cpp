@@ -1,4 +1,5 @@
-// Everything canopy knows about `psum`: the sum over the lanes of a named vmap axis.
+// `psum`: the sum over the lanes of a named vmap axis. Its one evaluation (`evaluate`) runs on
+// every device.
 #include "collective.hpp"
 
 namespace canopy::prim {
@@ -8,12 +9,12 @@ struct Psum {
   using Params = CollectiveParams;
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) { return avals[0]; }
-  static void eval_cpu(std::span<const Array> x, std::span<Array> out, const Params& params) {
+  // One evaluation for every device: on a pmap over GPUs, the same meeting combines the operands
+  // on the GPUs (collectives_peer.cpp).
+  static void evaluate(std::span<const Array> x, std::span<Array> out, const Params& params) {
     out[0] = detail::device_all_reduce(detail::running_axis(name, params.axis_name), x[0],
                                        detail::processes::ReduceOp::sum, name);
   }
-  // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_peer.cpp).
-  static void eval_cuda(std::span<const Array> x, std::span<Array> out, const Params& params) { eval_cpu(x, out, params); }
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,
                                         const Params&) {
     if (bdims[0] < 0) return {{x[0] * static_cast<double>(n)}, {-1}};  // every lane holds the same value

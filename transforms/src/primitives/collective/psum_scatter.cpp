@@ -1,5 +1,6 @@
-// Everything canopy knows about `psum_scatter`: the sum over a named axis, of which lane i keeps
-// only block i along `scatter_dimension` (jax.lax.psum_scatter; reduce-scatter).
+// `psum_scatter`: the sum over a named axis, of which lane i keeps only block i along
+// `scatter_dimension` (jax.lax.psum_scatter; reduce-scatter). Its one evaluation (`evaluate`) runs
+// on every device.
 #include "collective.hpp"
 
 namespace canopy::prim {
@@ -44,13 +45,12 @@ struct PsumScatter {
     Array s = slice(full, start, limit);
     return params.tiled ? s : squeeze(s, std::vector<int>{params.scatter_dimension});
   }
-  static void eval_cpu(std::span<const Array> x, std::span<Array> out, const Params& params) {
+  static void evaluate(std::span<const Array> x, std::span<Array> out, const Params& params) {
     const detail::AxisContext& axis = detail::running_axis(name, params.axis_name);
     Array full = detail::device_all_reduce(axis, x[0], detail::processes::ReduceOp::sum, name);
     out[0] = block(full, params, axis.index, axis.size);
   }
   // On a pmap over GPUs: the same meeting, the operands combined on the GPUs (collectives_peer.cpp).
-  static void eval_cuda(std::span<const Array> x, std::span<Array> out, const Params& params) { eval_cpu(x, out, params); }
   // The lanes' sum, its scatter dimension (split into lanes x blocks when tiled) the batch axis.
   static detail::BatchResult collective(std::span<const Array> x, std::span<const int> bdims, std::int64_t n,
                                         const Params& params) {

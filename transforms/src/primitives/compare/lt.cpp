@@ -1,4 +1,5 @@
-// Everything canopy knows about the `lt` primitive (x < y): rules, kernel, samples, op.
+// The `lt` primitive (x < y): rules, samples, op. Its kernels come from its lowering on every
+// backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -10,12 +11,6 @@ struct Lt {
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kAll, true);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_binary(kernels::cpu::BinaryOp::lt, in, out);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::cuda_binary(kernels::cpu::BinaryOp::lt, in, out);
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<Lt>(x, bdims, params);

@@ -1,9 +1,10 @@
-// Everything canopy knows about `cond` (lax.cond_p, also switch): branches[index](operands), the
-// branches compiled programs of the same signature, the index clamped into range. Used when the
-// index is only known at run time (under jit). Its jvp splits every branch by partial evaluation
-// into a primal cond that also returns residuals (one common layout, zeros in the slots of the
-// other branches) and a cond linear in the tangents, whose transpose is a cond of the branches'
-// transposes. A batched index becomes a select over every branch's result, as in JAX.
+// `cond` (lax.cond_p, also switch): branches[index](operands), the branches compiled programs of
+// the same signature, the index clamped into range. Used when the index is only known at run time
+// (under jit). Its jvp splits every branch by partial evaluation into a primal cond that also
+// returns residuals (one common layout, zeros in the slots of the other branches) and a cond linear
+// in the tangents, whose transpose is a cond of the branches' transposes. A batched index becomes a
+// select over every branch's result, as in JAX. Its one evaluation (`evaluate`) runs on every
+// device.
 #include "../rules.hpp"
 #include "canopy/core/batching.hpp"
 #include "canopy/core/control_flow.hpp"
@@ -51,14 +52,14 @@ struct Cond {
     const std::int64_t i = index.astype(DType::i32).item<std::int32_t>();
     return static_cast<std::size_t>(std::clamp<std::int64_t>(i, 0, static_cast<std::int64_t>(n) - 1));
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  // One evaluation for every device: the sub-programs run wherever their operands are (item()
+  // reads a GPU's flag); results that come back elsewhere (a host constant) go to the op's device.
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::keep_results_on_device(out, [&] { run_branch(in, out, params); });
+  }
+  static void run_branch(std::span<const Array> in, std::span<Array> out, const Params& params) {
     Arrays r = params.branches[branch_index(in[0], params.branches.size())]->run(in.subspan(1));
     for (std::size_t i = 0; i < r.size(); ++i) out[i] = r[i];
-  }
-  // Device-neutral: the sub-programs run wherever their operands are (item() reads a GPU's flag);
-  // results that come back in host memory (a constant) move to the GPU.
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::keep_results_on_device(out, [&] { eval_cpu(in, out, params); });
   }
 
   static detail::JvpResult jvp(std::span<const Array> primals, std::span<const Array> tangents, const Params& params) {

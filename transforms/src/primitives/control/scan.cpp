@@ -1,9 +1,9 @@
-// Everything canopy knows about `scan` (lax.scan_p): a loop over the leading axis of `xs` whose
-// body is a compiled program of (consts, carry, x) -> (carry, y). Operands: consts, initial
-// carry, xs; results: final carry, stacked ys. Its jvp splits the body by partial evaluation into
-// a primal scan that also stacks the residuals and a scan linear in the tangents, so reverse mode
-// records one linear equation and transposes it into one reverse scan: memory grows with the
-// residuals, not with an unrolled trace.
+// `scan` (lax.scan_p): a loop over the leading axis of `xs` whose body is a compiled program of
+// (consts, carry, x) -> (carry, y). Operands: consts, initial carry, xs; results: final carry,
+// stacked ys. Its jvp splits the body by partial evaluation into a primal scan that also stacks the
+// residuals and a scan linear in the tangents, so reverse mode records one linear equation and
+// transposes it into one reverse scan: memory grows with the residuals, not with an unrolled trace.
+// Its one evaluation (`evaluate`) runs on every device.
 #include <cstring>
 
 #include "../rules.hpp"
@@ -82,8 +82,12 @@ struct Scan {
     return out;
   }
 
-  // Device-neutral: the body runs wherever its operands are; slices move within that memory.
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  // One evaluation for every device: the body runs wherever its operands are, slices move within
+  // that memory; results that come back elsewhere (a host constant) go to the op's device.
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::keep_results_on_device(out, [&] { run_loop(in, out, params); });
+  }
+  static void run_loop(std::span<const Array> in, std::span<Array> out, const Params& params) {
     const std::size_t nc = static_cast<std::size_t>(params.num_consts), nk = static_cast<std::size_t>(params.num_carry);
     const std::size_t nx = in.size() - nc - nk, ny = out.size() - nk;
     Arrays step(in.begin(), in.end());
@@ -105,9 +109,6 @@ struct Scan {
       }
     }
     for (std::size_t j = 0; j < nk; ++j) out[j] = step[nc + j];
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::keep_results_on_device(out, [&] { eval_cpu(in, out, params); });
   }
 
   static detail::JvpResult jvp(std::span<const Array> primals, std::span<const Array> tangents, const Params& params) {

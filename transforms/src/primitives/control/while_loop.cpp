@@ -1,7 +1,8 @@
-// Everything canopy knows about `while` (lax.while_p): carry = body(carry) while cond(carry), both
-// compiled programs. Operands: cond consts, body consts, carry; results: the final carry. Used
-// when the predicate is only known at run time (under jit). Forward-mode differentiable; reverse
-// mode has no transpose, as in JAX. A batched predicate runs until every lane stops.
+// `while` (lax.while_p): carry = body(carry) while cond(carry), both compiled programs. Operands:
+// cond consts, body consts, carry; results: the final carry. Used when the predicate is only known
+// at run time (under jit). Forward-mode differentiable; reverse mode has no transpose, as in JAX. A
+// batched predicate runs until every lane stops. Its one evaluation (`evaluate`) runs on every
+// device.
 #include "../rules.hpp"
 #include "canopy/core/batching.hpp"
 #include "canopy/core/control.hpp"
@@ -44,7 +45,12 @@ struct While {
     return out;
   }
 
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  // One evaluation for every device: the sub-programs run wherever their operands are (item()
+  // reads a GPU's flag); results that come back elsewhere (a host constant) go to the op's device.
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    detail::keep_results_on_device(out, [&] { run_loop(in, out, params); });
+  }
+  static void run_loop(std::span<const Array> in, std::span<Array> out, const Params& params) {
     const std::size_t nc = static_cast<std::size_t>(params.cond_nconsts), nb = static_cast<std::size_t>(params.body_nconsts);
     Arrays carry(in.begin() + static_cast<std::ptrdiff_t>(nc + nb), in.end());
     Arrays cond_in(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(nc)), body_in(in.begin() + static_cast<std::ptrdiff_t>(nc),
@@ -57,11 +63,6 @@ struct While {
       std::copy(carry.begin(), carry.end(), body_in.begin() + static_cast<std::ptrdiff_t>(nb));
     }
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = carry[i];
-  }
-  // Device-neutral: the sub-programs run wherever their operands are (item() reads a GPU's flag);
-  // results that come back in host memory (a constant) move to the GPU.
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::keep_results_on_device(out, [&] { eval_cpu(in, out, params); });
   }
 
   static detail::JvpResult jvp(std::span<const Array> primals, std::span<const Array> tangents, const Params& params) {

@@ -1,12 +1,10 @@
-// Everything canopy knows about `conv_general_dilated` (lax semantics): rules, kernels (oneDNN
-// convolution for f32 reading the operands in their own layouts, loops otherwise; cuDNN on the
-// GPU, a direct CUDA kernel where it has no plan), samples, op.
+// `conv_general_dilated` (lax semantics): rules, samples, op. Its kernels:
+// src/backends/<kind>/linalg.cpp.
 #include <algorithm>
 #include <string>
 
 #include "../rules.hpp"
 #include "../window/geometry.hpp"
-#include "canopy/kernels/cuda_nn.hpp"
 #include "canopy/matmul_precision.hpp"
 #include "conv_geometry.hpp"
 
@@ -141,17 +139,6 @@ struct ConvGeneralDilated {
       out.shape[static_cast<std::size_t>(p.out_spec[2 + d])] = o;
     }
     return out;
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& p) {
-    const Array &l = in[0], &r = in[1], &y = out[0];
-    const kernels::cpu::ConvGeometry g = geometry(p, l.shape(), r.shape(), y.shape());
-    kernels::cpu::conv(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(y), g);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& p) {
-    const Array &l = in[0], &r = in[1], &y = out[0];
-    const kernels::cpu::ConvGeometry g = geometry(p, l.shape(), r.shape(), y.shape());
-    kernels::cuda::conv(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(y), g, detail::gpu_of(y),
-                        detail::effective_precision(p.precision));
   }
   static kernels::cpu::ConvGeometry geometry(const Params& p, const Shape& l, const Shape& r, const Shape& y) {
     Shape ls = contiguous_strides(l), rs = contiguous_strides(r), ys = contiguous_strides(y);
@@ -300,6 +287,9 @@ CANOPY_REGISTER_PRIMITIVE(ConvGeneralDilated);
 namespace canopy::detail {
 kernels::cpu::ConvGeometry conv_geometry(const ParamsRef& params, const Shape& lhs, const Shape& rhs, const Shape& out) {
   return prim::ConvGeneralDilated::geometry(params.get<prim::ConvGeneralDilated::Params>(), lhs, rhs, out);
+}
+Precision conv_precision(const ParamsRef& params) {
+  return effective_precision(params.get<prim::ConvGeneralDilated::Params>().precision);
 }
 }  // namespace canopy::detail
 

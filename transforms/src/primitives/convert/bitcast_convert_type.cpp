@@ -1,6 +1,7 @@
-// Everything canopy knows about `bitcast_convert_type`: the same bytes read as another dtype. As
-// lax's: to a narrower dtype the result gains a trailing axis of (old width / new width), to a
-// wider one the operand's last axis must be (new width / old width) and is consumed.
+// `bitcast_convert_type`: the same bytes read as another dtype. As lax's: to a narrower dtype the
+// result gains a trailing axis of (old width / new width), to a wider one the operand's last axis
+// must be (new width / old width) and is consumed. Its one evaluation (`evaluate`) runs on every
+// device.
 #include <cstring>
 
 #include "../rules.hpp"
@@ -35,11 +36,9 @@ struct BitcastConvertType {
     }
     return {to, s, false};
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::copy_bytes(out[0], 0, in[0], 0, static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
   }
-  // Device-neutral: the bytes are copied within out's memory (host or GPU).
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   // The trailing axis is the bytes of one element: the batch axis goes in front, out of its way.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return {bind<BitcastConvertType>(detail::batched_at_front(x, bdims), params), {0}};

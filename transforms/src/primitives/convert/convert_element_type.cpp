@@ -1,4 +1,5 @@
-// Everything canopy knows about `convert_element_type` (astype): rules, kernel, samples, op.
+// `convert_element_type` (astype): rules, samples, op. Its kernels come from its lowering on every
+// backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -13,14 +14,6 @@ struct ConvertElementType {
   static constexpr bool linear = true;  // on floats; integer outputs get zero tangents
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return {params.new_dtype, avals[0].shape, params.weak_type};
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cpu::convert(in[0].dtype(), params.new_dtype, detail::cdata(in[0]), detail::mutable_data(out[0]),
-                          in[0].size());
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cuda::convert(in[0].dtype(), params.new_dtype, detail::cdata(in[0]), detail::mutable_data(out[0]),
-                           in[0].size(), detail::gpu_of(out[0]));
   }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params&) {

@@ -1,7 +1,5 @@
-// Everything canopy knows about `dot_general`: rules, kernel (operands permuted to
-// [batch, free, contract] / [batch, contract, free], then oneDNN matmul), samples, op.
+// `dot_general`: rules, samples, op. Its kernels: src/backends/<kind>/linalg.cpp.
 #include <algorithm>
-#include <cstring>
 
 #include "../rules.hpp"
 #include "canopy/matmul_precision.hpp"
@@ -155,50 +153,6 @@ struct DotGeneral {
       out.shape.push_back(r.shape[static_cast<std::size_t>(rp[i])]);
     return out;
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& p) {
-    // Every precision computes f32 exactly here, as JAX's CPU backend does.
-    const DotDimensionNumbers& params = p.dimension_numbers;
-    const Array &l = in[0], &r = in[1];
-    const detail::MatmulShape s = matmul_dims(l.shape(), r.shape(), params);
-    if (s.k == 0) {  // empty contraction: zeros (all-zero bytes in every dtype)
-      std::memset(detail::mutable_data(out[0]), 0, static_cast<std::size_t>(out[0].size()) * itemsize(out[0].dtype()));
-      return;
-    }
-    if (l.dtype() == DType::f32) {
-      // An operand stored as the transposed matmul layout (x^T g, g w^T) is read in place.
-      const std::optional<detail::MatmulShape> d = detail::matmul_in_place(l.shape(), r.shape(), params);
-      if (d && (d->trans_a || d->trans_b)) {
-        kernels::cpu::matmul_f32_transposed(static_cast<const float*>(detail::cdata(l)),
-                                            static_cast<const float*>(detail::cdata(r)),
-                                            static_cast<float*>(detail::mutable_data(out[0])), d->batch, d->m, d->k,
-                                            d->n, d->trans_a, d->trans_b);
-        return;
-      }
-    }
-    // Permuting is a no-op for the plain (batched) matmul layout, so the common case copies nothing.
-    Array lt = detail::permuted_copy(l, layout(l.ndim(), params.lhs_batch, params.lhs_contracting, true));
-    Array rt = detail::permuted_copy(r, layout(r.ndim(), params.rhs_batch, params.rhs_contracting, false));
-    kernels::cpu::matmul(l.dtype(), detail::cdata(lt), detail::cdata(rt), detail::mutable_data(out[0]), s.batch, s.m,
-                         s.k, s.n);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& p) {
-    const DotDimensionNumbers& params = p.dimension_numbers;
-    const Precision precision = detail::effective_precision(p.precision);
-    const Array &l = in[0], &r = in[1];
-    const detail::MatmulShape s = matmul_dims(l.shape(), r.shape(), params);
-    // An operand stored as the transposed matmul layout is read in place by cuBLAS; any other
-    // layout is permuted to the plain one first.
-    const std::optional<detail::MatmulShape> d = detail::matmul_in_place(l.shape(), r.shape(), params);
-    if (d) {
-      kernels::cuda::matmul(l.dtype(), detail::cdata(l), detail::cdata(r), detail::mutable_data(out[0]), d->batch, d->m,
-                            d->k, d->n, d->trans_a, d->trans_b, detail::gpu_of(out[0]), precision);
-      return;
-    }
-    Array lt = detail::permuted_copy(l, layout(l.ndim(), params.lhs_batch, params.lhs_contracting, true));
-    Array rt = detail::permuted_copy(r, layout(r.ndim(), params.rhs_batch, params.rhs_contracting, false));
-    kernels::cuda::matmul(l.dtype(), detail::cdata(lt), detail::cdata(rt), detail::mutable_data(out[0]), s.batch, s.m,
-                          s.k, s.n, false, false, detail::gpu_of(out[0]), precision);
-  }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& p) {
     const DotDimensionNumbers& params = p.dimension_numbers;
     Array y = detail::dot_general_at(x[0], x[1], params, p.precision);
@@ -286,6 +240,15 @@ std::optional<MatmulShape> matmul_in_place(const Shape& lhs, const Shape& rhs, c
   s.trans_b = !prim::is_identity(rp) && prim::is_identity(prim::layout(rhs.size(), dn.rhs_batch, dn.rhs_contracting, true));
   if ((s.trans_a || prim::is_identity(lp)) && (s.trans_b || prim::is_identity(rp))) return s;
   return std::nullopt;
+}
+
+MatmulShape matmul_dims(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& dims) {
+  return prim::matmul_dims(lhs, rhs, dims);
+}
+
+std::vector<int> matmul_layout(std::size_t rank, const std::vector<int>& batch, const std::vector<int>& contracting,
+                               bool contract_last) {
+  return prim::layout(rank, batch, contracting, contract_last);
 }
 
 }  // namespace canopy::detail

@@ -1,9 +1,10 @@
 // dot_general's params, and dot_general seen as one batched matmul over its operands' own bytes:
-// what its kernel runs and what jit's epilogue fusion builds on.
+// what its kernels run and what jit's epilogue fusion builds on.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "canopy/ops.hpp"
 #include "canopy/shape.hpp"
@@ -31,5 +32,11 @@ struct MatmulShape {
 /// axes in (batch, free, contracting) order for lhs and (batch, contracting, free) for rhs, or with
 /// free and contracting swapped), else nullopt: the kernel then permutes a copy first.
 std::optional<MatmulShape> matmul_in_place(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& dims);
+/// batch, m, k, n of dot_general(lhs, rhs, dims), whatever the operands' layouts.
+MatmulShape matmul_dims(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& dims);
+/// The axes of an operand in (batch, free, contracting) order when `contract_last`, else in
+/// (batch, contracting, free) order: the permutation that makes a copy of it a plain matmul operand.
+std::vector<int> matmul_layout(std::size_t rank, const std::vector<int>& batch, const std::vector<int>& contracting,
+                               bool contract_last);
 
 }  // namespace canopy::detail

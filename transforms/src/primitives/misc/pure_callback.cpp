@@ -1,7 +1,7 @@
-// Everything canopy knows about `pure_callback`: host C++ code called on concrete arrays from
-// inside any transformation (jax.pure_callback). Staged by jit as one equation, run by the
-// executor; batched by calling it once per example, or once on the whole batch when declared
-// vectorized; not differentiable by itself (wrap it in custom_vjp, as in JAX).
+// `pure_callback`: host C++ code called on concrete arrays from inside any transformation
+// (jax.pure_callback). Staged by jit as one equation, run by the executor; batched by calling it
+// once per example, or once on the whole batch when declared vectorized; not differentiable by
+// itself (wrap it in custom_vjp, as in JAX). Its one evaluation (`evaluate`) runs on every device.
 #include "../rules.hpp"
 #include "canopy/core/callback.hpp"
 #include "canopy/kernels/runtime.hpp"
@@ -42,7 +42,14 @@ struct PureCallback {
     return "callback=" + p.callback->name + (p.callback->vectorized ? " vmap_method=broadcast_all" : " vmap_method=sequential");
   }
   static std::vector<Aval> abstract_eval(std::span<const Aval>, const Params& params) { return params.result_avals; }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  // One evaluation for every device: the callback is host code (jax.pure_callback hands it numpy
+  // arrays), so it reads host copies of the operands, and its results go to the op's device.
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
+    Arrays host;
+    for (const Array& x : in) host.push_back(detail::host_copy(x));
+    detail::keep_results_on_device(out, [&] { run_callback(host, out, params); });
+  }
+  static void run_callback(std::span<const Array> in, std::span<Array> out, const Params& params) {
     Arrays r = [&] {
       kernels::cpu::CallerFloatMode caller;  // host code computes in its caller's mode, not the kernels'
       return params.callback->fn(Arrays(in.begin(), in.end()));
@@ -57,13 +64,6 @@ struct PureCallback {
                                  detail::concat("is ", to_string(r[i].aval()), " but result_shape declares ", to_string(want)));
       out[i] = r[i];
     }
-  }
-  // The callback is host code (jax.pure_callback hands it numpy arrays): GPU operands are copied
-  // to the host for it, and its results back to the GPU.
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    Arrays host;
-    for (const Array& x : in) host.push_back(detail::host_copy(x));
-    detail::keep_results_on_device(out, [&] { eval_cpu(host, out, params); });
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     const std::int64_t n = detail::batch_size(x, bdims);

@@ -1,4 +1,5 @@
-// Everything canopy knows about `stop_gradient`: the identity whose derivative is zero.
+// `stop_gradient`: the identity whose derivative is zero. Its one evaluation (`evaluate`) runs on
+// every device.
 #include <cstring>
 
 #include "../rules.hpp"
@@ -9,11 +10,9 @@ struct StopGradient {
   static constexpr Arity arity = Arity::exactly(1);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) { return avals[0]; }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::copy_bytes(out[0], 0, in[0], 0, static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
   }
-  // Device-neutral: the bytes are copied within out's memory (host or GPU).
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array>, const Params&) { return {{stop_gradient(x[0])}, {Array()}}; }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<StopGradient>(x, bdims, params);

@@ -1,17 +1,16 @@
-// Everything canopy knows about `log_softmax`: (x - max) - log(sum(exp(x - max))) along one axis, fused into one
-// primitive so f32 runs as a single oneDNN pass (JAX composes it from reduce_max/exp/reduce_sum,
-// and the kernel computes exactly that); rules, kernel, samples, op (jax.nn.log_softmax).
+// `log_softmax`: (x - max) - log(sum(exp(x - max))) along one axis, fused into one primitive so f32
+// runs as a single oneDNN pass (JAX composes it from reduce_max/exp/reduce_sum, and the kernel
+// computes exactly that); rules, samples, op (jax.nn.log_softmax). Its kernels:
+// src/backends/<kind>/nn.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/nn.hpp"
+#include "softmax_params.hpp"
 #include "canopy/nn.hpp"
 
 namespace canopy::prim {
 struct LogSoftmax {
   static constexpr std::string_view name = "log_softmax";
   static constexpr Arity arity = Arity::exactly(1);
-  struct Params {
-    int axis = -1;  ///< non-negative after the op normalises it
-  };
+  using Params = detail::SoftmaxParams;
   // Along the last axis, jit's elementwise fusion runs it on whole rows inside a fused kernel
   // (a cross-entropy is then one kernel with its sum).
   static constexpr Lowering lowering = Lowering::of(Lowering::Kind::log_softmax);
@@ -20,15 +19,6 @@ struct LogSoftmax {
     Aval out = detail::unary_aval(name, avals, detail::kFloat);
     detail::normalize_axis(name, params.axis, out.ndim(), out);
     return out;
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    int axis = detail::normalize_axis(name, params.axis, in[0].ndim(), in[0].aval());
-    kernels::cpu::softmax(in[0].dtype(), true, detail::cdata(in[0]), detail::mutable_data(out[0]), in[0].shape(), axis);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    int axis = detail::normalize_axis(name, params.axis, in[0].ndim(), in[0].aval());
-    kernels::cuda::softmax(true, in[0].dtype(), detail::cdata(in[0]), detail::mutable_data(out[0]), in[0].shape(), axis,
-                           detail::gpu_of(out[0]));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // d log_softmax = t - sum(softmax * t) along the axis.

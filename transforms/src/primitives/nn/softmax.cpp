@@ -1,30 +1,19 @@
-// Everything canopy knows about `softmax`: exp(x - max) / sum(exp(x - max)) along one axis, fused into one
-// primitive so f32 runs as a single oneDNN pass (JAX composes it from reduce_max/exp/reduce_sum,
-// and the kernel computes exactly that); rules, kernel, samples, op (jax.nn.softmax).
+// `softmax`: exp(x - max) / sum(exp(x - max)) along one axis, fused into one primitive so f32 runs
+// as a single oneDNN pass (JAX composes it from reduce_max/exp/reduce_sum, and the kernel computes
+// exactly that); rules, samples, op (jax.nn.softmax). Its kernels: src/backends/<kind>/nn.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/nn.hpp"
+#include "softmax_params.hpp"
 #include "canopy/nn.hpp"
 
 namespace canopy::prim {
 struct Softmax {
   static constexpr std::string_view name = "softmax";
   static constexpr Arity arity = Arity::exactly(1);
-  struct Params {
-    int axis = -1;  ///< non-negative after the op normalises it
-  };
+  using Params = detail::SoftmaxParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     Aval out = detail::unary_aval(name, avals, detail::kFloat);
     detail::normalize_axis(name, params.axis, out.ndim(), out);
     return out;
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    int axis = detail::normalize_axis(name, params.axis, in[0].ndim(), in[0].aval());
-    kernels::cpu::softmax(in[0].dtype(), false, detail::cdata(in[0]), detail::mutable_data(out[0]), in[0].shape(), axis);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    int axis = detail::normalize_axis(name, params.axis, in[0].ndim(), in[0].aval());
-    kernels::cuda::softmax(false, in[0].dtype(), detail::cdata(in[0]), detail::mutable_data(out[0]), in[0].shape(), axis,
-                           detail::gpu_of(out[0]));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // d softmax = y * (t - sum(y * t)) along the axis.

@@ -1,5 +1,5 @@
-// Internal to the random_* primitives: the shape rule of a key array (u32[..., 2], JAX's raw
-// threefry keys) and the Params pieces they share.
+// Internal to the random_* primitives and the backends: the shape rule of a key array (u32[..., 2],
+// JAX's raw threefry keys) and the primitives' Params.
 #pragma once
 
 #include <canopy/kernels/random.hpp>
@@ -7,6 +7,24 @@
 #include "../common.hpp"
 
 namespace canopy::detail {
+
+/// random_bits: the sample shape per key, the key layout, the bits' dtype (u8..u64).
+struct RandomBitsParams {
+  Shape shape;
+  random::Layout layout = random::default_layout;
+  DType dtype = DType::u32;
+};
+/// random_split: the shape of new keys per key, the key layout.
+struct RandomSplitParams {
+  Shape shape;
+  random::Layout layout = random::default_layout;
+};
+/// random_uniform01: the sample shape per key, the float dtype, the key layout.
+struct RandomUniform01Params {
+  Shape shape;
+  DType dtype = DType::f32;
+  random::Layout layout = random::default_layout;
+};
 
 /// TypeError/ShapeError unless `k` is u32[..., 2]; returns the batch shape (all but the last dim).
 inline Shape key_batch_shape(std::string_view prim, const Aval& k, int arg = 0) {

@@ -1,19 +1,14 @@
-// Everything canopy knows about `random_bits` (JAX's key-level random_bits): unsigned words of
-// `shape` (u8, u16, u32 or u64: bit widths 8 to 64) per key of a u32[..., 2] key array, in the
-// Params' layout: rules, kernel, samples. The op is canopy::random::bits (random/src/samplers.cpp).
+// `random_bits` (JAX's key-level random_bits): unsigned words of `shape` (u8, u16, u32 or u64: bit
+// widths 8 to 64) per key of a u32[..., 2] key array, in the Params' layout: rules, samples. The op
+// is canopy::random::bits (random/src/samplers.cpp). Its kernels: src/backends/<kind>/random.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/cuda_random.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
 struct RandomBits {
   static constexpr std::string_view name = "random_bits";
   static constexpr Arity arity = Arity::exactly(1);
-  struct Params {
-    Shape shape;
-    random::Layout layout = random::default_layout;
-    DType dtype = DType::u32;
-  };
+  using Params = detail::RandomBitsParams;
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     detail::expect_shape(name, params.shape);
@@ -21,15 +16,6 @@ struct RandomBits {
       detail::raise<TypeError>(name, "dtype", "", detail::concat(params.dtype, " is not an unsigned integer dtype"),
                                "bits are u8, u16, u32 or u64");
     return {params.dtype, detail::joined(detail::key_batch_shape(name, avals[0]), params.shape), false};
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cpu::random_bits(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2, params.dtype,
-                              detail::mutable_data(out[0]), shape_size(params.shape), params.layout);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cuda::random_bits(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2, params.dtype,
-                               detail::mutable_data(out[0]), shape_size(params.shape), params.layout,
-                               detail::gpu_of(out[0]));
   }
   // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim, and
   // each key draws exactly what it draws alone.

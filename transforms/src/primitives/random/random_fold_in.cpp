@@ -1,8 +1,7 @@
-// Everything canopy knows about `random_fold_in` (jax.random.fold_in at the key level): key i of a
-// u32[..., 2] key array hashed with the u32 message i (same batch shape): rules, kernel, samples.
-// The op is canopy::random::fold_in (random/src/keys.cpp).
+// `random_fold_in` (jax.random.fold_in at the key level): key i of a u32[..., 2] key array hashed
+// with the u32 message i (same batch shape): rules, samples. The op is canopy::random::fold_in
+// (random/src/keys.cpp). Its kernels: src/backends/<kind>/random.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/cuda_random.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -17,17 +16,6 @@ struct RandomFoldIn {
       detail::raise<TypeError>(name, "data", "argument 1",
                                detail::concat(to_string(avals[1]), " must be u32 of the keys' batch shape ", to_string(batch)));
     return avals[0];
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    kernels::cpu::random_fold_in(static_cast<const std::uint32_t*>(detail::cdata(in[0])),
-                                 static_cast<const std::uint32_t*>(detail::cdata(in[1])),
-                                 static_cast<std::uint32_t*>(detail::mutable_data(out[0])), in[1].size());
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    kernels::cuda::random_fold_in(static_cast<const std::uint32_t*>(detail::cdata(in[0])),
-                                  static_cast<const std::uint32_t*>(detail::cdata(in[1])),
-                                  static_cast<std::uint32_t*>(detail::mutable_data(out[0])), in[1].size(),
-                                  detail::gpu_of(out[0]));
   }
   // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim.
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {

@@ -1,32 +1,18 @@
-// Everything canopy knows about `random_split` (jax.random.split at the key level): every key of
-// a u32[..., 2] key array becomes `shape` new keys, laid out as the Params' layout says: rules,
-// kernel, samples. The op is canopy::random::split (random/src/keys.cpp).
+// `random_split` (jax.random.split at the key level): every key of a u32[..., 2] key array becomes
+// `shape` new keys, laid out as the Params' layout says: rules, samples. The op is
+// canopy::random::split (random/src/keys.cpp). Its kernels: src/backends/<kind>/random.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/cuda_random.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
 struct RandomSplit {
   static constexpr std::string_view name = "random_split";
   static constexpr Arity arity = Arity::exactly(1);
-  struct Params {
-    Shape shape;
-    random::Layout layout = random::default_layout;
-  };
+  using Params = detail::RandomSplitParams;
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     detail::expect_shape(name, params.shape);
     return {DType::u32, detail::joined(detail::joined(detail::key_batch_shape(name, avals[0]), params.shape), {2}), false};
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cpu::random_split(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
-                               static_cast<std::uint32_t*>(detail::mutable_data(out[0])), shape_size(params.shape),
-                               params.layout);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cuda::random_split(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
-                                static_cast<std::uint32_t*>(detail::mutable_data(out[0])), shape_size(params.shape),
-                                params.layout, detail::gpu_of(out[0]));
   }
   // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim, and
   // each key draws exactly what it draws alone.

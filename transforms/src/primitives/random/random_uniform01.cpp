@@ -1,21 +1,16 @@
-// Everything canopy knows about `random_uniform01`: floats in [0, 1) of `shape` per key, exactly
-// JAX's uniform before scaling (random_bits, shift_right_logical by 32-23 or 64-52, or with the
-// bits of 1.0, bitcast, minus 1). canopy's own primitive: it fuses those five steps into one pass
-// over the output (no bits array), which is what makes uniform run at memory speed. f64 draws 64
-// bits per element, as JAX does with jax_enable_x64. The op is canopy::random::uniform.
+// `random_uniform01`: floats in [0, 1) of `shape` per key, exactly JAX's uniform before scaling
+// (random_bits, shift_right_logical by 32-23 or 64-52, or with the bits of 1.0, bitcast, minus 1).
+// canopy's own primitive: it fuses those five steps into one pass over the output (no bits array),
+// which is what makes uniform run at memory speed. f64 draws 64 bits per element, as JAX does with
+// jax_enable_x64. The op is canopy::random::uniform. Its kernels: src/backends/<kind>/random.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/cuda_random.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
 struct RandomUniform01 {
   static constexpr std::string_view name = "random_uniform01";
   static constexpr Arity arity = Arity::exactly(1);
-  struct Params {
-    Shape shape;
-    DType dtype = DType::f32;
-    random::Layout layout = random::default_layout;
-  };
+  using Params = detail::RandomUniform01Params;
   static constexpr bool nondifferentiable = true;
   // Under jit an f32 stream in the partitionable layout is a source of a fused elementwise loop:
   // each tile hashes its own counters, so normal's uniform -> erf_inv -> scale never stores the
@@ -27,15 +22,6 @@ struct RandomUniform01 {
     if (params.dtype != DType::f32 && params.dtype != DType::f64)
       detail::raise<TypeError>(name, "dtype", "", detail::concat(params.dtype, " is not f32 or f64"));
     return {params.dtype, detail::joined(detail::key_batch_shape(name, avals[0]), params.shape), false};
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cpu::random_uniform01(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
-                                   params.dtype, detail::mutable_data(out[0]), shape_size(params.shape), params.layout);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cuda::random_uniform01(static_cast<const std::uint32_t*>(detail::cdata(in[0])), in[0].size() / 2,
-                                    params.dtype, detail::mutable_data(out[0]), shape_size(params.shape), params.layout,
-                                    detail::gpu_of(out[0]));
   }
   // A batch of keys is a bigger key array: the vmapped axis becomes a leading batch dim, and
   // each key draws exactly what it draws alone.

@@ -1,8 +1,7 @@
-// Everything canopy knows about `threefry2x32` (jax.extend.random.threefry_2x32's primitive):
-// the 20-round hash lane by lane over u32 arrays (key words k0, k1; counts x0, x1): rules,
-// kernel (the header-only core in canopy/random/threefry.hpp), samples, op.
+// `threefry2x32` (jax.extend.random.threefry_2x32's primitive): the 20-round hash lane by lane over
+// u32 arrays (key words k0, k1; counts x0, x1): rules, samples, op. Its kernels:
+// src/backends/<kind>/random.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/cuda_random.hpp"
 #include "key_avals.hpp"
 
 namespace canopy::prim {
@@ -23,17 +22,6 @@ struct Threefry2x32 {
     }
     const Aval out{DType::u32, avals[0].shape, false};
     return {out, out};
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    auto p = [&](int i) { return static_cast<const std::uint32_t*>(detail::cdata(in[static_cast<std::size_t>(i)])); };
-    kernels::cpu::threefry2x32(p(0), p(1), p(2), p(3), static_cast<std::uint32_t*>(detail::mutable_data(out[0])),
-                               static_cast<std::uint32_t*>(detail::mutable_data(out[1])), in[0].size());
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    auto p = [&](int i) { return static_cast<const std::uint32_t*>(detail::cdata(in[static_cast<std::size_t>(i)])); };
-    kernels::cuda::threefry2x32(p(0), p(1), p(2), p(3), static_cast<std::uint32_t*>(detail::mutable_data(out[0])),
-                                static_cast<std::uint32_t*>(detail::mutable_data(out[1])), in[0].size(),
-                                detail::gpu_of(out[0]));
   }
   // Lanes are independent: batch every operand at the front (the primitive wants equal shapes).
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {

@@ -1,5 +1,5 @@
-// Everything canopy knows about `argmax` (lax.argmax: index of the largest element along one axis):
-// rules, kernel, samples, op. Shared with its twin in argminmax.hpp.
+// `argmax` (lax.argmax: index of the largest element along one axis): rules, samples, op. Shared
+// with its twin in argminmax.hpp. Its kernels: src/backends/<kind>/reductions.cpp.
 #include "../rules.hpp"
 #include "argminmax.hpp"
 
@@ -11,12 +11,6 @@ struct ArgMax {
   static constexpr bool nondifferentiable = true;  // integer output
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::arg_aval(name, avals[0], params);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::eval_arg<true>(in, out, params);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::cuda_arg<true>(in, out, params);
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     Array front = detail::batch_to_front(x[0], bdims[0]);

@@ -1,4 +1,4 @@
-// Internal to argmax.cpp and argmin.cpp: the shared shape rule and kernel of lax.argmax/argmin.
+// Internal to argmax.cpp, argmin.cpp and the backends: the params and shape rule of lax.argmax/argmin.
 // Ties go to the smallest index; a NaN beats every number and the first NaN wins (XLA's
 // comparator, so jnp.argmax/argmin agree with numpy on NaN).
 #pragma once
@@ -29,41 +29,6 @@ inline Aval arg_aval(std::string_view prim, const Aval& a, const ArgParams& p) {
   return out;
 }
 
-/// better(x, best): whether x replaces the current best (`greater` for argmax).
-template <bool greater>
-void eval_arg(std::span<const Array> in, std::span<Array> out, const ArgParams& p) {
-  const Array& x = in[0];
-  const int r = static_cast<int>(x.ndim()), ax = p.axis < 0 ? p.axis + r : p.axis;
-  std::vector<int> perm;
-  for (int i = 0; i < r; ++i) if (i != ax) perm.push_back(i);
-  perm.push_back(ax);
-  const Array xt = permuted_copy(x, perm);
-  const std::int64_t rows = out[0].size(), len = x.shape()[static_cast<std::size_t>(ax)];
-  visit_dtype(x.dtype(), [&]<class T>(std::type_identity<T>) {
-    using C = compute_type_t<T>;
-    const T* v = static_cast<const T*>(cdata(xt));
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const T* row = v + i * len;
-      std::int64_t best = 0;
-      C bv = static_cast<C>(row[0]);
-      for (std::int64_t j = 1; j < len; ++j) {
-        const C c = static_cast<C>(row[j]);
-        bool take;
-        if constexpr (std::is_floating_point_v<C>) {
-          if (std::isnan(bv)) break;  // the first NaN is final
-          take = std::isnan(c) || (greater ? c > bv : c < bv);
-        } else {
-          take = greater ? c > bv : c < bv;
-        }
-        if (take) { best = j; bv = c; }
-      }
-      visit_dtype(p.index_dtype, [&]<class I>(std::type_identity<I>) {  // any integer dtype (abstract_eval)
-        if constexpr (std::is_integral_v<I>) static_cast<I*>(mutable_data(out[0]))[i] = static_cast<I>(best);
-      });
-    }
-  });
-}
-
 template <class Params>
 std::vector<Sample<Params>> arg_samples() {
   std::vector<Sample<Params>> s;
@@ -78,21 +43,6 @@ std::vector<Sample<Params>> arg_samples() {
   s.push_back({{sample_array(DType::u8, {3, 4}, 0, 9, seed++)}, {1, DType::i64}, "u8, i64 indices"});
   s.push_back({{sample_array(DType::f16, {3, 4}, -3, 3, seed++)}, {0, DType::u8}, "f16, u8 indices"});
   return s;
-}
-
-/// eval_arg on cuda:k: i64 indices from the kernel, converted to the index dtype.
-template <bool greater>
-void cuda_arg(std::span<const Array> in, std::span<Array> out, const ArgParams& p) {
-  const Array& x = in[0];
-  const int r = static_cast<int>(x.ndim()), ax = p.axis < 0 ? p.axis + r : p.axis;
-  const int gpu = gpu_of(out[0]);
-  if (p.index_dtype == DType::i64) {
-    kernels::cuda::argminmax(greater, x.dtype(), cdata(x), x.shape(), ax, static_cast<std::int64_t*>(mutable_data(out[0])), gpu);
-    return;
-  }
-  const Array idx = make_concrete({DType::i64, out[0].shape(), false}, out[0].device());
-  kernels::cuda::argminmax(greater, x.dtype(), cdata(x), x.shape(), ax, static_cast<std::int64_t*>(mutable_data(idx)), gpu);
-  kernels::cuda::convert(DType::i64, p.index_dtype, cdata(idx), mutable_data(out[0]), out[0].size(), gpu);
 }
 
 }  // namespace canopy::detail

@@ -1,5 +1,5 @@
-// Everything canopy knows about `cummin` (lax.cummin: running minima along one axis): rules, kernel,
-// samples, op. Its jvp is cummax's and cummin's shared rule (cumulative.hpp).
+// `cummin` (lax.cummin: running minima along one axis): rules, samples, op. Its jvp is cummax's and
+// cummin's shared rule (cumulative.hpp). Its kernels: src/backends/<kind>/reductions.cpp.
 #include "cumulative.hpp"
 
 namespace canopy::prim {
@@ -9,12 +9,6 @@ struct Cummin {
   using Params = detail::CumulativeParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::cumulative_aval(name, avals, params);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::eval_cumulative(kernels::cpu::CumulativeOp::min, in, out, params);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::cuda_cumulative(kernels::cpu::CumulativeOp::min, in, out, params);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     return detail::cumulative_extreme_jvp(x, t, params, [](const Array& a, int axis, bool reverse) {

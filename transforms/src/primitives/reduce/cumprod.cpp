@@ -1,5 +1,5 @@
-// Everything canopy knows about `cumprod` (lax.cumprod: running products along one axis): rules,
-// kernel, samples, op.
+// `cumprod` (lax.cumprod: running products along one axis): rules, samples, op. Its kernels:
+// src/backends/<kind>/reductions.cpp.
 #include "cumulative.hpp"
 
 namespace canopy::detail {
@@ -36,12 +36,6 @@ struct Cumprod {
   using Params = detail::CumulativeParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::cumulative_aval(name, avals, params);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::eval_cumulative(kernels::cpu::CumulativeOp::prod, in, out, params);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::cuda_cumulative(kernels::cpu::CumulativeOp::prod, in, out, params);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     const int axis = detail::cumulative_axis(x[0], params);

@@ -1,5 +1,5 @@
-// Everything canopy knows about `cumsum` (lax.cumsum: running sums along one axis): rules, kernel,
-// samples, op. Linear: its transpose is the running sum in the other direction.
+// `cumsum` (lax.cumsum: running sums along one axis): rules, samples, op. Linear: its transpose is
+// the running sum in the other direction. Its kernels: src/backends/<kind>/reductions.cpp.
 #include "cumulative.hpp"
 
 namespace canopy::prim {
@@ -10,12 +10,6 @@ struct Cumsum {
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::cumulative_aval(name, avals, params);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::eval_cumulative(kernels::cpu::CumulativeOp::sum, in, out, params);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::cuda_cumulative(kernels::cpu::CumulativeOp::sum, in, out, params);
   }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array>, std::span<const Aval>, const Params& params) {
     // y_i = sum_{j <= i} x_j, so x_j's cotangent is sum_{i >= j} ct_i.

@@ -1,5 +1,5 @@
 // Internal to cumsum.cpp, cumprod.cpp, cummax.cpp and cummin.cpp: what the four cumulative
-// reductions share (lax.cumsum & co.): params, shape rule, kernels, batching rule and samples.
+// reductions share (lax.cumsum & co.): params, shape rule, batching rule and samples.
 #pragma once
 
 #include "../rules.hpp"
@@ -21,18 +21,6 @@ inline Aval cumulative_aval(std::string_view prim, std::span<const Aval> avals, 
 
 inline int cumulative_axis(const Array& x, const CumulativeParams& p) {
   return p.axis < 0 ? p.axis + static_cast<int>(x.ndim()) : p.axis;
-}
-
-inline void eval_cumulative(kernels::cpu::CumulativeOp op, std::span<const Array> in, std::span<Array> out,
-                            const CumulativeParams& p) {
-  kernels::cpu::cumulative(op, in[0].dtype(), cdata(in[0]), mutable_data(out[0]), in[0].shape(),
-                           cumulative_axis(in[0], p), p.reverse);
-}
-
-inline void cuda_cumulative(kernels::cpu::CumulativeOp op, std::span<const Array> in, std::span<Array> out,
-                            const CumulativeParams& p) {
-  kernels::cuda::cumulative(op, in[0].dtype(), cdata(in[0]), mutable_data(out[0]), in[0].shape(),
-                            cumulative_axis(in[0], p), p.reverse, gpu_of(out[0]));
 }
 
 /// The batch axis to the front and the walked axis one further.

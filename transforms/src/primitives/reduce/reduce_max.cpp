@@ -1,21 +1,13 @@
-// Everything canopy knows about `reduce_max`: rules, kernel, samples, op.
+// `reduce_max`: rules, samples, op. Its kernels: src/backends/<kind>/reductions.cpp.
 #include "../rules.hpp"
 
 namespace canopy::prim {
 struct ReduceMax {
   static constexpr std::string_view name = "reduce_max";
   static constexpr Arity arity = Arity::exactly(1);
-  struct Params {
-    std::vector<int> axes;
-  };
+  using Params = detail::ReduceParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::reduce_aval(name, avals[0], params.axes, detail::kAll);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::eval_reduce(kernels::cpu::ReduceOp::max, in, out, params.axes);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::cuda_reduce(kernels::cpu::ReduceOp::max, in, out, params.axes);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // jax's reduce-chooser rule: the tangent is averaged over the positions attaining the extreme.

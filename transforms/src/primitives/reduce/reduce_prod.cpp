@@ -1,5 +1,5 @@
-// Everything canopy knows about `reduce_prod` (product over axes): rules, kernel, samples, op.
-// The kernel moves the reduced axes last (a kernel-level copy) and multiplies each row in order.
+// `reduce_prod` (product over axes): rules, samples, op. Its kernels:
+// src/backends/<kind>/reductions.cpp.
 #include <algorithm>
 
 #include "../rules.hpp"
@@ -9,42 +9,9 @@ namespace canopy::prim {
 struct ReduceProd {
   static constexpr std::string_view name = "reduce_prod";
   static constexpr Arity arity = Arity::exactly(1);
-  struct Params {
-    std::vector<int> axes;
-  };
+  using Params = detail::ReduceParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::reduce_aval(name, avals[0], params.axes, detail::kFloat | detail::kInt);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const Array& x = in[0];
-    const int r = static_cast<int>(x.ndim());
-    std::vector<bool> red(x.ndim(), false);
-    for (int a : params.axes) red[static_cast<std::size_t>(a < 0 ? a + r : a)] = true;
-    std::vector<int> perm;
-    for (int i = 0; i < r; ++i) if (!red[static_cast<std::size_t>(i)]) perm.push_back(i);
-    for (int i = 0; i < r; ++i) if (red[static_cast<std::size_t>(i)]) perm.push_back(i);
-    const Array xt = detail::permuted_copy(x, perm);
-    const std::int64_t rows = out[0].size(), len = rows == 0 ? 0 : x.size() / rows;
-    visit_dtype(x.dtype(), [&]<class T>(std::type_identity<T>) {
-      if constexpr (!std::is_same_v<T, bool>) {
-        using C = compute_type_t<T>;
-        // Integers wrap; floats multiply in double, as the GPU does (a product of 250,000 f32
-        // values near 1 taken in f32 was off by 3e-4).
-        using W = std::conditional_t<std::is_floating_point_v<C>, double, wrapping_t<C>>;
-        const T* p = static_cast<const T*>(detail::cdata(xt));
-        T* o = static_cast<T*>(detail::mutable_data(out[0]));
-        for (std::int64_t i = 0; i < rows; ++i) {
-          W acc = W(1);
-          for (std::int64_t j = 0; j < len; ++j) acc = static_cast<W>(acc * static_cast<W>(static_cast<C>(p[i * len + j])));
-          o[i] = T(static_cast<C>(acc));
-        }
-      }
-    });
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const Array& x = in[0];
-    kernels::cuda::reduce_prod(x.dtype(), detail::cdata(x), x.shape(), detail::sorted_axes(params.axes, x.ndim()),
-                               detail::mutable_data(out[0]), detail::gpu_of(x));
   }
   // jax's rule: the product taken as a tree of pairwise products, differentiated by the product
   // rule level by level. Exact where elements are zero (no division) and O(n) work.

@@ -1,25 +1,17 @@
-// Everything canopy knows about `reduce_sum`: rules, kernel, samples, op.
+// `reduce_sum`: rules, samples, op. Its kernels: src/backends/<kind>/reductions.cpp.
 #include "../rules.hpp"
 
 namespace canopy::prim {
 struct ReduceSum {
   static constexpr std::string_view name = "reduce_sum";
   static constexpr Arity arity = Arity::exactly(1);
-  struct Params {
-    std::vector<int> axes;
-  };
+  using Params = detail::ReduceParams;
   static constexpr bool linear = true;
   // jit's elementwise fusion may fold the sum into the kernel that computes its operand.
   static constexpr Lowering lowering = Lowering::reduction(kernels::cpu::ReduceOp::sum);
   static std::vector<int> reduction_axes(const Params& params) { return params.axes; }
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::reduce_aval(name, avals[0], params.axes, detail::kFloat | detail::kInt);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::eval_reduce(kernels::cpu::ReduceOp::sum, in, out, params.axes);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::cuda_reduce(kernels::cpu::ReduceOp::sum, in, out, params.axes);
   }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {

@@ -1,4 +1,5 @@
-// Everything canopy knows about `select_n` (lax.select_n): rules, kernel, samples, op.
+// `select_n` (lax.select_n): rules, samples, op. Its kernels come from its lowering on every
+// backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -25,20 +26,6 @@ struct SelectN {
       detail::raise<ShapeError>(name, "which", "argument 0",
                                 detail::concat(to_string(w), " must be a scalar or match the cases ", to_string(out)));
     return out;
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    Array which = detail::broadcast_copy(in[0], out[0].shape());
-    std::vector<const void*> cases;
-    for (std::size_t i = 1; i < in.size(); ++i) cases.push_back(detail::cdata(in[i]));
-    kernels::cpu::select_n(which.dtype(), detail::cdata(which), cases, itemsize(out[0].dtype()),
-                           detail::mutable_data(out[0]), out[0].size());
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    Array which = detail::broadcast_copy(in[0], out[0].shape());
-    std::vector<const void*> cases;
-    for (std::size_t i = 1; i < in.size(); ++i) cases.push_back(detail::cdata(in[i]));
-    kernels::cuda::select_n(which.dtype(), detail::cdata(which), cases, itemsize(out[0].dtype()),
-                            detail::mutable_data(out[0]), out[0].size(), detail::gpu_of(out[0]));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     Arrays cases(x.begin() + 1, x.end()), tangents;

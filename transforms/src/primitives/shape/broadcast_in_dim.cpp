@@ -1,4 +1,4 @@
-// Everything canopy knows about `broadcast_in_dim`: rules, kernel (a stride-0 copy), samples, op.
+// `broadcast_in_dim`: rules, samples, op. Its one evaluation (`evaluate`) runs on every device.
 #include <algorithm>
 
 #include "../rules.hpp"
@@ -33,7 +33,7 @@ struct BroadcastInDim {
     }
     return {a.dtype, params.shape, a.weak_type};
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
     Shape strides;
     strides.resize(params.shape.size(), 0);
     Shape in_strides = contiguous_strides(in[0].shape());
@@ -41,8 +41,6 @@ struct BroadcastInDim {
       if (in[0].shape()[i] != 1) strides[static_cast<std::size_t>(params.broadcast_dimensions[i])] = in_strides[i];
     detail::strided_copy(out[0], itemsize(in[0].dtype()), detail::cdata(in[0]), strides, params.shape);
   }
-  // Device-neutral: the copy runs on out's device (host or GPU).
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     // Sum over the dims broadcasting created or stretched, then drop the created ones.

@@ -1,5 +1,5 @@
-// Everything canopy knows about `concatenate` (lax.concatenate): rules, kernel (one strided copy
-// per operand into its band of the output), samples, op (jnp.concatenate's promotion).
+// `concatenate` (lax.concatenate): rules, samples, op (jnp.concatenate's promotion). Its one
+// evaluation (`evaluate`) runs on every device.
 #include "../rules.hpp"
 #include "../slicing/windows.hpp"
 
@@ -39,7 +39,7 @@ struct Concatenate {
     }
     return out;
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
     const Shape& os = out[0].shape();
     const auto dim = static_cast<std::size_t>(params.dimension < 0 ? params.dimension + static_cast<int>(os.size())
                                                                    : params.dimension);
@@ -52,8 +52,6 @@ struct Concatenate {
       at += x.shape()[dim];
     }
   }
-  // Device-neutral: the copy runs on out's device (host or GPU).
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     // Each linear operand receives its band of the cotangent.

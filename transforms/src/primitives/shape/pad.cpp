@@ -1,5 +1,4 @@
-// Everything canopy knows about `pad` (lax.pad): rules, kernel (fill, then one strided copy of the
-// operand elements that survive negative low/high padding), samples, op.
+// `pad` (lax.pad): rules, samples, op. Its one evaluation (`evaluate`) runs on every device.
 #include <algorithm>
 
 #include "../rules.hpp"
@@ -80,9 +79,9 @@ struct Pad {
     }
     return p;
   }
-  // Device-neutral: the fill and the copy run on out's device; the padding value (a scalar
-  // operand) is read on the host.
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  // One evaluation for every device: the fill and the copy run on out's device; the padding
+  // value (a scalar operand) is read on the host.
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
     const Array& a = in[0];
     const std::size_t w = itemsize(a.dtype());
     const Array value = detail::host_copy(in[1]);
@@ -93,7 +92,6 @@ struct Pad {
     detail::copy_strided(out[0], w, static_cast<const char*>(detail::cdata(a)) + p.src * sw, contiguous_strides(a.shape()),
                          p.counts, static_cast<char*>(detail::mutable_data(out[0])) + p.dst * sw, p.dst_strides);
   }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     // The operand's cotangent is read back at its positions (zeros where negative padding cut it

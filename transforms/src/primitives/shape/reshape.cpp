@@ -1,4 +1,5 @@
-// Everything canopy knows about `reshape`: rules, kernel, samples, op (eagerly a zero-copy alias).
+// `reshape`: rules, samples, op (eagerly a zero-copy alias). Its one evaluation (`evaluate`) runs
+// on every device.
 #include <cstring>
 
 #include "../rules.hpp"
@@ -20,11 +21,9 @@ struct Reshape {
                                                                     to_string(params.new_sizes)));
     return {a.dtype, params.new_sizes, a.weak_type};
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params&) {
     detail::copy_bytes(out[0], 0, in[0], 0, static_cast<std::size_t>(in[0].size()) * itemsize(in[0].dtype()));
   }
-  // Device-neutral: the bytes are copied within out's memory (host or GPU).
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params&) {
     (void)primals;

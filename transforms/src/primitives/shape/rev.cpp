@@ -1,5 +1,5 @@
-// Everything canopy knows about `rev` (lax.rev: reverse the order of elements along some axes):
-// rules, kernel (a strided copy reading backwards), samples, ops rev and flip.
+// `rev` (lax.rev: reverse the order of elements along some axes): rules, samples, ops rev and flip.
+// Its one evaluation (`evaluate`) runs on every device.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -28,7 +28,7 @@ struct Rev {
     }
     return a;
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
     if (in[0].size() == 0) return;
     // Start at the last element of every reversed axis and walk it with a negated stride.
     Shape st = contiguous_strides(in[0].shape());
@@ -42,8 +42,6 @@ struct Rev {
                        start * static_cast<std::int64_t>(itemsize(in[0].dtype()));
     detail::strided_copy(out[0], itemsize(in[0].dtype()), base, st, out[0].shape());
   }
-  // Device-neutral: the copy runs on out's device (host or GPU).
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array>, std::span<const Aval>, const Params& params) {
     return {canopy::rev(ct[0], params.dimensions)};
   }

@@ -1,4 +1,4 @@
-// Everything canopy knows about `transpose`: rules, kernel (a strided copy), samples, op.
+// `transpose`: rules, samples, op. Its one evaluation (`evaluate`) runs on every device.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -31,13 +31,11 @@ struct Transpose {
     for (std::size_t i = 0; i < p.size(); ++i) out.shape[i] = a.shape[static_cast<std::size_t>(p[i])];
     return out;
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
     Shape st = contiguous_strides(in[0].shape()), perm_st;
     for (int p : params.permutation) perm_st.push_back(st[static_cast<std::size_t>(p)]);
     detail::strided_copy(out[0], itemsize(in[0].dtype()), detail::cdata(in[0]), perm_st, out[0].shape());
   }
-  // Device-neutral: the copy runs on out's device (host or GPU).
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     (void)primals, (void)avals;

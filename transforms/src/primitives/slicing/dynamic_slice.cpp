@@ -1,6 +1,7 @@
-// Everything canopy knows about `dynamic_slice` (lax.dynamic_slice): rules, kernel, samples, ops.
-// Inputs: the operand, then one integer scalar start per dim; the kernel clamps each start to
-// [0, dim - size] as XLA does (the public op has already turned negative starts into dim + start).
+// `dynamic_slice` (lax.dynamic_slice): rules, samples, ops. Inputs: the operand, then one integer
+// scalar start per dim; its evaluation clamps each start to [0, dim - size] as XLA does (the public op
+// has already turned negative starts into dim + start). Its one evaluation (`evaluate`) runs on
+// every device.
 #include "../rules.hpp"
 #include "windows.hpp"
 
@@ -47,19 +48,13 @@ struct DynamicSlice {
     }
     return off;
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  // One evaluation for every device: a strided copy in out's memory.
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
     const std::int64_t off = start_offset(in, params);
     const std::size_t w = itemsize(in[0].dtype());
-    kernels::cpu::copy_strided(w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
-                               contiguous_strides(in[0].shape()), out[0].shape(), detail::mutable_data(out[0]),
-                               contiguous_strides(out[0].shape()));
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const std::int64_t off = start_offset(in, params);
-    const std::size_t w = itemsize(in[0].dtype());
-    kernels::cuda::copy_strided(w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
-                                contiguous_strides(in[0].shape()), out[0].shape(), detail::mutable_data(out[0]),
-                                contiguous_strides(out[0].shape()), detail::gpu_of(out[0]));
+    detail::copy_strided(out[0], w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
+                         contiguous_strides(in[0].shape()), out[0].shape(), detail::mutable_data(out[0]),
+                         contiguous_strides(out[0].shape()));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // Linear in the operand; the starts are indices.

@@ -1,6 +1,6 @@
-// Everything canopy knows about `dynamic_update_slice` (lax.dynamic_update_slice): rules, kernel,
-// samples, ops. Inputs: operand, update, one integer scalar start per dim; starts are clamped to
-// [0, dim - update dim] so the update always lands whole, as in XLA.
+// `dynamic_update_slice` (lax.dynamic_update_slice): rules, samples, ops. Inputs: operand, update,
+// one integer scalar start per dim; starts are clamped to [0, dim - update dim] so the update
+// always lands whole, as in XLA. Its one evaluation (`evaluate`) runs on every device.
 #include "../rules.hpp"
 #include "windows.hpp"
 
@@ -43,25 +43,15 @@ struct DynamicUpdateSlice {
       off += std::clamp<std::int64_t>(detail::index_values(detail::host_copy(in[d + 2]))[0], 0, s[d] - us[d]) * ost[d];
     return off;
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
+  // One evaluation for every device: copies in out's memory.
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params&) {
     const Shape &s = in[0].shape(), &us = in[1].shape();
     const std::size_t w = itemsize(in[0].dtype());
-    std::memcpy(detail::mutable_data(out[0]), detail::cdata(in[0]), static_cast<std::size_t>(in[0].size()) * w);
+    detail::copy_bytes(out[0], 0, in[0], 0, static_cast<std::size_t>(in[0].size()) * w);
     const std::int64_t off = start_offset(in);
-    kernels::cpu::copy_strided(w, detail::cdata(in[1]), contiguous_strides(us), us,
-                               static_cast<char*>(detail::mutable_data(out[0])) + off * static_cast<std::int64_t>(w),
-                               contiguous_strides(s));
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    const Shape &s = in[0].shape(), &us = in[1].shape();
-    const std::size_t w = itemsize(in[0].dtype());
-    const int gpu = detail::gpu_of(out[0]);
-    kernels::cuda::copy_device(detail::cdata(in[0]), gpu, detail::mutable_data(out[0]), gpu,
-                               static_cast<std::size_t>(in[0].size()) * w);
-    const std::int64_t off = start_offset(in);
-    kernels::cuda::copy_strided(w, detail::cdata(in[1]), contiguous_strides(us), us,
-                                static_cast<char*>(detail::mutable_data(out[0])) + off * static_cast<std::int64_t>(w),
-                                contiguous_strides(s), gpu);
+    detail::copy_strided(out[0], w, detail::cdata(in[1]), contiguous_strides(us), us,
+                         static_cast<char*>(detail::mutable_data(out[0])) + off * static_cast<std::int64_t>(w),
+                         contiguous_strides(s));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // Linear in the operand and the update jointly; the starts are indices.

@@ -1,22 +1,16 @@
-// Everything canopy knows about `gather` (lax.gather without batching dims): rules, kernel, samples, op.
-// Each index vector (the last dim of start_indices) starts one window of slice_sizes; the output
-// holds the windows, their collapsed dims dropped, with the batch dims around them.
+// `gather` (lax.gather without batching dims): rules, samples, op. Each index vector (the last dim
+// of start_indices) starts one window of slice_sizes; the output holds the windows, their collapsed
+// dims dropped, with the batch dims around them. Its kernels: src/backends/<kind>/indexing.cpp.
 #include <algorithm>
 
 #include "../rules.hpp"
-#include "canopy/kernels/cuda_indexing.hpp"
 #include "windows.hpp"
 
 namespace canopy::prim {
 struct Gather {
   static constexpr std::string_view name = "gather";
   static constexpr Arity arity = Arity::exactly(2);
-  struct Params {
-    GatherDimensionNumbers dimension_numbers;
-    Shape slice_sizes;
-    GatherScatterMode mode = GatherScatterMode::fill_or_drop;
-    std::optional<double> fill_value;
-  };
+  using Params = detail::GatherParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     const Aval &a = avals[0], &idx = avals[1];
     const auto& dn = params.dimension_numbers;
@@ -55,46 +49,6 @@ struct Gather {
       }
     }
     return out;
-  }
-  /// The window gather's offset tables (kernels' gather_windows), from the indices' values in
-  /// host memory, and its fill element.
-  struct Tables {
-    std::vector<std::int64_t> in_batch, in_window, out_batch, out_window;
-    detail::ElementBytes fill;
-  };
-  static Tables tables(const Array& a, const Array& host_indices, const Shape& out_shape, const Params& params) {
-    const auto& dn = params.dimension_numbers;
-    Shape ost = contiguous_strides(out_shape), ast = contiguous_strides(a.shape());
-    std::vector<bool> is_offset(out_shape.size(), false), collapsed(a.ndim(), false);
-    for (int o : dn.offset_dims) is_offset[static_cast<std::size_t>(o)] = true;
-    for (int c : dn.collapsed_slice_dims) collapsed[static_cast<std::size_t>(c)] = true;
-    Shape batch_sizes, batch_ost, win_sizes, win_ast, win_ost;
-    for (std::size_t i = 0; i < out_shape.size(); ++i)
-      if (!is_offset[i]) { batch_sizes.push_back(out_shape[i]); batch_ost.push_back(ost[i]); }
-    for (std::size_t d = 0, k = 0; d < a.ndim(); ++d)
-      if (!collapsed[d]) {
-        win_sizes.push_back(params.slice_sizes[d]);
-        win_ast.push_back(ast[d]);
-        win_ost.push_back(ost[static_cast<std::size_t>(dn.offset_dims[k++])]);
-      }
-    return {detail::window_starts(host_indices, dn.start_index_map, a.shape(), params.slice_sizes,
-                                  params.mode != GatherScatterMode::fill_or_drop),
-            detail::offset_table(win_sizes, win_ast), detail::offset_table(batch_sizes, batch_ost),
-            detail::offset_table(win_sizes, win_ost),
-            detail::ElementBytes(a.dtype(), params.fill_value.value_or(detail::default_fill_value(a.dtype())))};
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const Array& a = in[0];
-    const Tables t = tables(a, in[1], out[0].shape(), params);
-    kernels::cpu::gather_windows(itemsize(a.dtype()), detail::cdata(a), t.in_batch, t.in_window, t.fill.bytes,
-                                 detail::mutable_data(out[0]), t.out_batch, t.out_window);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const Array& a = in[0];
-    // The tables come from the index values, read on the host: this waits for the GPU.
-    const Tables t = tables(a, detail::host_copy(in[1]), out[0].shape(), params);
-    kernels::cuda::gather_windows(itemsize(a.dtype()), detail::cdata(a), t.in_batch, t.in_window, t.fill.bytes,
-                                  detail::mutable_data(out[0]), t.out_batch, t.out_window, detail::gpu_of(out[0]));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // Linear in the operand: the tangent is gathered the same way, with 0 where the primal is filled.
@@ -157,3 +111,29 @@ Array gather(const Array& operand, const Array& start_indices, const GatherDimen
   return bind1<prim::Gather>({operand, start_indices}, {dimension_numbers, slice_sizes, mode, fill_value});
 }
 }  // namespace canopy
+
+namespace canopy::detail {
+
+GatherTables gather_tables(const Array& a, const Array& host_indices, const Shape& out_shape, const GatherParams& params) {
+  const auto& dn = params.dimension_numbers;
+  Shape ost = contiguous_strides(out_shape), ast = contiguous_strides(a.shape());
+  std::vector<bool> is_offset(out_shape.size(), false), collapsed(a.ndim(), false);
+  for (int o : dn.offset_dims) is_offset[static_cast<std::size_t>(o)] = true;
+  for (int c : dn.collapsed_slice_dims) collapsed[static_cast<std::size_t>(c)] = true;
+  Shape batch_sizes, batch_ost, win_sizes, win_ast, win_ost;
+  for (std::size_t i = 0; i < out_shape.size(); ++i)
+    if (!is_offset[i]) { batch_sizes.push_back(out_shape[i]); batch_ost.push_back(ost[i]); }
+  for (std::size_t d = 0, k = 0; d < a.ndim(); ++d)
+    if (!collapsed[d]) {
+      win_sizes.push_back(params.slice_sizes[d]);
+      win_ast.push_back(ast[d]);
+      win_ost.push_back(ost[static_cast<std::size_t>(dn.offset_dims[k++])]);
+    }
+  return {window_starts(host_indices, dn.start_index_map, a.shape(), params.slice_sizes,
+                                params.mode != GatherScatterMode::fill_or_drop),
+          offset_table(win_sizes, win_ast), offset_table(batch_sizes, batch_ost),
+          offset_table(win_sizes, win_ost),
+          ElementBytes(a.dtype(), params.fill_value.value_or(default_fill_value(a.dtype())))};
+}
+
+}  // namespace canopy::detail

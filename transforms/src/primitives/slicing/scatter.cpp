@@ -1,5 +1,6 @@
-// Everything canopy knows about `scatter` (lax.scatter: overwrite, no batching dims): rules, kernel,
-// samples, op. Duplicate indices: the update that comes last in row-major index order wins.
+// `scatter` (lax.scatter: overwrite, no batching dims): rules, samples, op. Duplicate indices: the
+// update that comes last in row-major index order wins. Its kernels:
+// src/backends/<kind>/indexing.cpp.
 #include <algorithm>
 
 #include "../rules.hpp"
@@ -9,18 +10,9 @@ namespace canopy::prim {
 struct Scatter {
   static constexpr std::string_view name = "scatter";
   static constexpr Arity arity = Arity::exactly(3);
-  struct Params {
-    ScatterDimensionNumbers dimension_numbers;
-    GatherScatterMode mode = GatherScatterMode::fill_or_drop;
-  };
+  using Params = detail::ScatterParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::scatter_aval(name, avals, params.dimension_numbers, detail::kAll);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::scatter_on_cpu(kernels::cpu::ScatterOp::set, in, out, params.dimension_numbers, params.mode);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::scatter_on_gpu(kernels::cpu::ScatterOp::set, in, out, params.dimension_numbers, params.mode);
   }
   // jax's _scatter_jvp: which update wins where indices collide is found by scattering update
   // ids (1, 2, ...) and gathering them back; only the operand elements no update reaches and

@@ -1,5 +1,6 @@
-// Everything canopy knows about `scatter-add` (lax.scatter_add, no batching dims): rules, kernel,
-// samples, op. Duplicate indices accumulate; windows that leave the operand are dropped unless clipped.
+// `scatter-add` (lax.scatter_add, no batching dims): rules, samples, op. Duplicate indices
+// accumulate; windows that leave the operand are dropped unless clipped. Its kernels:
+// src/backends/<kind>/indexing.cpp.
 #include <algorithm>
 
 #include "../rules.hpp"
@@ -10,18 +11,9 @@ struct ScatterAdd {
   static constexpr std::string_view name = "scatter-add";
   static constexpr Arity arity = Arity::exactly(3);
   static constexpr bool accumulates = true;  // duplicate indices sum, in the GPU's atomics' order
-  struct Params {
-    ScatterDimensionNumbers dimension_numbers;
-    GatherScatterMode mode = GatherScatterMode::fill_or_drop;
-  };
+  using Params = detail::ScatterParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::scatter_aval(name, avals, params.dimension_numbers, detail::kFloat | detail::kInt);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::scatter_on_cpu(kernels::cpu::ScatterOp::add, in, out, params.dimension_numbers, params.mode);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    detail::scatter_on_gpu(kernels::cpu::ScatterOp::add, in, out, params.dimension_numbers, params.mode);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // Linear in the operand and the updates jointly (the indices are fixed).

@@ -1,4 +1,5 @@
-// Everything canopy knows about `slice` (lax.slice, static bounds and strides): rules, kernel, samples, op.
+// `slice` (lax.slice, static bounds and strides): rules, samples, op. Its one evaluation
+// (`evaluate`) runs on every device.
 #include "../rules.hpp"
 #include "windows.hpp"
 
@@ -29,7 +30,7 @@ struct Slice {
     }
     return out;
   }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
+  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
     Shape ist = contiguous_strides(in[0].shape()), step;
     std::int64_t off = 0;
     if (out[0].size() == 0) return;
@@ -43,8 +44,6 @@ struct Slice {
     detail::strided_copy(out[0], w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
                          step, out[0].shape());
   }
-  // Device-neutral: the copy runs on out's device (host or GPU).
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) { eval_cpu(in, out, params); }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     // The cotangent goes back where the slice came from: zeros around and between the taken elements.

@@ -1,7 +1,6 @@
 // Dimension-number checks and window offset tables shared by the slicing primitives.
 #include "windows.hpp"
 
-#include "canopy/kernels/cuda_indexing.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -139,13 +138,7 @@ Aval scatter_aval(std::string_view prim, std::span<const Aval> avals, const Scat
   return {a.dtype, a.shape, a.weak_type};
 }
 
-namespace {
 
-/// Offset tables of kernels' scatter_windows: update and operand offsets of each batch (operand
-/// -1: a window leaving the operand, dropped unless the mode clips it) and of each window element.
-struct ScatterTables {
-  std::vector<std::int64_t> upd_batch, upd_window, op_batch, op_window;
-};
 ScatterTables scatter_tables(const Array& a, const Array& host_indices, const Array& u,
                              const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
   Shape ast = contiguous_strides(a.shape()), ust = contiguous_strides(u.shape());
@@ -167,29 +160,7 @@ ScatterTables scatter_tables(const Array& a, const Array& host_indices, const Ar
           offset_table(win_sizes, win_ast)};
 }
 
-}  // namespace
 
-/// scatter / scatter-add on the CPU: in = (operand, indices, updates).
-void scatter_on_cpu(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
-                           const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
-  const Array &a = in[0], &u = in[2];
-  std::memcpy(mutable_data(out[0]), cdata(a), static_cast<std::size_t>(a.size()) * itemsize(a.dtype()));
-  const ScatterTables t = scatter_tables(a, in[1], u, dn, mode);
-  kernels::cpu::scatter_windows(op, a.dtype(), cdata(u), t.upd_batch, t.upd_window, mutable_data(out[0]), t.op_batch,
-                                t.op_window);
-}
 
-/// The same on out[0]'s GPU. The tables come from the index values, read on the host: this waits
-/// for the GPU.
-void scatter_on_gpu(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
-                           const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
-  const Array &a = in[0], &u = in[2];
-  const int gpu = gpu_of(out[0]);
-  kernels::cuda::copy_device(cdata(a), gpu, mutable_data(out[0]), gpu,
-                             static_cast<std::size_t>(a.size()) * itemsize(a.dtype()));
-  const ScatterTables t = scatter_tables(a, host_copy(in[1]), u, dn, mode);
-  kernels::cuda::scatter_windows(op, a.dtype(), cdata(u), t.upd_batch, t.upd_window, mutable_data(out[0]), t.op_batch,
-                                 t.op_window, gpu);
-}
 
 }  // namespace canopy::detail

@@ -2,6 +2,7 @@
 // and the offset tables that turn gather/scatter/dynamic_* into the kernels' window loops.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -37,14 +38,6 @@ std::vector<Array> static_starts(const Array& x, const std::vector<std::int64_t>
 
 /// Shape rule shared by scatter and scatter-add: operand, indices, updates -> the operand's aval.
 Aval scatter_aval(std::string_view prim, std::span<const Aval> avals, const ScatterDimensionNumbers& dn, unsigned kinds);
-/// Kernels shared by scatter and scatter-add (in = operand, indices, updates): copy the operand,
-/// then combine the update windows into it. On a GPU the offset tables come from the index
-/// values read on the host, which waits for the GPU.
-void scatter_on_cpu(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
-                    const ScatterDimensionNumbers& dn, GatherScatterMode mode);
-void scatter_on_gpu(kernels::cpu::ScatterOp op, std::span<const Array> in, std::span<Array> out,
-                    const ScatterDimensionNumbers& dn, GatherScatterMode mode);
-
 /// JAX's gather fill value when none is given: NaN, lowest signed, highest unsigned, true.
 double default_fill_value(DType d);
 /// One element of dtype d holding v, in storage wide enough for any dtype.
@@ -52,6 +45,35 @@ struct ElementBytes {
   alignas(8) unsigned char bytes[8] = {};
   ElementBytes(DType d, double v);
 };
+
+/// Params of gather (lax.gather without batching dims).
+struct GatherParams {
+  GatherDimensionNumbers dimension_numbers;
+  Shape slice_sizes;
+  GatherScatterMode mode = GatherScatterMode::fill_or_drop;
+  std::optional<double> fill_value;
+};
+/// The window gather's offset tables (kernels' gather_windows) and its fill element.
+struct GatherTables {
+  std::vector<std::int64_t> in_batch, in_window, out_batch, out_window;
+  ElementBytes fill;
+};
+/// The tables of gather(a, indices) into out_shape, from the indices' values in host memory.
+GatherTables gather_tables(const Array& a, const Array& host_indices, const Shape& out_shape, const GatherParams& params);
+
+/// Params of scatter and scatter-add.
+struct ScatterParams {
+  ScatterDimensionNumbers dimension_numbers;
+  GatherScatterMode mode = GatherScatterMode::fill_or_drop;
+};
+/// Offset tables of kernels' scatter_windows: update and operand offsets of each batch (operand
+/// -1: a window leaving the operand, dropped unless the mode clips it) and of each window element.
+struct ScatterTables {
+  std::vector<std::int64_t> upd_batch, upd_window, op_batch, op_window;
+};
+/// The tables of scatter (in = operand, indices, updates), from the indices' values in host memory.
+ScatterTables scatter_tables(const Array& a, const Array& host_indices, const Array& u, const ScatterDimensionNumbers& dn,
+                             GatherScatterMode mode);
 
 /// Each axis number plus one (dimension numbers under a new leading batch axis).
 inline std::vector<int> shifted_dims(const std::vector<int>& dims) {

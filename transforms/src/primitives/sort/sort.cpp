@@ -1,51 +1,18 @@
-// Everything canopy knows about `sort` (lax.sort): several operands of one shape sorted together
-// along `dimension` by their first `num_keys` operands (lexicographically): rules, kernel, samples, op.
-// Floats order as JAX's comparator does: -0.0 equals 0.0 and every NaN sorts last, all equal.
+// `sort` (lax.sort): several operands of one shape sorted together along `dimension` by their first
+// `num_keys` operands (lexicographically): rules, samples, op. Floats order as JAX's comparator
+// does: -0.0 equals 0.0 and every NaN sorts last, all equal. Its kernels:
+// src/backends/<kind>/indexing.cpp.
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <numeric>
 
 #include "../rules.hpp"
 #include "../common.hpp"
-#include "canopy/kernels/cuda_indexing.hpp"
+#include "sort_rows.hpp"
 
 namespace canopy::prim {
-namespace {
-
-// -1, 0 or 1 comparing a and b in JAX's total order.
-template <class C>
-int compare(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) {
-    const bool na = std::isnan(a), nb = std::isnan(b);
-    if (na || nb) return na == nb ? 0 : (na ? 1 : -1);
-  }
-  return a < b ? -1 : (b < a ? 1 : 0);
-}
-
-// The row-local comparison of operand `op` at positions i and j.
-struct RowKey {
-  const void* data;
-  DType dtype;
-  int cmp(std::int64_t i, std::int64_t j) const {
-    return visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
-      using C = compute_type_t<T>;
-      const T* p = static_cast<const T*>(data);
-      return compare(static_cast<C>(p[i]), static_cast<C>(p[j]));
-    });
-  }
-};
-
-}  // namespace
-
 struct Sort {
   static constexpr std::string_view name = "sort";
   static constexpr Arity arity = Arity::at_least(1);
-  struct Params {
-    int dimension = -1;
-    bool is_stable = true;
-    int num_keys = 1;
-  };
+  using Params = detail::SortParams;
   static std::vector<Aval> abstract_eval(std::span<const Aval> avals, const Params& params) {
     if (avals.empty()) detail::raise<TypeError>(name, "operands", "", "are empty", "pass at least one array");
     const Aval& a = avals[0];
@@ -63,89 +30,13 @@ struct Sort {
     }
     return out;
   }
-  /// The kernel's frame: `dimension` moved last, so every operand is contiguous rows of len
-  /// (a permuted copy); sort_rows(rows, sorted, nrows, len) fills `sorted`, which goes back into
-  /// `out` through copy(dst, src, bytes) (memcpy or a device copy).
-  template <class SortRows, class Copy>
-  static void by_rows(std::span<const Array> in, std::span<Array> out, const Params& params, SortRows&& sort_rows,
-                      Copy&& copy) {
-    const int r = static_cast<int>(in[0].ndim()), dim = params.dimension < 0 ? params.dimension + r : params.dimension;
-    std::vector<int> perm, inverse(static_cast<std::size_t>(r));
-    for (int i = 0; i < r; ++i) if (i != dim) perm.push_back(i);
-    perm.push_back(dim);
-    for (int i = 0; i < r; ++i) inverse[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])] = i;
-    std::vector<Array> rows, sorted;
-    for (const Array& x : in) {
-      rows.push_back(detail::permuted_copy(x, perm));
-      sorted.push_back(detail::make_concrete(rows.back().aval(), rows.back().device(), name));
-    }
-    const std::int64_t len = in[0].shape()[static_cast<std::size_t>(dim)];
-    const std::int64_t nrows = len == 0 ? 0 : in[0].size() / len;
-    sort_rows(rows, sorted, nrows, len);
-    for (std::size_t o = 0; o < in.size(); ++o) {
-      const Array back = detail::permuted_copy(sorted[o], inverse);
-      if (back.size() > 0)
-        copy(detail::mutable_data(out[o]), detail::cdata(back), itemsize(back.dtype()) * static_cast<std::size_t>(back.size()));
-    }
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const auto sort_rows = [&](const std::vector<Array>& rows, std::vector<Array>& sorted, std::int64_t nrows,
-                               std::int64_t len) {
-      std::vector<std::vector<std::int64_t>> orders(static_cast<std::size_t>(nrows));
-      for (std::int64_t row = 0; row < nrows; ++row) {
-        std::vector<RowKey> keys;
-        for (int k = 0; k < params.num_keys; ++k) {
-          const Array& x = rows[static_cast<std::size_t>(k)];
-          keys.push_back({static_cast<const char*>(detail::cdata(x)) + row * len * itemsize(x.dtype()), x.dtype()});
-        }
-        auto& order = orders[static_cast<std::size_t>(row)];
-        order.resize(static_cast<std::size_t>(len));
-        std::iota(order.begin(), order.end(), std::int64_t{0});
-        const auto less = [&](std::int64_t i, std::int64_t j) {
-          for (const RowKey& k : keys)
-            if (int c = k.cmp(i, j)) return c < 0;
-          return false;
-        };
-        // Stable either way: an unstable request may be stable (as on XLA's CPU backend).
-        std::stable_sort(order.begin(), order.end(), less);
-      }
-      for (std::size_t o = 0; o < rows.size(); ++o) {
-        const std::size_t isz = itemsize(rows[o].dtype());
-        const char* s = static_cast<const char*>(detail::cdata(rows[o]));
-        char* d = static_cast<char*>(detail::mutable_data(sorted[o]));
-        for (std::int64_t row = 0; row < nrows; ++row)
-          for (std::int64_t j = 0; j < len; ++j)
-            std::memcpy(d + (row * len + j) * isz, s + (row * len + orders[static_cast<std::size_t>(row)][static_cast<std::size_t>(j)]) * isz, isz);
-      }
-    };
-    by_rows(in, out, params, sort_rows, [](void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); });
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const int gpu = detail::gpu_of(out[0]);
-    const auto sort_rows = [&](const std::vector<Array>& rows, std::vector<Array>& sorted, std::int64_t nrows,
-                               std::int64_t len) {
-      std::vector<const void*> src;
-      std::vector<void*> dst;
-      std::vector<DType> dtypes;
-      for (std::size_t o = 0; o < rows.size(); ++o) {
-        src.push_back(detail::cdata(rows[o]));
-        dst.push_back(detail::mutable_data(sorted[o]));
-        dtypes.push_back(rows[o].dtype());
-      }
-      // Stable, as on the CPU, whatever is_stable asks.
-      kernels::cuda::sort_rows(src, dtypes, params.num_keys, nrows, len, dst, gpu);
-    };
-    by_rows(in, out, params, sort_rows, [&](void* dst, const void* src, std::size_t bytes) {
-      kernels::cuda::copy_device(src, gpu, dst, gpu, bytes);
-    });
-  }
   // jax's _sort_jvp: sort an iota along with the operands to learn the permutation, then
   // permute each tangent the same way.
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     const int r = static_cast<int>(x[0].ndim()), dim = params.dimension < 0 ? params.dimension + r : params.dimension;
     Arrays in(x.begin(), x.end());
     in.push_back(iota(DType::i32, x[0].shape(), dim));
-    Arrays sorted = bind<Sort>(in, params);
+    Arrays sorted = canopy::bind<Sort>(in, params);
     const Array perm = sorted.back();
     sorted.pop_back();
     Arrays tangents;
@@ -158,7 +49,7 @@ struct Sort {
     int example_rank = 0;
     for (std::size_t i = 0; i < x.size(); ++i) example_rank = static_cast<int>(x[i].ndim()) - (bdims[i] >= 0 ? 1 : 0);
     q.dimension = (params.dimension < 0 ? params.dimension + example_rank : params.dimension) + 1;
-    Arrays y = bind<Sort>(detail::batched_at_front(x, bdims), q);
+    Arrays y = canopy::bind<Sort>(detail::batched_at_front(x, bdims), q);
     return {y, std::vector<int>(y.size(), 0)};
   }
   static std::vector<Sample<Params>> samples() {
@@ -187,3 +78,27 @@ std::pair<Array, Array> sort_key_val(const Array& keys, const Array& values, int
   return {r[0], r[1]};
 }
 }  // namespace canopy
+
+namespace canopy::detail {
+
+void sort_by_rows(std::span<const Array> in, std::span<Array> out, const SortParams& params, const SortRowsFn& sort_rows) {
+  const int r = static_cast<int>(in[0].ndim()), dim = params.dimension < 0 ? params.dimension + r : params.dimension;
+  std::vector<int> perm, inverse(static_cast<std::size_t>(r));
+  for (int i = 0; i < r; ++i) if (i != dim) perm.push_back(i);
+  perm.push_back(dim);
+  for (int i = 0; i < r; ++i) inverse[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])] = i;
+  std::vector<Array> rows, sorted;
+  for (const Array& x : in) {
+    rows.push_back(permuted_copy(x, perm));
+    sorted.push_back(make_concrete(rows.back().aval(), rows.back().device(), "sort"));
+  }
+  const std::int64_t len = in[0].shape()[static_cast<std::size_t>(dim)];
+  const std::int64_t nrows = len == 0 ? 0 : in[0].size() / len;
+  sort_rows(rows, sorted, nrows, len);
+  for (std::size_t o = 0; o < in.size(); ++o) {
+    const Array back = permuted_copy(sorted[o], inverse);
+    copy_bytes(out[o], 0, back, 0, itemsize(back.dtype()) * static_cast<std::size_t>(back.size()));
+  }
+}
+
+}  // namespace canopy::detail

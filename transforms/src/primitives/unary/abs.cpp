@@ -1,4 +1,5 @@
-// Everything canopy knows about the `abs` primitive (|x|): rules, kernel, samples, op.
+// The `abs` primitive (|x|): rules, samples, op. Its kernels come from its lowering on every
+// backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -9,12 +10,6 @@ struct Abs {
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat | detail::kInt);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_unary(kernels::cpu::UnaryOp::abs, in, out);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::cuda_unary(kernels::cpu::UnaryOp::abs, in, out);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     // jax's rule: the tangent itself where x >= 0 (so d|x|/dx is 1 at 0, not sign(0) = 0).

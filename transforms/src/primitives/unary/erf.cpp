@@ -1,4 +1,5 @@
-// Everything canopy knows about the `erf` primitive (error function): rules, kernel, samples, op.
+// The `erf` primitive (error function): rules, samples, op. Its kernels come from its lowering on
+// every backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -9,12 +10,6 @@ struct Erf {
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_unary(kernels::cpu::UnaryOp::erf, in, out);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::cuda_unary(kernels::cpu::UnaryOp::erf, in, out);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params&) {
     return detail::unary_jvp(x, t, [](const Array& a) { return erf(a); },

@@ -1,6 +1,6 @@
-// Everything canopy knows about the `erf_inv` primitive (inverse error function): rules,
-// kernel, samples, op. jax.random.normal is sqrt(2) * erf_inv(u), so this sets its accuracy;
-// the function itself (Giles' polynomials, as XLA) is kernels/cpu/loops/erf_inv.hpp.
+// The `erf_inv` primitive (inverse error function): rules, samples, op. jax.random.normal is
+// sqrt(2) * erf_inv(u), so this sets its accuracy; the function itself (Giles' polynomials, as XLA)
+// is kernels/cpu/loops/erf_inv.hpp. Its kernels come from its lowering on every backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -11,12 +11,6 @@ struct ErfInv {
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_unary(kernels::cpu::UnaryOp::erf_inv, in, out);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::cuda_unary(kernels::cpu::UnaryOp::erf_inv, in, out);
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<ErfInv>(x, bdims, params);

@@ -1,4 +1,5 @@
-// Everything canopy knows about the `is_finite` primitive (bool: neither inf nor NaN).
+// The `is_finite` primitive (bool: neither inf nor NaN). Its kernels come from its lowering on
+// every backend.
 #include <cmath>
 
 #include "../rules.hpp"
@@ -12,12 +13,6 @@ struct IsFinite {
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat, /*bool_out=*/true);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_unary(kernels::cpu::UnaryOp::is_finite, in, out);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::cuda_unary(kernels::cpu::UnaryOp::is_finite, in, out);
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
     return detail::batch_elementwise<IsFinite>(x, bdims, params);

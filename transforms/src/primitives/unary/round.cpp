@@ -1,27 +1,15 @@
-// Everything canopy knows about the `round` primitive (lax.round with a RoundingMethod).
+// The `round` primitive (lax.round with a RoundingMethod). Its kernels:
+// src/backends/<kind>/elementwise.cpp.
 #include "../rules.hpp"
+#include "round_params.hpp"
 
 namespace canopy::prim {
 struct Round {
   static constexpr std::string_view name = "round";
   static constexpr Arity arity = Arity::exactly(1);
-  struct Params {
-    RoundingMethod rounding_method = RoundingMethod::away_from_zero;
-  };
+  using Params = detail::RoundParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    using kernels::cpu::UnaryOp;
-    detail::eval_unary(params.rounding_method == RoundingMethod::to_nearest_even ? UnaryOp::round_even
-                                                                                  : UnaryOp::round_away,
-                       in, out);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    using kernels::cpu::UnaryOp;
-    detail::cuda_unary(params.rounding_method == RoundingMethod::to_nearest_even ? UnaryOp::round_even
-                                                                                  : UnaryOp::round_away,
-                       in, out);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array>, const Params& params) {
     return detail::zero_jvp(x, [&](const Array& a) { return round(a, params.rounding_method); });

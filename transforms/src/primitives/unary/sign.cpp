@@ -1,4 +1,5 @@
-// Everything canopy knows about the `sign` primitive (-1, 0 or 1): rules, kernel, samples, op.
+// The `sign` primitive (-1, 0 or 1): rules, samples, op. Its kernels come from its lowering on
+// every backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
@@ -9,12 +10,6 @@ struct Sign {
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat | detail::kInt);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::eval_unary(kernels::cpu::UnaryOp::sign, in, out);
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params&) {
-    detail::cuda_unary(kernels::cpu::UnaryOp::sign, in, out);
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array>, const Params&) {
     return detail::zero_jvp(x, [&](const Array& a) { return sign(a); });

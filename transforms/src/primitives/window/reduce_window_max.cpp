@@ -1,7 +1,6 @@
-// Everything canopy knows about `reduce_window_max` (lax.reduce_window with lax.max): the
-// maximum of each window (padding counts as -inf); rules, kernels (oneDNN pooling or loops; CUDA), samples, op.
+// `reduce_window_max` (lax.reduce_window with lax.max): the maximum of each window (padding counts
+// as -inf); rules, samples, op. Its kernels: src/backends/<kind>/nn.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/cuda_nn.hpp"
 #include "geometry.hpp"
 
 namespace canopy::prim {
@@ -11,15 +10,6 @@ struct ReduceWindowMax {
   using Params = detail::WindowParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::window_aval(name, avals[0], params, detail::kFloat | detail::kInt);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cpu::reduce_window(kernels::cpu::WindowOp::max, in[0].dtype(), detail::cdata(in[0]),
-                                detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params));
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cuda::reduce_window(kernels::cpu::WindowOp::max, in[0].dtype(), detail::cdata(in[0]),
-                                 detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params),
-                                 detail::gpu_of(out[0]));
   }
   // jax's chooser rule: each window's tangent is the tangent at its maximum, the first one in
   // window order on ties (select_and_gather_add, whose transpose scatters a cotangent there).

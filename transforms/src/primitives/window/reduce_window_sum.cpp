@@ -1,7 +1,6 @@
-// Everything canopy knows about `reduce_window_sum` (lax.reduce_window with lax.add): the
-// sum of each window (padding counts as 0); rules, kernels (oneDNN pooling or loops; CUDA), samples, op.
+// `reduce_window_sum` (lax.reduce_window with lax.add): the sum of each window (padding counts as
+// 0); rules, samples, op. Its kernels: src/backends/<kind>/nn.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/cuda_nn.hpp"
 #include "geometry.hpp"
 
 namespace canopy::prim {
@@ -12,15 +11,6 @@ struct ReduceWindowSum {
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::window_aval(name, avals[0], params, detail::kFloat | detail::kInt);
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cpu::reduce_window(kernels::cpu::WindowOp::sum, in[0].dtype(), detail::cdata(in[0]),
-                                detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params));
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cuda::reduce_window(kernels::cpu::WindowOp::sum, in[0].dtype(), detail::cdata(in[0]),
-                                 detail::mutable_data(out[0]), detail::window_geometry(in[0], out[0], params),
-                                 detail::gpu_of(out[0]));
   }
   // jax's _reduce_window_sum_transpose_rule: every input element receives the cotangents of the
   // windows it lies in, i.e. a window sum (stride 1) over the cotangent spread out by the strides

@@ -1,8 +1,7 @@
-// Everything canopy knows about `select_and_gather_add` (XLA's, as jax's max pooling derivative
-// uses it): for each window of the operand x, the tangent t at x's first maximal element (0 when
-// that maximum is padding or a NaN). Linear in t; x only selects. Rules, kernel, samples, op.
+// `select_and_gather_add` (XLA's, as jax's max pooling derivative uses it): for each window of the
+// operand x, the tangent t at x's first maximal element (0 when that maximum is padding or a NaN).
+// Linear in t; x only selects. Rules, samples, op. Its kernels: src/backends/<kind>/nn.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/cuda_nn.hpp"
 #include "geometry.hpp"
 
 namespace canopy::prim {
@@ -18,15 +17,6 @@ struct SelectAndGatherAdd {
     Aval out = detail::window_aval(name, x, params, detail::kFloat);
     out.weak_type = t.weak_type;
     return out;
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cpu::select_and_gather_add(in[0].dtype(), detail::cdata(in[0]), detail::cdata(in[1]),
-                                        detail::mutable_data(out[0]), detail::window_geometry(in[1], out[0], params));
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cuda::select_and_gather_add(in[0].dtype(), detail::cdata(in[0]), detail::cdata(in[1]),
-                                         detail::mutable_data(out[0]), detail::window_geometry(in[1], out[0], params),
-                                         detail::gpu_of(out[0]));
   }
   // Linear in the tangent; the selection is piecewise constant in x, which contributes nothing.
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {

@@ -1,9 +1,8 @@
-// Everything canopy knows about `select_and_scatter_add` (XLA's, the transpose of
-// select_and_gather_add, as jax's max pooling gradient uses it): a zero array of the operand x's
-// shape with each window's source value added at x's first maximal element of that window.
-// Linear in the source; x only selects. Rules, kernel, samples, op.
+// `select_and_scatter_add` (XLA's, the transpose of select_and_gather_add, as jax's max pooling
+// gradient uses it): a zero array of the operand x's shape with each window's source value added at
+// x's first maximal element of that window. Linear in the source; x only selects. Rules, kernel,
+// samples, op. Its kernels: src/backends/<kind>/nn.cpp.
 #include "../rules.hpp"
-#include "canopy/kernels/cuda_nn.hpp"
 #include "geometry.hpp"
 
 namespace canopy::prim {
@@ -19,15 +18,6 @@ struct SelectAndScatterAdd {
                                detail::concat(to_string(s), " must have the operand's dtype and the windows' shape ",
                                               to_string(windows)));
     return {x.dtype, x.shape, s.weak_type};
-  }
-  static void eval_cpu(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cpu::select_and_scatter_add(in[0].dtype(), detail::cdata(in[0]), detail::cdata(in[1]),
-                                         detail::mutable_data(out[0]), detail::window_geometry(in[1], in[0], params));
-  }
-  static void eval_cuda(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    kernels::cuda::select_and_scatter_add(in[0].dtype(), detail::cdata(in[0]), detail::cdata(in[1]),
-                                          detail::mutable_data(out[0]), detail::window_geometry(in[1], in[0], params),
-                                          detail::gpu_of(out[0]));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     const Array y = detail::select_and_scatter_add(x[0], x[1], params);

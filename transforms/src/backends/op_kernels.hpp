@@ -1,0 +1,33 @@
+// Internal to the backends: the elementwise kernels every backend derives from an op enum, one
+// kernel per op, so that a new op in the enum needs no line in any backend file.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "canopy/core/primitive.hpp"
+#include "canopy/kernels/cpu.hpp"
+
+namespace canopy::detail {
+
+/// The last BinaryOp (the ops are numbered 0..kLastBinaryOp), beside kernels::cpu::kLastUnaryOp.
+/// An op added after it has no kernel on any backend until this follows: the registry test says so.
+inline constexpr kernels::cpu::BinaryOp kLastBinaryOp = kernels::cpu::BinaryOp::logical_xor;
+
+/// Kernel<op>::run for every op of an enum numbered 0..Last.
+template <class Op, Op Last, template <Op> class Kernel>
+constexpr auto op_kernels() {
+  return []<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<KernelFn, sizeof...(I)>{&Kernel<static_cast<Op>(I)>::run...};
+  }(std::make_index_sequence<static_cast<std::size_t>(Last) + 1>{});
+}
+
+/// table[op], or null for an op past its end.
+template <std::size_t N>
+KernelFn op_kernel(const std::array<KernelFn, N>& table, std::uint8_t op) {
+  return op < N ? table[op] : nullptr;
+}
+
+}  // namespace canopy::detail
