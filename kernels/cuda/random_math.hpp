@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "element_math.hpp"  // CANOPY_HD
+#include "canopy/kernels/element_math.hpp"  // CANOPY_HD
 // nvcc's include path has kernels/include and pytree/include only: the random core by its path.
 #include "../../random/include/canopy/random/threefry.hpp"
 
