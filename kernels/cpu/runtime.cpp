@@ -8,10 +8,8 @@
 #include <omp.h>
 #include <xmmintrin.h>
 
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "canopy/kernels/environment.hpp"
-#include "canopy/kernels/runtime.hpp"
-
-#include "loops/loops.hpp"
 
 namespace canopy::kernels::cpu {
 namespace float_mode {
@@ -74,11 +72,6 @@ int num_threads() { return omp_get_max_threads(); }
 
 void set_thread_kernel_threads(int n) {
   if (omp_get_max_threads() != n) omp_set_num_threads(n);
-}
-
-void parallel_range_raw(std::int64_t n, void (*body)(void*, std::int64_t, std::int64_t), void* ctx) {
-  ensure_runtime();
-  loops::parallel_for(n, [&](std::int64_t b, std::int64_t e) { body(ctx, b, e); });
 }
 
 }  // namespace canopy::kernels::cpu

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <vector>
 
-#include "../cpu/loops/broadcast_layout.hpp"
+#include "canopy/kernels/broadcast_layout.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
-#include "element_math.hpp"
+#include "canopy/kernels/element_math.hpp"
 #include "runtime.hpp"
 
 namespace canopy::kernels::cuda {

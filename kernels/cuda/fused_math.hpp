@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "canopy/kernels/fused.hpp"
-#include "element_math.hpp"
+#include "canopy/kernels/element_math.hpp"
 
 namespace canopy::kernels::cuda {
 
@@ -87,22 +87,8 @@ CANOPY_HD inline void fused_element(const FusedView& p, const void* const* in, v
         v = x.is_bool ? (static_cast<const bool*>(in[s.a])[j] ? 1.0f : 0.0f) : static_cast<const float*>(in[s.a])[j];
         break;
       }
-      case Kind::unary: {
-        const auto op = static_cast<UnaryOp>(s.op);
-        if (op == UnaryOp::logical_not) v = r[s.a] != 0 ? 0.0f : 1.0f;  // bools as 0/1
-        else v = math::unary(op, r[s.a]);
-        break;
-      }
-      case Kind::binary: {
-        const auto op = static_cast<BinaryOp>(s.op);
-        const float a = r[s.a], b = r[s.b];
-        if (math::is_comparison(op)) v = math::compare(op, a, b) ? 1.0f : 0.0f;
-        else if (op == BinaryOp::logical_and) v = a * b;
-        else if (op == BinaryOp::logical_or) v = a > b ? a : b;
-        else if (op == BinaryOp::logical_xor) v = a != b ? 1.0f : 0.0f;
-        else v = math::binary(op, a, b);
-        break;
-      }
+      case Kind::unary: v = math::fused_unary(static_cast<UnaryOp>(s.op), r[s.a]); break;
+      case Kind::binary: v = math::fused_binary(static_cast<BinaryOp>(s.op), r[s.a], r[s.b]); break;
       case Kind::select: v = r[s.a] != 0 ? r[s.c] : r[s.b]; break;
       case Kind::to_bool: v = r[s.a] != 0 ? 1.0f : 0.0f; break;
       default: break;  // uniform01 and log_softmax: not in a GPU program (fused_view_supported)

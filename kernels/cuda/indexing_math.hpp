@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "element_math.hpp"
+#include "canopy/kernels/element_math.hpp"
 
 namespace canopy::kernels::cuda::indexing {
 
@@ -43,7 +43,7 @@ CANOPY_HD inline std::int64_t scatter_source(std::int64_t t, std::int64_t nw, co
 template <class T>
 CANOPY_HD inline T add_value(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) return a || b;
-  else return math::store<T>(math::binary(math::BinaryOp::add, math::load(a), math::load(b)));
+  else return math::store<T>(math::binary(BinaryOp::add, math::load(a), math::load(b)));
 }
 
 /// Whether the windows at `op_batch` (negative: dropped) with element offsets `op_window` touch

@@ -9,7 +9,7 @@
 
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
-#include "element_math.hpp"
+#include "canopy/kernels/element_math.hpp"
 #include "runtime.hpp"
 
 namespace canopy::kernels::cuda {
@@ -53,7 +53,7 @@ __global__ void matmul_kernel(const T* a, const T* b, T* c, std::int64_t batch, 
       const C x = math::load(trans_a ? ab[p * m + r] : ab[r * k + p]);
       const C y = math::load(trans_b ? bb[j * k + p] : bb[p * n + j]);
       if constexpr (std::is_same_v<C, bool>) acc = acc || (x && y);
-      else acc = math::binary(cpu::BinaryOp::add, acc, math::binary(cpu::BinaryOp::mul, x, y));
+      else acc = math::binary(BinaryOp::add, acc, math::binary(BinaryOp::mul, x, y));
     }
     c[i] = math::store<T>(acc);
   }

@@ -12,7 +12,7 @@
 
 #include "canopy/error.hpp"
 #include "canopy/kernels/nn.hpp"
-#include "element_math.hpp"
+#include "canopy/kernels/element_math.hpp"
 
 namespace canopy::kernels::cuda::nn {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "element_math.hpp"  // CANOPY_HD
+#include "canopy/kernels/element_math.hpp"  // CANOPY_HD
 #include "canopy/random/threefry.hpp"
 
 namespace canopy::kernels::cuda::prng {

@@ -9,7 +9,7 @@
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "cudnn_entry.hpp"
-#include "element_math.hpp"
+#include "canopy/kernels/element_math.hpp"
 #include "runtime.hpp"
 
 namespace canopy::kernels::cuda {
@@ -60,10 +60,10 @@ enum class Combine : int { sum, prod, max, min };
 template <class A>
 __device__ inline A combine(Combine c, A x, A y) {
   switch (c) {
-    case Combine::sum: return math::binary(cpu::BinaryOp::add, x, y);
-    case Combine::prod: return math::binary(cpu::BinaryOp::mul, x, y);
-    case Combine::max: return math::binary(cpu::BinaryOp::max, x, y);
-    default: return math::binary(cpu::BinaryOp::min, x, y);
+    case Combine::sum: return math::binary(BinaryOp::add, x, y);
+    case Combine::prod: return math::binary(BinaryOp::mul, x, y);
+    case Combine::max: return math::binary(BinaryOp::max, x, y);
+    default: return math::binary(BinaryOp::min, x, y);
   }
 }
 
@@ -162,7 +162,7 @@ __global__ void softmax_kernel(bool log, const T* in, T* out, std::int64_t rows,
     partial[threadIdx.x] = m;
     __syncthreads();
     for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] = math::binary(cpu::BinaryOp::max, partial[threadIdx.x], partial[threadIdx.x + half]);
+      if (threadIdx.x < half) partial[threadIdx.x] = math::binary(BinaryOp::max, partial[threadIdx.x], partial[threadIdx.x + half]);
       __syncthreads();
     }
     m = partial[0];

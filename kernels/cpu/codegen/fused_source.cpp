@@ -6,7 +6,7 @@
 // for the same instruction set, vector math comes from the same libmvec variants, a partial last
 // block is padded to 16 lanes, and steps of scalars run once on a padded block as the
 // interpreter runs them. Programs with steps it does not write (random streams, row steps, sums,
-// rows, erf_inv, ops added later) get no source: the interpreter runs them.
+// rows, erf_inv, rounding) get no source: the interpreter runs them.
 #include "fused_codegen.hpp"
 
 #include <algorithm>
@@ -34,11 +34,22 @@ const char* vector_math_function(UnaryOp op) {
     case UnaryOp::erf: return "erff";
     case UnaryOp::exp2: return "exp2f";
     case UnaryOp::logistic: return "expf";
+    case UnaryOp::asin: return "asinf";
+    case UnaryOp::acos: return "acosf";
+    case UnaryOp::atan: return "atanf";
+    case UnaryOp::asinh: return "asinhf";
+    case UnaryOp::acosh: return "acoshf";
+    case UnaryOp::atanh: return "atanhf";
+    case UnaryOp::sinh: return "sinhf";
+    case UnaryOp::cosh: return "coshf";
+    case UnaryOp::cbrt: return "cbrtf";
     default: return "";
   }
 }
 
-/// The expression of unary `op` on `x`, as loops/fused.cpp's CANOPY_FUSED_UNARY_BODY computes it.
+/// The expression of unary `op` on `x`, as loops/fused.cpp computes it (math::unary_<op>, with
+/// the rational tanh), or nullopt for an op the interpreter keeps. No default: a new op of
+/// CANOPY_UNARY_OPS does not compile here until it is written or declined.
 std::optional<std::string> unary_expression(UnaryOp op, const std::string& x) {
   switch (op) {
     case UnaryOp::neg: return cat({"(-", x, ")"});
@@ -52,7 +63,16 @@ std::optional<std::string> unary_expression(UnaryOp op, const std::string& x) {
     case UnaryOp::cos:
     case UnaryOp::tan:
     case UnaryOp::erf:
-    case UnaryOp::exp2: return cat({vector_math_function(op), "(", x, ")"});
+    case UnaryOp::exp2:
+    case UnaryOp::asin:
+    case UnaryOp::acos:
+    case UnaryOp::atan:
+    case UnaryOp::asinh:
+    case UnaryOp::acosh:
+    case UnaryOp::atanh:
+    case UnaryOp::sinh:
+    case UnaryOp::cosh:
+    case UnaryOp::cbrt: return cat({vector_math_function(op), "(", x, ")"});
     case UnaryOp::sqrt: return cat({"__builtin_sqrtf(", x, ")"});
     case UnaryOp::rsqrt: return cat({"(1.0f / __builtin_sqrtf(", x, "))"});
     case UnaryOp::tanh: return cat({"tanh_rational(", x, ")"});
@@ -60,13 +80,19 @@ std::optional<std::string> unary_expression(UnaryOp op, const std::string& x) {
     case UnaryOp::is_finite: return cat({"(__builtin_isfinite(", x, ") ? 1.0f : 0.0f)"});
     case UnaryOp::logical_not: return cat({"(", x, " != 0 ? 0.0f : 1.0f)"});
     // floor and ceil: GCC 12 does not vectorise them without -fno-trapping-math, and a loop left
-    // scalar calls libm where the interpreter calls libmvec. erf_inv: its blocks. Rounding, and
-    // ops the generator does not know: the interpreter runs them.
-    default: return std::nullopt;
+    // scalar calls libm where the interpreter calls libmvec. erf_inv: its blocks. Rounding: not
+    // fused at all.
+    case UnaryOp::floor:
+    case UnaryOp::ceil:
+    case UnaryOp::erf_inv:
+    case UnaryOp::round_even:
+    case UnaryOp::round_away: return std::nullopt;
   }
+  return std::nullopt;
 }
 
-/// The expression of binary `op`, as CANOPY_FUSED_BINARY_BODY computes it.
+/// The expression of binary `op`, as loops/fused.cpp computes it (math::binary_<op>), or nullopt
+/// for an op the interpreter keeps. No default, as unary_expression.
 std::optional<std::string> binary_expression(BinaryOp op, const std::string& a, const std::string& b) {
   const std::string x = cat({"(", a, ")"}), y = cat({"(", b, ")"});
   switch (op) {
@@ -96,7 +122,7 @@ std::optional<std::string> binary_expression(BinaryOp op, const std::string& a, 
 
 std::string reg(int r) { return cat({"r", std::to_string(r)}); }
 
-// XLA's rational tanh (loops/tanh_rational.hpp), with MADD fusing exactly where GCC fuses.
+// XLA's rational tanh (canopy/kernels/tanh_rational.hpp), with MADD fusing exactly where GCC fuses.
 const char* kTanhRational = R"(static inline float tanh_rational(float x) {
   float c = x > 9.0f ? 9.0f : x;  // two selects (the same values): nested ones made GCC divide twice
   c = c < -9.0f ? -9.0f : c;

@@ -5,10 +5,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "../../cuda/element_math.hpp"  // integer pow, div and rem, denormal_as_zero: shared with the GPU kernels
 #include "../onednn/engine.hpp"
-#include "canopy/kernels/runtime.hpp"
-#include "broadcast_layout.hpp"
+#include "canopy/kernels/broadcast_layout.hpp"
+#include "canopy/kernels/element_math.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 
 namespace canopy::kernels::cpu {
@@ -17,11 +17,6 @@ namespace {
 using loops::compute_t;
 using loops::load;
 using loops::store;
-namespace math = cuda::math;
-template <class C>
-inline C daz(C x) {
-  return math::denormal_as_zero(x);
-}
 
 template <class T, class O, class F>
 void broadcast_loop(F f, const T* a, const Shape& as, const T* b, const Shape& bs, O* out, const Shape& os) {
@@ -70,65 +65,21 @@ loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
   }, par ? 2 : rows + 1);
 }
 
+// One loop per op of CANOPY_BINARY_OPS defined for the dtype, each element math::binary_<op>.
 template <class T>
-void binary_typed(BinaryOp op, const T* a, const Shape& as, const T* b, const Shape& bs, void* outv, const Shape& os) {
+void binary_typed(BinaryOp op, const T* a, const Shape& as, const T* b, const Shape& bs, void* out, const Shape& os) {
   using C = compute_t<T>;
-  T* out = static_cast<T*>(outv);
-  bool* bout = static_cast<bool*>(outv);
-  auto run = [&](auto f) { broadcast_loop(f, a, as, b, bs, out, os); };
-  auto cmp = [&](auto f) { broadcast_loop(f, a, as, b, bs, bout, os); };
   switch (op) {
-    case BinaryOp::eq: return cmp([](C x, C y) { return x == y; });
-    case BinaryOp::ne: return cmp([](C x, C y) { return x != y; });
-    case BinaryOp::lt: return cmp([](C x, C y) { return x < y; });
-    case BinaryOp::le: return cmp([](C x, C y) { return x <= y; });
-    case BinaryOp::gt: return cmp([](C x, C y) { return x > y; });
-    case BinaryOp::ge: return cmp([](C x, C y) { return x >= y; });
-    default: break;
-  }
-  if constexpr (std::is_integral_v<C>) {
-    switch (op) {
-      case BinaryOp::logical_and: return run([](C x, C y) { return static_cast<C>(x & y); });
-      case BinaryOp::logical_or: return run([](C x, C y) { return static_cast<C>(x | y); });
-      case BinaryOp::logical_xor: return run([](C x, C y) { return static_cast<C>(x ^ y); });
-      default: break;
-    }
-  }
-  if constexpr (std::is_same_v<C, bool>) {
-    switch (op) {
-      case BinaryOp::max: return run([](C x, C y) { return x || y; });
-      case BinaryOp::min: return run([](C x, C y) { return x && y; });
-      default: break;
-    }
-  } else if constexpr (std::is_integral_v<C>) {
-    // Wrapping arithmetic in unsigned avoids signed-overflow UB; division by 0 as XLA's.
-    using U = wrapping_t<C>;
-    switch (op) {
-      case BinaryOp::add: return run([](C x, C y) { return loops::add(x, y); });
-      case BinaryOp::sub: return run([](C x, C y) { return static_cast<C>(U(x) - U(y)); });
-      case BinaryOp::mul: return run([](C x, C y) { return loops::mul(x, y); });
-      case BinaryOp::div: return run([](C x, C y) { return math::int_div(x, y); });
-      case BinaryOp::rem: return run([](C x, C y) { return math::int_rem(x, y); });
-      case BinaryOp::max: return run([](C x, C y) { return x > y ? x : y; });
-      case BinaryOp::min: return run([](C x, C y) { return x < y ? x : y; });
-      case BinaryOp::pow: return run([](C x, C y) { return math::int_pow(x, y); });
-      default: break;
-    }
-  } else {
-    switch (op) {
-      case BinaryOp::add: return run([](C x, C y) { return x + y; });
-      case BinaryOp::sub: return run([](C x, C y) { return x - y; });
-      case BinaryOp::mul: return run([](C x, C y) { return x * y; });
-      case BinaryOp::div: return run([](C x, C y) { return x / y; });
-      // The math library reads its operands' bits: denormals as the flushed arithmetic sees them.
-      case BinaryOp::rem: return run([](C x, C y) { return std::fmod(daz(x), daz(y)); });
-      case BinaryOp::pow: return run([](C x, C y) { return std::pow(daz(x), daz(y)); });
-      case BinaryOp::atan2: return run([](C x, C y) { return std::atan2(daz(x), daz(y)); });
-      // NaN-propagating, like lax.max/min.
-      case BinaryOp::max: return run([](C x, C y) { return x != x ? x : (y != y ? y : (x > y ? x : y)); });
-      case BinaryOp::min: return run([](C x, C y) { return x != x ? x : (y != y ? y : (x < y ? x : y)); });
-      default: break;
-    }
+#define CANOPY_BINARY_LOOP(name, ...)                                                                            \
+  case BinaryOp::name:                                                                                           \
+    if constexpr (math::binary_defined<C>(BinaryOp::name)) {                                                     \
+      /* comparisons write bool */                                                                               \
+      using O = std::conditional_t<is_comparison(BinaryOp::name), bool, T>;                                      \
+      return broadcast_loop([](C x, C y) { return math::binary_##name(x, y); }, a, as, b, bs, static_cast<O*>(out), os); \
+    }                                                                                                            \
+    break;
+    CANOPY_BINARY_OPS(CANOPY_BINARY_LOOP)
+#undef CANOPY_BINARY_LOOP
   }
   throw std::logic_error("canopy kernels: binary op not defined for this dtype");  // abstract_eval rejects earlier
 }

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "canopy/kernels/cpu.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 
 namespace canopy::kernels::cpu {

@@ -21,13 +21,13 @@
 
 #include "canopy/kernels/cpu.hpp"
 #include "canopy/kernels/nn.hpp"
-#include "canopy/kernels/random.hpp"
-#include "canopy/kernels/runtime.hpp"
-#include "../../cuda/element_math.hpp"  // denormal_as_zero, shared with the GPU kernels
+#include "canopy/kernels/cpu_random.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "../codegen/fused_codegen.hpp"
-#include "erf_inv.hpp"
+#include "canopy/kernels/element_math.hpp"
+#include "canopy/kernels/erf_inv.hpp"
+#include "canopy/kernels/tanh_rational.hpp"
 #include "loops.hpp"
-#include "tanh_rational.hpp"
 
 // glibc's vector variants of these (libmvec, 4 ulp) are used in `omp simd` loops once the
 // functions are declared SIMD-enabled, as <math.h> itself does under -ffast-math.
@@ -58,8 +58,8 @@ namespace canopy::kernels::cpu {
 namespace {
 
 /// The operand of a math-library function: denormals as the flushed arithmetic sees them (the
-/// library reads the operand's bits; cuda::math::denormal_as_zero says why).
-inline float daz(float v) { return cuda::math::denormal_as_zero(v); }
+/// library reads the operand's bits; math::denormal_as_zero says why).
+inline float daz(float v) { return math::denormal_as_zero(v); }
 
 // 1024 floats: a tile of a dozen live registers stays within L1/L2.
 constexpr std::int64_t kTile = 1024;
@@ -78,7 +78,7 @@ struct Operand {
 // calls the same compiled block loop through the ISA dispatch, so no specialised copy exists.
 constexpr std::int64_t kLanes = 16;
 template <class F>
-inline void map1(Operand x, float* y, std::int64_t n, F f) {  // n is a multiple of kLanes
+[[gnu::always_inline]] inline void map1(Operand x, float* y, std::int64_t n, F f) {  // n is a multiple of kLanes
   for (std::int64_t b = 0; b < n; b += kLanes) {
 #pragma omp simd
     for (std::int64_t i = b; i < b + kLanes; ++i) y[i] = f(x.p[i]);
@@ -99,18 +99,18 @@ inline void map1(Operand x, float* y, std::int64_t n, F f) {  // n is a multiple
 #pragma omp simd reduction(| : tail)
     for (std::int64_t i = 0; i < m; ++i) {
       const float v = daz(xb[i]);
-      w[i] = special::erf_inv_w(v, [](float u) { return log1pf(u); });
-      yb[i] = special::erf_inv_central(v, w[i]);
+      w[i] = math::erf_inv_w(v, [](float u) { return log1pf(u); });
+      yb[i] = math::erf_inv_central(v, w[i]);
       tail |= !(w[i] < 5.0f);
     }
     if (tail)
       for (std::int64_t i = 0; i < m; ++i)
-        if (!(w[i] < 5.0f)) yb[i] = special::erf_inv_from_w(daz(xb[i]), w[i]);
+        if (!(w[i] < 5.0f)) yb[i] = math::erf_inv_from_w(daz(xb[i]), w[i]);
   }
 }
 
 template <class F>
-inline void map2(Operand x, Operand z, float* y, std::int64_t n, F f) {
+[[gnu::always_inline]] inline void map2(Operand x, Operand z, float* y, std::int64_t n, F f) {
   if (x.scalar && z.scalar) {
     y[0] = f(x.p[0], z.p[0]);
   } else if (z.scalar) {
@@ -127,69 +127,29 @@ inline void map2(Operand x, Operand z, float* y, std::int64_t n, F f) {
   }
 }
 
-// The per-element functions of the unfused kernels (loops/unary.cpp, loops/binary.cpp); the
-// transcendental ones through libmvec, within a few ulp of the scalar libm ones (tanh: 3 eps).
-#define CANOPY_FUSED_UNARY_BODY                                                                            \
-  switch (op) {                                                                                          \
-    case UnaryOp::neg: return map1(x, y, n, [](float v) { return -v; });                                  \
-    case UnaryOp::abs: return map1(x, y, n, [](float v) { return std::fabs(v); });                        \
-    case UnaryOp::sign: return map1(x, y, n, [](float v) { return v > 0 ? 1.0f : (v < 0 ? -1.0f : v); }); \
-    case UnaryOp::exp: return map1(x, y, n, [](float v) { return expf(daz(v)); });                             \
-    case UnaryOp::log: return map1(x, y, n, [](float v) { return logf(daz(v)); });                             \
-    case UnaryOp::log1p: return map1(x, y, n, [](float v) { return log1pf(daz(v)); });                         \
-    case UnaryOp::expm1: return map1(x, y, n, [](float v) { return expm1f(daz(v)); });                         \
-    case UnaryOp::sqrt: return map1(x, y, n, [](float v) { return std::sqrt(v); });                       \
-    case UnaryOp::rsqrt: return map1(x, y, n, [](float v) { return 1.0f / std::sqrt(v); });               \
-    case UnaryOp::tanh: return map1(x, y, n, [](float v) { return special::tanh_rational(daz(v)); });          \
-    case UnaryOp::logistic: return map1(x, y, n, [](float v) { return 1.0f / (1.0f + expf(-daz(v))); });       \
-    case UnaryOp::sin: return map1(x, y, n, [](float v) { return sinf(daz(v)); });                             \
-    case UnaryOp::cos: return map1(x, y, n, [](float v) { return cosf(daz(v)); });                             \
-    case UnaryOp::tan: return map1(x, y, n, [](float v) { return tanf(daz(v)); });                             \
-    case UnaryOp::floor: return map1(x, y, n, [](float v) { return std::floor(v); });                     \
-    case UnaryOp::ceil: return map1(x, y, n, [](float v) { return std::ceil(v); });                       \
-    case UnaryOp::erf: return map1(x, y, n, [](float v) { return erff(daz(v)); });                             \
-    case UnaryOp::exp2: return map1(x, y, n, [](float v) { return exp2f(daz(v)); });                           \
-    case UnaryOp::asin: return map1(x, y, n, [](float v) { return asinf(daz(v)); });                           \
-    case UnaryOp::acos: return map1(x, y, n, [](float v) { return acosf(daz(v)); });                           \
-    case UnaryOp::atan: return map1(x, y, n, [](float v) { return atanf(daz(v)); });                           \
-    case UnaryOp::asinh: return map1(x, y, n, [](float v) { return asinhf(daz(v)); });                         \
-    case UnaryOp::acosh: return map1(x, y, n, [](float v) { return acoshf(daz(v)); });                         \
-    case UnaryOp::atanh: return map1(x, y, n, [](float v) { return atanhf(daz(v)); });                         \
-    case UnaryOp::sinh: return map1(x, y, n, [](float v) { return sinhf(daz(v)); });                           \
-    case UnaryOp::cosh: return map1(x, y, n, [](float v) { return coshf(daz(v)); });                           \
-    case UnaryOp::cbrt: return map1(x, y, n, [](float v) { return cbrtf(daz(v)); });                           \
-    case UnaryOp::is_finite: return map1(x, y, n, [](float v) { return std::isfinite(v) ? 1.0f : 0.0f; });\
-    case UnaryOp::logical_not: return map1(x, y, n, [](float v) { return v != 0 ? 0.0f : 1.0f; });        \
-    case UnaryOp::erf_inv: return erf_inv_blocks(x, y, n);                                                 \
-    default: break;                                                                                       \
-  }                                                                                                       \
-  throw std::logic_error("canopy kernels: unary op has no fused form");
+// Every op of CANOPY_UNARY_OPS and CANOPY_BINARY_OPS over a tile, as the vector form of the
+// unfused kernels' element math (math::unary_<op>, math::binary_<op>): the math library's
+// functions through libmvec, within a few ulp of the scalar libm ones. The CPU's own vector
+// paths replace two: tanh is XLA's rational function (3 eps), erf_inv runs in its blocks.
+template <UnaryOp op, class F>
+[[gnu::always_inline]] inline void unary_blocks(Operand x, float* y, std::int64_t n, F element) {
+  if constexpr (op == UnaryOp::tanh) map1(x, y, n, [](float v) { return math::tanh_rational(daz(v)); });
+  else if constexpr (op == UnaryOp::erf_inv) erf_inv_blocks(x, y, n);
+  else map1(x, y, n, element);
+}
+#define CANOPY_FUSED_UNARY_CASE(name, ...) \
+  case UnaryOp::name: return unary_blocks<UnaryOp::name>(x, y, n, [](float v) { return math::unary_##name(v); });
+#define CANOPY_FUSED_UNARY_BODY                     \
+  switch (op) { CANOPY_UNARY_OPS(CANOPY_FUSED_UNARY_CASE) } \
+  throw std::logic_error("canopy kernels: not a unary op");
 
-#define CANOPY_FUSED_BINARY_BODY                                                                           \
-  switch (op) {                                                                                          \
-    case BinaryOp::add: return map2(x, z, y, n, [](float a, float b) { return a + b; });                  \
-    case BinaryOp::sub: return map2(x, z, y, n, [](float a, float b) { return a - b; });                  \
-    case BinaryOp::mul: return map2(x, z, y, n, [](float a, float b) { return a * b; });                  \
-    case BinaryOp::div: return map2(x, z, y, n, [](float a, float b) { return a / b; });                  \
-    case BinaryOp::rem: return map2(x, z, y, n, [](float a, float b) { return std::fmod(daz(a), daz(b)); });        \
-    case BinaryOp::pow: return map2(x, z, y, n, [](float a, float b) { return std::pow(daz(a), daz(b)); });         \
-    case BinaryOp::atan2: return map2(x, z, y, n, [](float a, float b) { return std::atan2(daz(a), daz(b)); });     \
-    case BinaryOp::max:                                                                                    \
-      return map2(x, z, y, n, [](float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }); \
-    case BinaryOp::min:                                                                                    \
-      return map2(x, z, y, n, [](float a, float b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }); \
-    case BinaryOp::eq: return map2(x, z, y, n, [](float a, float b) { return a == b ? 1.0f : 0.0f; });    \
-    case BinaryOp::ne: return map2(x, z, y, n, [](float a, float b) { return a != b ? 1.0f : 0.0f; });    \
-    case BinaryOp::lt: return map2(x, z, y, n, [](float a, float b) { return a < b ? 1.0f : 0.0f; });     \
-    case BinaryOp::le: return map2(x, z, y, n, [](float a, float b) { return a <= b ? 1.0f : 0.0f; });    \
-    case BinaryOp::gt: return map2(x, z, y, n, [](float a, float b) { return a > b ? 1.0f : 0.0f; });     \
-    case BinaryOp::ge: return map2(x, z, y, n, [](float a, float b) { return a >= b ? 1.0f : 0.0f; });    \
-    /* Bools travel as 0/1: and is the product, or the maximum, xor the difference. */                    \
-    case BinaryOp::logical_and: return map2(x, z, y, n, [](float a, float b) { return a * b; });          \
-    case BinaryOp::logical_or: return map2(x, z, y, n, [](float a, float b) { return a > b ? a : b; });   \
-    case BinaryOp::logical_xor: return map2(x, z, y, n, [](float a, float b) { return a != b ? 1.0f : 0.0f; }); \
-  }                                                                                                       \
-  throw std::logic_error("canopy kernels: binary op has no fused form");
+// Bools travel as 0/1 floats, comparisons give 0/1 (math::binary_<op>'s float forms).
+#define CANOPY_FUSED_BINARY_CASE(name, ...)                                                 \
+  case BinaryOp::name:                                                                      \
+    return map2(x, z, y, n, [](float a, float b) { return static_cast<float>(math::binary_##name(a, b)); });
+#define CANOPY_FUSED_BINARY_BODY                      \
+  switch (op) { CANOPY_BINARY_OPS(CANOPY_FUSED_BINARY_CASE) } \
+  throw std::logic_error("canopy kernels: not a binary op");
 
 // The cases of a selected operand are hoisted so each loop is a plain vector blend: relu's and
 // max-pooling's backward passes select between a full tensor and a scalar zero.
@@ -426,11 +386,9 @@ void plan_fused_program(FusedProgram& program) {
 }
 
 bool fused_unary_supported(std::uint8_t op) {
-  switch (static_cast<UnaryOp>(op)) {
-    case UnaryOp::round_even:
-    case UnaryOp::round_away: return false;  // rounding keeps its own kernel
-    default: return true;  // every other UnaryOp has a case in run_unary's body
-  }
+  // Every op has a case in run_unary's body; rounding keeps its own kernel.
+  const auto u = static_cast<UnaryOp>(op);
+  return op <= static_cast<std::uint8_t>(kLastUnaryOp) && u != UnaryOp::round_even && u != UnaryOp::round_away;
 }
 
 void unary_f32_vector_math(UnaryOp op, const float* in, float* out, std::int64_t n) {

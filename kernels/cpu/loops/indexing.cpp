@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 
 namespace canopy::kernels::cpu {

@@ -6,7 +6,7 @@
 #include <xmmintrin.h>
 
 #include "../onednn/engine.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 
 namespace canopy::kernels::cpu {

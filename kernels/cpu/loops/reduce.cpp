@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "canopy/kernels/cpu.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 
 namespace canopy::kernels::cpu {

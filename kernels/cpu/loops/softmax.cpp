@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 #include "nn_loops.hpp"
 

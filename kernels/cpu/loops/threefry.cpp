@@ -9,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
-#include "canopy/kernels/random.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_random.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 
 namespace canopy::kernels::cpu {

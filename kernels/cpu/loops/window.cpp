@@ -3,7 +3,7 @@
 #include <limits>
 #include <vector>
 
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 #include "nn_loops.hpp"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "canopy/kernels/nn.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "engine.hpp"
 
 namespace canopy::kernels::cpu {

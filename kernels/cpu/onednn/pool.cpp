@@ -5,7 +5,7 @@
 
 #include "../loops/loops.hpp"
 #include "../loops/nn_loops.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "engine.hpp"
 
 namespace canopy::kernels::cpu {

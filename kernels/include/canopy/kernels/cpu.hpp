@@ -1,30 +1,27 @@
-// The CPU kernel families the primitives lower to. Raw pointers and shapes only: the Array
-// layer validates shapes and dtypes before calling. oneDNN or loops are chosen inside.
+// The CPU kernel families the primitives lower to, over the ops of canopy/kernels/ops.hpp. Raw
+// pointers and shapes only: the Array layer validates shapes and dtypes before calling. oneDNN
+// or loops are chosen inside.
 #pragma once
 
 #include <cstdint>
 #include <span>
 
 #include "canopy/dtype.hpp"
+#include "canopy/kernels/ops.hpp"
 #include "canopy/shape.hpp"
 
 namespace canopy::kernels::cpu {
 
-/// Elementwise one-input operations (is_finite writes bool; the rest keep the dtype).
-enum class UnaryOp : std::uint8_t {
-  neg, abs, sign, exp, log, log1p, expm1, sqrt, rsqrt, tanh, logistic, sin, cos,
-  floor, ceil, round_even, round_away, is_finite, erf, logical_not, tan, exp2, erf_inv,
-  asin, acos, atan, asinh, acosh, atanh, sinh, cosh, cbrt
-};
-/// The last UnaryOp (the ops are numbered 0..kLastUnaryOp).
-inline constexpr UnaryOp kLastUnaryOp = UnaryOp::cbrt;
+// TEMPORARY while transforms/ still names the ops kernels::cpu::*.
+using kernels::BinaryOp;
+using kernels::CumulativeOp;
+using kernels::kLastUnaryOp;
+using kernels::ReduceOp;
+using kernels::UnaryOp;
+
 /// out[i] = op(in[i]) for n contiguous elements.
 void unary(UnaryOp op, DType dtype, const void* in, void* out, std::int64_t n);
 
-/// Elementwise two-input operations (comparisons write bool).
-enum class BinaryOp : std::uint8_t {
-  add, sub, mul, div, pow, max, min, atan2, rem, eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_xor
-};
 /// out = op(a, b) with numpy broadcasting; shapes already agree (ranks may differ).
 void binary(BinaryOp op, DType dtype, const void* a, const Shape& a_shape, const void* b, const Shape& b_shape,
             void* out, const Shape& out_shape);
@@ -73,13 +70,9 @@ void matmul_f32_epilogue(const float* a, const float* b, float* c, std::int64_t 
 void set_epilogue_post_ops(bool on);
 bool epilogue_post_ops();
 
-/// Reductions.
-enum class ReduceOp : std::uint8_t { sum, max, min };
 /// Reduces `in` (shape) over sorted unique `axes` into out (the kept dims, row-major).
 void reduce(ReduceOp op, DType dtype, const void* in, const Shape& shape, std::span<const int> axes, void* out);
 
-/// Cumulative reductions along one axis (lax.cumsum, cumprod, cummax, cummin).
-enum class CumulativeOp : std::uint8_t { sum, prod, max, min };
 /// out[.., i, ..] = op of in[.., 0..i, ..] along `axis` (of in[.., i..n-1, ..] when `reverse`),
 /// combined one element at a time from the start (the end), each partial result stored in the
 /// dtype: integers wrap, float max/min propagate NaN as lax.max/min do.

@@ -13,8 +13,8 @@
 
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/buffer.hpp"
-#include "canopy/kernels/cpu.hpp"
 #include "canopy/kernels/fused.hpp"
+#include "canopy/kernels/ops.hpp"
 #include "canopy/precision.hpp"
 #include "canopy/shape.hpp"
 
@@ -51,15 +51,12 @@ void synchronize(int device);
 /// only (the GPU's choice; the CPU computes f32 exactly at every precision).
 constexpr bool f32_on_tensor_cores(Precision p) { return p == Precision::high; }
 
-// Kernel families (as cpu.hpp's, on `device`).
-using cpu::BinaryOp;
-using cpu::ReduceOp;
-using cpu::UnaryOp;
+// Kernel families (as cpu.hpp's, on `device`; the ops of canopy/kernels/ops.hpp).
 
 void unary(UnaryOp op, DType dtype, const void* in, void* out, std::int64_t n, int device);
 void binary(BinaryOp op, DType dtype, const void* a, const Shape& a_shape, const void* b, const Shape& b_shape,
             void* out, const Shape& out_shape, int device);
-/// The binary ops outside cpu::BinaryOp: integer shifts and nextafter (with broadcasting).
+/// The binary ops outside BinaryOp: integer shifts and nextafter (with broadcasting).
 enum class SpecialBinaryOp : std::uint8_t { shift_left, shift_right_logical, shift_right_arithmetic, next_after };
 void special_binary(SpecialBinaryOp op, DType dtype, const void* a, const Shape& a_shape, const void* b,
                     const Shape& b_shape, void* out, const Shape& out_shape, int device);
@@ -79,7 +76,6 @@ void reduce(ReduceOp op, DType dtype, const void* in, const Shape& shape, std::s
             int device);
 void reduce_prod(DType dtype, const void* in, const Shape& shape, std::span<const int> axes, void* out, int device);
 /// cpu::cumulative on the GPU: one thread per (outer, inner) column walking the axis in order.
-using cpu::CumulativeOp;
 void cumulative(CumulativeOp op, DType dtype, const void* in, void* out, const Shape& shape, int axis, bool reverse,
                 int device);
 /// Index (as i64) of the first maximum / minimum along `axis`; a NaN beats every number and the

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-namespace canopy::kernels::cpu::special {
+namespace canopy::kernels::math {
 
 // M. Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision:
 // the polynomials XLA evaluates for f32 (w = -log1p(-x*x), Horner from the top coefficient),
@@ -94,4 +94,4 @@ inline double erf_inv_f64(double x) {
   return p * x;
 }
 
-}  // namespace canopy::kernels::cpu::special
+}  // namespace canopy::kernels::math
