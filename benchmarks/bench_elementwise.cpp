@@ -15,7 +15,7 @@
 
 #include <canopy/canopy.hpp>
 
-#include "../kernels/cpu/loops/tanh_rational.hpp"
+#include "canopy/kernels/tanh_rational.hpp"
 
 namespace {
 
@@ -91,14 +91,14 @@ void BM_canopy_chain_sum(benchmark::State& state) {
 __attribute__((target("avx512f"))) void hand_loop_chain(const float* x, float* y, std::int64_t n, bool streaming) {
   if (!streaming) {
 #pragma omp parallel for simd schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) y[i] = canopy::kernels::cpu::special::tanh_rational(x[i] * 1.5f - 0.25f) * 0.75f;
+    for (std::int64_t i = 0; i < n; ++i) y[i] = canopy::kernels::math::tanh_rational(x[i] * 1.5f - 0.25f) * 0.75f;
     return;
   }
 #pragma omp parallel for schedule(static)
   for (std::int64_t b = 0; b < n; b += 16) {
     alignas(64) float t[16];
 #pragma omp simd
-    for (int i = 0; i < 16; ++i) t[i] = canopy::kernels::cpu::special::tanh_rational(x[b + i] * 1.5f - 0.25f) * 0.75f;
+    for (int i = 0; i < 16; ++i) t[i] = canopy::kernels::math::tanh_rational(x[b + i] * 1.5f - 0.25f) * 0.75f;
     _mm512_stream_ps(y + b, _mm512_load_ps(t));
   }
   _mm_sfence();

@@ -10,7 +10,7 @@
 #include <canopy/canopy.hpp>
 #include <canopy/eigen.hpp>
 #include <canopy/kernels/buffer.hpp>
-#include <canopy/kernels/runtime.hpp>
+#include <canopy/kernels/cpu_runtime.hpp>
 
 using namespace canopy;
 

@@ -1,5 +1,5 @@
 // The GPU backend's host-side logic, checked on any machine: the per-element definitions the
-// CUDA kernels use (kernels/cuda/element_math.hpp, compiled here for the host) against the CPU
+// CUDA kernels use (kernels/include/canopy/kernels/element_math.hpp, compiled here for the host) against the CPU
 // kernels for every op and dtype; the caching allocator's block cache driven by malloc; and what
 // a program sees where there is no GPU (DeviceError naming the reason, never a crash). The runs
 // on a GPU are tests/gpu/gpu_test.cpp.
@@ -17,13 +17,13 @@
 #include <canopy/kernels/cpu.hpp>
 #include <canopy/kernels/cuda.hpp>
 
-#include "../kernels/cuda/element_math.hpp"
+#include "canopy/kernels/element_math.hpp"
 #include "helpers/error_message.hpp"
 
 using namespace canopy;
-namespace math = canopy::kernels::cuda::math;
-using kernels::cpu::BinaryOp;
-using kernels::cpu::UnaryOp;
+namespace math = canopy::kernels::math;
+using kernels::BinaryOp;
+using kernels::UnaryOp;
 
 namespace {
 
@@ -78,7 +78,7 @@ TEST_CASE("cuda element math: every unary op on every dtype gives the CPU kernel
       using C = compute_type_t<T>;
       const std::vector<unsigned char> in = as_dtype(probes, d);
       const T* x = reinterpret_cast<const T*>(in.data());
-      for (int o = 0; o <= static_cast<int>(kernels::cpu::kLastUnaryOp); ++o) {
+      for (int o = 0; o <= static_cast<int>(kernels::kLastUnaryOp); ++o) {
         const auto op = static_cast<UnaryOp>(o);
         if (!math::unary_defined<C>(op)) continue;
         const bool to_bool = op == UnaryOp::is_finite;
@@ -306,7 +306,7 @@ TEST_CASE("cuda fused kernel: each element of a fused program as the CPU's fused
   const FusedInput full{FusedInput::Mode::full, DType::f32, n}, rowin{FusedInput::Mode::row, DType::f32, 4},
       scal{FusedInput::Mode::scalar, DType::f32, 1}, boolin{FusedInput::Mode::full, DType::bool_, n};
 
-  for (int o = 0; o <= static_cast<int>(kernels::cpu::kLastUnaryOp); ++o) {
+  for (int o = 0; o <= static_cast<int>(kernels::kLastUnaryOp); ++o) {
     const auto op = static_cast<UnaryOp>(o);
     if (!kernels::cpu::fused_unary_supported(static_cast<std::uint8_t>(o)) || op == UnaryOp::logical_not) continue;
     FusedProgram p;

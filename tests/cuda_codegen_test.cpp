@@ -30,11 +30,11 @@
 
 using namespace canopy;
 namespace gen = canopy::kernels::cuda::generated;
-using kernels::cpu::BinaryOp;
+using kernels::BinaryOp;
 using kernels::cpu::FusedInput;
 using kernels::cpu::FusedProgram;
 using kernels::cpu::FusedStep;
-using kernels::cpu::UnaryOp;
+using kernels::UnaryOp;
 using K = FusedStep::Kind;
 
 namespace {
@@ -87,7 +87,7 @@ std::vector<Case> cases() {
     Case c{"unary ops", {}, {}, {}, 67};
     add_input(c, FusedInput::Mode::full, DType::f32, c.n);
     c.program.steps.push_back({K::load, 0, 0});
-    for (int o = 0; o <= static_cast<int>(kernels::cpu::kLastUnaryOp); ++o) {
+    for (int o = 0; o <= static_cast<int>(kernels::kLastUnaryOp); ++o) {
       const auto op = static_cast<UnaryOp>(o);
       if (!kernels::cpu::fused_unary_supported(static_cast<std::uint8_t>(o)) || op == UnaryOp::logical_not) continue;
       c.program.steps.push_back({K::unary, u(op), 0});

@@ -85,7 +85,7 @@ bool same(const T& a, const T& b) {
   if (std::memcmp(&a, &b, sizeof(T)) == 0) return true;
   using C = compute_type_t<T>;
   if constexpr (std::is_floating_point_v<C>) {
-    const C x = kernels::cuda::math::load(a), y = kernels::cuda::math::load(b);
+    const C x = kernels::math::load(a), y = kernels::math::load(b);
     return x != x && y != y;
   }
   return false;
@@ -379,7 +379,7 @@ std::vector<double> on_host(std::string_view prim, const ErasedSample& s, const 
     }
   }
   std::vector<double> out(n);
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(kernels::cuda::math::load(y[i]));
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(kernels::math::load(y[i]));
   return out;
 }
 

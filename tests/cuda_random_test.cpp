@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include <canopy/kernels/random.hpp>
+#include <canopy/kernels/cpu_random.hpp>
 
 #include "../kernels/cuda/random_math.hpp"
 

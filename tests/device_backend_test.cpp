@@ -135,9 +135,9 @@ TEST_CASE("device backends: the cpu backend's memory operations") {
     b.convert(DType::f32, DType::f64, data, wide.data(), 6, 0);
     CHECK(wide == std::array<double, 6>{1, 2, 3, 4, 5, 6});
     std::array<float, 6> sum{};
-    b.combine(kernels::cpu::BinaryOp::add, DType::f32, data, data, sum.data(), 6, 0);
+    b.combine(kernels::BinaryOp::add, DType::f32, data, data, sum.data(), 6, 0);
     CHECK(sum == std::array<float, 6>{2, 4, 6, 8, 10, 12});
-    b.combine(kernels::cpu::BinaryOp::max, DType::f32, data, values.data() + 0, sum.data(), 3, 0);
+    b.combine(kernels::BinaryOp::max, DType::f32, data, values.data() + 0, sum.data(), 3, 0);
     CHECK(sum == std::array<float, 6>{1, 2, 3, 8, 10, 12});
   }
 }

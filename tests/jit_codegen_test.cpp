@@ -25,12 +25,12 @@
 
 namespace {
 using namespace canopy;
-using kernels::cpu::BinaryOp;
+using kernels::BinaryOp;
 using kernels::cpu::FusedCompiledFn;
 using kernels::cpu::FusedInput;
 using kernels::cpu::FusedProgram;
 using kernels::cpu::FusedStep;
-using kernels::cpu::UnaryOp;
+using kernels::UnaryOp;
 using K = FusedStep::Kind;
 namespace fs = std::filesystem;
 

@@ -391,11 +391,11 @@ TEST_CASE("fusion: log_softmax along the last axis runs on whole rows in the ker
 }
 
 TEST_CASE("fusion: the kernel's registers share scratch tiles by liveness, with the values of one tile each") {
-  using kernels::cpu::BinaryOp;
+  using kernels::BinaryOp;
   using kernels::cpu::FusedInput;
   using kernels::cpu::FusedProgram;
   using kernels::cpu::FusedStep;
-  using kernels::cpu::UnaryOp;
+  using kernels::UnaryOp;
   using K = FusedStep::Kind;
   const auto op = [](auto o) { return static_cast<std::uint8_t>(o); };
   FusedProgram p;

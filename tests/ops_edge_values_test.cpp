@@ -9,7 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <canopy/canopy.hpp>
-#include <canopy/kernels/runtime.hpp>
+#include <canopy/kernels/cpu_runtime.hpp>
 
 using namespace canopy;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fits the rational tanh of kernels/cpu/loops/tanh_rational.hpp: tanh(x) ~ x * P(x^2) / Q(x^2) on
+"""Fits the rational tanh of kernels/include/canopy/kernels/tanh_rational.hpp: tanh(x) ~ x * P(x^2) / Q(x^2) on
 [0, 9] with NP coefficients in P and NQ in Q (Q's constant term 1), by linearised least squares on
 the relative error, reweighted towards the largest errors (Lawson) for a near-minimax fit. Prints
 the error in f64 and of the f32 evaluation (Horner without FMA) and the f32 coefficients, lowest

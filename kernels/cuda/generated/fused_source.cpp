@@ -39,7 +39,7 @@ std::string step_value(const FusedStep& s) {
     case Kind::unary: {
       const auto u = static_cast<UnaryOp>(s.op);
       if (u == UnaryOp::logical_not) return cat({"(", a, " != 0 ? 0.0f : 1.0f)"});  // bools as 0/1
-      if (u == UnaryOp::tanh) return cat({"::canopy::kernels::cpu::special::tanh_rational(", a, ")"});
+      if (u == UnaryOp::tanh) return cat({"::canopy::kernels::math::tanh_rational(", a, ")"});
       return cat({"math::unary(static_cast<UnaryOp>(", op, "), ", a, ")"});
     }
     case Kind::binary: {
@@ -102,9 +102,9 @@ std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout) 
   const std::size_t ni = p.inputs.size(), no = p.outputs.size();
   std::ostringstream s;
   s << "namespace canopy_fused {\n"
-       "using ::canopy::kernels::cpu::BinaryOp;\n"
-       "using ::canopy::kernels::cpu::UnaryOp;\n"
-       "namespace math = ::canopy::kernels::cuda::math;\n\n"
+       "using ::canopy::kernels::BinaryOp;\n"
+       "using ::canopy::kernels::UnaryOp;\n"
+       "namespace math = ::canopy::kernels::math;\n\n"
        "struct alignas(16) F4 { float v[4]; };  // 4 f32 elements: one 128-bit access\n"
        "struct alignas(4) B4 { unsigned char v[4]; };  // 4 bools\n\n";
   s << "struct Args {\n  const void* in[" << ni << "];\n  void* out[" << no << "];\n  long long n;\n};\n\n";

@@ -7,7 +7,7 @@
 #include "../devices/runtime.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/cpu.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "canopy/core/jit.hpp"
 #include "canopy/ops.hpp"
 

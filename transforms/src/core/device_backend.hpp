@@ -62,7 +62,7 @@ struct DeviceBackend {
   /// What a pmap's collectives compute where the devices' memory is their own (peer copies, then
   /// the combination on each device): n elements converted, and combined elementwise.
   void (*convert)(DType from, DType to, const void* in, void* out, std::int64_t n, int device) = nullptr;
-  void (*combine)(kernels::cpu::BinaryOp op, DType dtype, const void* a, const void* b, void* out, std::int64_t n,
+  void (*combine)(kernels::BinaryOp op, DType dtype, const void* a, const void* b, void* out, std::int64_t n,
                   int device) = nullptr;
 };
 

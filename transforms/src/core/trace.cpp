@@ -12,7 +12,7 @@
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 
 namespace canopy {
 namespace {

@@ -12,7 +12,7 @@
 namespace canopy::detail {
 namespace {
 
-using kernels::cpu::BinaryOp;
+using kernels::BinaryOp;
 using processes::ReduceOp;
 
 std::size_t bytes_of(const Array& x) { return static_cast<std::size_t>(x.size()) * itemsize(x.dtype()); }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "canopy/error.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "collective_error.hpp"
 #include "runtime.hpp"
 

@@ -16,7 +16,7 @@
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/environment.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "canopy/numpy.hpp"
 #include "passes/passes.hpp"
 #include "passes/pipeline.hpp"

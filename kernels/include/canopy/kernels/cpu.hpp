@@ -12,13 +12,6 @@
 
 namespace canopy::kernels::cpu {
 
-// TEMPORARY while transforms/ still names the ops kernels::cpu::*.
-using kernels::BinaryOp;
-using kernels::CumulativeOp;
-using kernels::kLastUnaryOp;
-using kernels::ReduceOp;
-using kernels::UnaryOp;
-
 /// out[i] = op(in[i]) for n contiguous elements.
 void unary(UnaryOp op, DType dtype, const void* in, void* out, std::int64_t n);
 

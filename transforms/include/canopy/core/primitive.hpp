@@ -109,13 +109,13 @@ struct ErasedSample {
 struct Lowering {
   enum class Kind : std::uint8_t {
     opaque,     ///< its own kernel (matmul, reductions, shape changes, ...)
-    unary,      ///< out[i] = op(x[i]); `op` is a kernels::cpu::UnaryOp
-    binary,     ///< out[i] = op(x[i], y[i]) with numpy broadcasting; `op` is a kernels::cpu::BinaryOp
+    unary,      ///< out[i] = op(x[i]); `op` is a kernels::UnaryOp
+    binary,     ///< out[i] = op(x[i], y[i]) with numpy broadcasting; `op` is a kernels::BinaryOp
     select,     ///< select_n(which, case0, case1)
     convert,    ///< convert_element_type
     broadcast,  ///< broadcast_in_dim: a view of its operand
     uniform01,  ///< out[i] = the unit float of element i under a u32[2] key: a source of a fused loop
-    reduction,  ///< a reduction over `reduction_axes`; `op` is a kernels::cpu::ReduceOp: it may consume a fused loop
+    reduction,  ///< a reduction over `reduction_axes`; `op` is a kernels::ReduceOp: it may consume a fused loop
     log_softmax,  ///< log_softmax along `reduction_axes` (one): a row step of a fused loop when that axis is the last
   };
   Kind kind = Kind::opaque;

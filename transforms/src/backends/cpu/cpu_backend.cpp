@@ -39,7 +39,7 @@ void convert(DType from, DType to, const void* in, void* out, std::int64_t n, in
   kernels::cpu::convert(from, to, in, out, n);
 }
 
-void combine(kernels::cpu::BinaryOp op, DType dtype, const void* a, const void* b, void* out, std::int64_t n, int) {
+void combine(kernels::BinaryOp op, DType dtype, const void* a, const void* b, void* out, std::int64_t n, int) {
   const Shape shape{n};
   kernels::cpu::binary(op, dtype, a, shape, b, shape, out, shape);
 }

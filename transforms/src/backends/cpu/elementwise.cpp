@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../../../../kernels/cuda/element_math.hpp"  // shifts and nextafter, shared with the GPU kernels
+#include "canopy/kernels/element_math.hpp"  // shifts and nextafter, shared with the GPU kernels
 #include "../../primitives/common.hpp"
 #include "../../primitives/unary/round_params.hpp"
 #include "../op_kernels.hpp"
@@ -13,8 +13,8 @@
 namespace canopy::detail {
 namespace {
 
-using kernels::cpu::BinaryOp;
-using kernels::cpu::UnaryOp;
+using kernels::BinaryOp;
+using kernels::UnaryOp;
 
 template <UnaryOp op>
 struct Unary {
@@ -29,7 +29,7 @@ struct Binary {
                          mutable_data(out[0]), out[0].shape());
   }
 };
-constexpr auto unary_kernels = op_kernels<UnaryOp, kernels::cpu::kLastUnaryOp, Unary>();
+constexpr auto unary_kernels = op_kernels<UnaryOp, kernels::kLastUnaryOp, Unary>();
 constexpr auto binary_kernels = op_kernels<BinaryOp, kLastBinaryOp, Binary>();
 
 void select_n(std::span<const Array> in, std::span<Array> out, const ParamsRef&) {
@@ -90,17 +90,17 @@ void integer_loop(std::span<const Array> in, std::span<Array> out, F f) {
 }
 
 void shift_left(std::span<const Array> in, std::span<Array> out, const ParamsRef&) {
-  integer_loop(in, out, []<class T>(T x, T amount) { return kernels::cuda::math::shift_left(x, amount); });
+  integer_loop(in, out, []<class T>(T x, T amount) { return kernels::math::shift_left(x, amount); });
 }
 void shift_right_logical(std::span<const Array> in, std::span<Array> out, const ParamsRef&) {
-  integer_loop(in, out, []<class T>(T x, T amount) { return kernels::cuda::math::shift_right_logical(x, amount); });
+  integer_loop(in, out, []<class T>(T x, T amount) { return kernels::math::shift_right_logical(x, amount); });
 }
 void shift_right_arithmetic(std::span<const Array> in, std::span<Array> out, const ParamsRef&) {
-  integer_loop(in, out, []<class T>(T x, T amount) { return kernels::cuda::math::shift_right_arithmetic(x, amount); });
+  integer_loop(in, out, []<class T>(T x, T amount) { return kernels::math::shift_right_arithmetic(x, amount); });
 }
 void nextafter(std::span<const Array> in, std::span<Array> out, const ParamsRef&) {
   // It works on the representation, so flush-to-zero does not affect it.
-  binary_loop<float, double>(in, out, []<class T>(T x, T y) { return kernels::cuda::math::next_after(x, y); });
+  binary_loop<float, double>(in, out, []<class T>(T x, T y) { return kernels::math::next_after(x, y); });
 }
 
 // round's op comes from its params.

@@ -16,7 +16,7 @@ void strided_copy(std::size_t itemsize, const void* in, std::span<const std::int
   cuda::copy_strided(itemsize, in, in_strides, shape, out, contiguous_strides(shape), device);
 }
 
-void combine(kernels::cpu::BinaryOp op, DType dtype, const void* a, const void* b, void* out, std::int64_t n,
+void combine(kernels::BinaryOp op, DType dtype, const void* a, const void* b, void* out, std::int64_t n,
              int device) {
   const Shape shape{n};
   cuda::binary(op, dtype, a, shape, b, shape, out, shape, device);

@@ -11,8 +11,8 @@
 namespace canopy::detail {
 namespace {
 
-using kernels::cpu::BinaryOp;
-using kernels::cpu::UnaryOp;
+using kernels::BinaryOp;
+using kernels::UnaryOp;
 using kernels::cuda::SpecialBinaryOp;
 
 template <UnaryOp op>
@@ -29,7 +29,7 @@ struct Binary {
                           mutable_data(out[0]), out[0].shape(), gpu_of(out[0]));
   }
 };
-constexpr auto unary_kernels = op_kernels<UnaryOp, kernels::cpu::kLastUnaryOp, Unary>();
+constexpr auto unary_kernels = op_kernels<UnaryOp, kernels::kLastUnaryOp, Unary>();
 constexpr auto binary_kernels = op_kernels<BinaryOp, kLastBinaryOp, Binary>();
 
 void select_n(std::span<const Array> in, std::span<Array> out, const ParamsRef&) {

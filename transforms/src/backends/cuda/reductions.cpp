@@ -8,7 +8,7 @@
 namespace canopy::detail {
 namespace {
 
-template <kernels::cpu::ReduceOp op>
+template <kernels::ReduceOp op>
 void reduce(std::span<const Array> in, std::span<Array> out, const ReduceParams& params) {
   kernels::cuda::reduce(op, in[0].dtype(), cdata(in[0]), in[0].shape(), sorted_axes(params.axes, in[0].ndim()),
                         mutable_data(out[0]), gpu_of(out[0]));
@@ -35,14 +35,14 @@ void arg_extremum(std::span<const Array> in, std::span<Array> out, const ArgPara
   kernels::cuda::convert(DType::i64, p.index_dtype, cdata(idx), mutable_data(out[0]), out[0].size(), gpu);
 }
 
-template <kernels::cpu::CumulativeOp op>
+template <kernels::CumulativeOp op>
 void cumulative(std::span<const Array> in, std::span<Array> out, const CumulativeParams& p) {
   kernels::cuda::cumulative(op, in[0].dtype(), cdata(in[0]), mutable_data(out[0]), in[0].shape(),
                             cumulative_axis(in[0], p), p.reverse, gpu_of(out[0]));
 }
 
-using kernels::cpu::CumulativeOp;
-using kernels::cpu::ReduceOp;
+using kernels::CumulativeOp;
+using kernels::ReduceOp;
 [[maybe_unused]] const bool registered = register_kernels(Device::Kind::cuda, {
     typed_kernel<ReduceParams, reduce<ReduceOp::sum>>("reduce_sum"),
     typed_kernel<ReduceParams, reduce<ReduceOp::max>>("reduce_max"),

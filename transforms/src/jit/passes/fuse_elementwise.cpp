@@ -23,11 +23,11 @@
 namespace canopy::detail {
 namespace {
 
-using kernels::cpu::BinaryOp;
+using kernels::BinaryOp;
 using kernels::cpu::FusedInput;
 using kernels::cpu::FusedProgram;
 using kernels::cpu::FusedStep;
-using kernels::cpu::UnaryOp;
+using kernels::UnaryOp;
 using Kind = Lowering::Kind;
 
 struct FusedParams {
@@ -128,7 +128,7 @@ struct Summation {
 /// than one element each; nullopt otherwise.
 std::optional<Summation> summation(const Program& p, const Eqn& e, const Shape& shape) {
   const Lowering& l = e.prim->lowering;
-  if (l.kind != Kind::reduction || static_cast<kernels::cpu::ReduceOp>(l.op) != kernels::cpu::ReduceOp::sum ||
+  if (l.kind != Kind::reduction || static_cast<kernels::ReduceOp>(l.op) != kernels::ReduceOp::sum ||
       !e.prim->reduction_axes || e.in.size() != 1 || e.out.size() != 1 || !e.in[0].is_var())
     return std::nullopt;
   if (p.aval_of(e.in[0]).dtype != DType::f32 || p.var_avals[static_cast<std::size_t>(e.out[0])].dtype != DType::f32)

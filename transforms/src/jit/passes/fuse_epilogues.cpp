@@ -18,9 +18,9 @@
 namespace canopy::detail {
 namespace {
 
-using kernels::cpu::BinaryOp;
+using kernels::BinaryOp;
 using kernels::cpu::EpilogueStep;
-using kernels::cpu::UnaryOp;
+using kernels::UnaryOp;
 using Kind = Lowering::Kind;
 using Op = EpilogueStep::Op;
 using Operand = EpilogueStep::Operand;

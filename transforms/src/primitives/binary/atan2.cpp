@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Atan2 {
   static constexpr std::string_view name = "atan2";
   static constexpr Arity arity = Arity::exactly(2);
-  static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::atan2);
+  static constexpr Lowering lowering = Lowering::binary(kernels::BinaryOp::atan2);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kFloat);

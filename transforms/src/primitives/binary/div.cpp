@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Div {
   static constexpr std::string_view name = "div";
   static constexpr Arity arity = Arity::exactly(2);
-  static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::div);
+  static constexpr Lowering lowering = Lowering::binary(kernels::BinaryOp::div);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kFloat | detail::kInt);

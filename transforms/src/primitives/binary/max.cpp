@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Max {
   static constexpr std::string_view name = "max";
   static constexpr Arity arity = Arity::exactly(2);
-  static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::max);
+  static constexpr Lowering lowering = Lowering::binary(kernels::BinaryOp::max);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kAll);

@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Min {
   static constexpr std::string_view name = "min";
   static constexpr Arity arity = Arity::exactly(2);
-  static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::min);
+  static constexpr Lowering lowering = Lowering::binary(kernels::BinaryOp::min);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kAll);

@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Mul {
   static constexpr std::string_view name = "mul";
   static constexpr Arity arity = Arity::exactly(2);
-  static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::mul);
+  static constexpr Lowering lowering = Lowering::binary(kernels::BinaryOp::mul);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kFloat | detail::kInt);

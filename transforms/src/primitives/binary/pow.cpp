@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Pow {
   static constexpr std::string_view name = "pow";
   static constexpr Arity arity = Arity::exactly(2);
-  static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::pow);
+  static constexpr Lowering lowering = Lowering::binary(kernels::BinaryOp::pow);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kFloat | detail::kInt);

@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Rem {
   static constexpr std::string_view name = "rem";
   static constexpr Arity arity = Arity::exactly(2);
-  static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::rem);
+  static constexpr Lowering lowering = Lowering::binary(kernels::BinaryOp::rem);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::binary_aval(name, avals, detail::kFloat | detail::kInt);

@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Sub {
   static constexpr std::string_view name = "sub";
   static constexpr Arity arity = Arity::exactly(2);
-  static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::sub);
+  static constexpr Lowering lowering = Lowering::binary(kernels::BinaryOp::sub);
   struct Params {};
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

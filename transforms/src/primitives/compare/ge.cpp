@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Ge {
   static constexpr std::string_view name = "ge";
   static constexpr Arity arity = Arity::exactly(2);
-  static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::ge);
+  static constexpr Lowering lowering = Lowering::binary(kernels::BinaryOp::ge);
   struct Params {};
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

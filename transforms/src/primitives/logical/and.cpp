@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct And {
   static constexpr std::string_view name = "and";
   static constexpr Arity arity = Arity::exactly(2);
-  static constexpr Lowering lowering = Lowering::binary(kernels::cpu::BinaryOp::logical_and);
+  static constexpr Lowering lowering = Lowering::binary(kernels::BinaryOp::logical_and);
   struct Params {};
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

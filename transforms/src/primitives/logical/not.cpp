@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Not {
   static constexpr std::string_view name = "not";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::logical_not);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::logical_not);
   struct Params {};
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

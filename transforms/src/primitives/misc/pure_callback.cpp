@@ -4,7 +4,7 @@
 // itself (wrap it in custom_vjp, as in JAX). Its one evaluation (`evaluate`) runs on every device.
 #include "../rules.hpp"
 #include "canopy/core/callback.hpp"
-#include "canopy/kernels/runtime.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 
 namespace canopy::detail {
 namespace {

@@ -2,7 +2,7 @@
 // JAX's raw threefry keys) and the primitives' Params.
 #pragma once
 
-#include <canopy/kernels/random.hpp>
+#include <canopy/kernels/cpu_random.hpp>
 
 #include "../common.hpp"
 

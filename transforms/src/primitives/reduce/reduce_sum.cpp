@@ -8,7 +8,7 @@ struct ReduceSum {
   using Params = detail::ReduceParams;
   static constexpr bool linear = true;
   // jit's elementwise fusion may fold the sum into the kernel that computes its operand.
-  static constexpr Lowering lowering = Lowering::reduction(kernels::cpu::ReduceOp::sum);
+  static constexpr Lowering lowering = Lowering::reduction(kernels::ReduceOp::sum);
   static std::vector<int> reduction_axes(const Params& params) { return params.axes; }
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::reduce_aval(name, avals[0], params.axes, detail::kFloat | detail::kInt);

@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Asin {
   static constexpr std::string_view name = "asin";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::asin);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::asin);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);

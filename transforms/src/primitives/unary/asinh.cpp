@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Asinh {
   static constexpr std::string_view name = "asinh";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::asinh);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::asinh);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);

@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Atan {
   static constexpr std::string_view name = "atan";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::atan);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::atan);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);

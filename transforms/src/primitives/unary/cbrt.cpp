@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Cbrt {
   static constexpr std::string_view name = "cbrt";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::cbrt);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::cbrt);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);

@@ -1,13 +1,13 @@
 // The `erf_inv` primitive (inverse error function): rules, samples, op. jax.random.normal is
 // sqrt(2) * erf_inv(u), so this sets its accuracy; the function itself (Giles' polynomials, as XLA)
-// is kernels/cpu/loops/erf_inv.hpp. Its kernels come from its lowering on every backend.
+// is kernels/include/canopy/kernels/erf_inv.hpp. Its kernels come from its lowering on every backend.
 #include "../rules.hpp"
 
 namespace canopy::prim {
 struct ErfInv {
   static constexpr std::string_view name = "erf_inv";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::erf_inv);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::erf_inv);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);

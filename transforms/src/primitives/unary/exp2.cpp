@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Exp2 {
   static constexpr std::string_view name = "exp2";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::exp2);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::exp2);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);

@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Expm1 {
   static constexpr std::string_view name = "expm1";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::expm1);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::expm1);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);

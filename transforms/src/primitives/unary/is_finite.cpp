@@ -8,7 +8,7 @@ namespace canopy::prim {
 struct IsFinite {
   static constexpr std::string_view name = "is_finite";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::is_finite);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::is_finite);
   struct Params {};
   static constexpr bool nondifferentiable = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {

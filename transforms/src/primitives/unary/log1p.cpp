@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Log1p {
   static constexpr std::string_view name = "log1p";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::log1p);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::log1p);
   struct Params {};
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
     return detail::unary_aval(name, avals, detail::kFloat);

@@ -6,7 +6,7 @@ namespace canopy::prim {
 struct Neg {
   static constexpr std::string_view name = "neg";
   static constexpr Arity arity = Arity::exactly(1);
-  static constexpr Lowering lowering = Lowering::unary(kernels::cpu::UnaryOp::neg);
+  static constexpr Lowering lowering = Lowering::unary(kernels::UnaryOp::neg);
   struct Params {};
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params&) {
