@@ -43,6 +43,9 @@ TEST_CASE("registry: every primitive has a kernel on every backend built, device
   std::string orphan_text;
   for (const std::string& o : orphans) orphan_text += o + " ";
   CHECK_MESSAGE(orphans.empty(), "kernels registered for no primitive: ", orphan_text);
+  std::string duplicate_text;
+  for (const std::string& d : detail::duplicate_kernels()) duplicate_text += d + " ";
+  CHECK_MESSAGE(duplicate_text.empty(), "kernels registered twice: ", duplicate_text);
 }
 
 TEST_CASE("registry: an elementwise primitive's kernels come from its lowering on every backend") {

@@ -12,10 +12,6 @@
 
 namespace canopy::detail {
 
-/// The last BinaryOp (the ops are numbered 0..kLastBinaryOp), beside kernels::kLastUnaryOp.
-/// An op added after it has no kernel on any backend until this follows: the registry test says so.
-inline constexpr kernels::BinaryOp kLastBinaryOp = kernels::BinaryOp::logical_xor;
-
 /// Kernel<op>::run for every op of an enum numbered 0..Last.
 template <class Op, Op Last, template <Op> class Kernel>
 constexpr auto op_kernels() {

@@ -5,8 +5,8 @@
 
 namespace canopy::detail {
 
-extern constinit const DeviceBackend cpu_backend;   // backends/cpu/cpu_backend.cpp
-extern constinit const DeviceBackend cuda_backend;  // backends/cuda/cuda_backend.cpp
+extern constinit const DeviceBackend cpu_backend;   // backends/cpu/memory.cpp
+extern constinit const DeviceBackend cuda_backend;  // backends/cuda/memory.cpp
 
 constinit const DeviceBackend* const device_backends[std::size(kDeviceKinds)] = {&cpu_backend, &cuda_backend};
 

@@ -68,6 +68,7 @@ struct DeviceBackend {
 
 /// Device::Kind's values, in order.
 inline constexpr Device::Kind kDeviceKinds[] = {Device::Kind::cpu, Device::Kind::cuda};
+static_assert(std::size(kDeviceKinds) == Device::kinds, "every Device::Kind has a backend (and a kernel slot)");
 /// The registered backends, indexed by Device::Kind (device_backend.cpp).
 extern const DeviceBackend* const device_backends[std::size(kDeviceKinds)];
 

@@ -9,6 +9,7 @@
 #include "canopy/core/primitive.hpp"
 #include "canopy/core/registry.hpp"
 #include "canopy/error.hpp"
+#include "device_backend.hpp"
 
 namespace canopy::detail {
 namespace {
@@ -17,6 +18,7 @@ struct Backend {
   bool registered = false;
   ElementwiseKernels elementwise = nullptr;
   std::map<std::string, KernelEntry, std::less<>> by_name;  ///< entries' names point into by_name's keys
+  std::vector<std::string> duplicates;  ///< primitives registered a second time with another kernel
 };
 
 struct Backends {
@@ -28,7 +30,7 @@ Backends& backends() {
   return b;
 }
 
-std::string_view kind_name(Device::Kind kind) { return kind == Device::Kind::cpu ? "cpu" : "cuda"; }
+std::string_view kind_name(Device::Kind kind) { return backend(kind).name; }
 
 bool elementwise_kind(Lowering::Kind k) {
   using K = Lowering::Kind;
@@ -41,9 +43,12 @@ bool register_kernels(Device::Kind kind, std::initializer_list<KernelEntry> entr
   Backends& b = backends();
   std::lock_guard lock(b.mutex);
   Backend& backend = b.kinds[static_cast<std::size_t>(kind)];
-  // The first registration wins: a program that holds a backend twice (libcanopy_train next to
-  // libcanopy, each with a copy) registers each of its kernels twice, at different addresses.
-  for (const KernelEntry& e : entries) backend.by_name.try_emplace(std::string(e.primitive), e);
+  // The first registration wins and a second one with another kernel is recorded, not thrown from a
+  // static initialiser: the registry test fails on it (as on a primitive registered twice).
+  for (const KernelEntry& e : entries) {
+    auto [it, fresh] = backend.by_name.try_emplace(std::string(e.primitive), e);
+    if (!fresh && it->second.kernel != e.kernel) backend.duplicates.push_back(it->first);
+  }
   return true;
 }
 
@@ -69,6 +74,16 @@ std::vector<std::string> kernels_without_primitive() {
   for (const Backend& backend : b.kinds)
     for (const auto& [name, e] : backend.by_name)
       if (!find_primitive(name)) names.push_back(concat(name, " (", kind_name(static_cast<Device::Kind>(&backend - b.kinds.data())), ")"));
+  return names;
+}
+
+std::vector<std::string> duplicate_kernels() {
+  Backends& b = backends();
+  std::lock_guard lock(b.mutex);
+  std::vector<std::string> names;
+  for (const Backend& backend : b.kinds)
+    for (const std::string& name : backend.duplicates)
+      names.push_back(concat(name, " (", kind_name(static_cast<Device::Kind>(&backend - b.kinds.data())), ")"));
   return names;
 }
 

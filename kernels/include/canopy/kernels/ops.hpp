@@ -46,6 +46,8 @@ inline constexpr int kBinaryOpCount = 0 CANOPY_BINARY_OPS(CANOPY_COUNT);
 #undef CANOPY_COUNT
 /// The last UnaryOp (the ops are numbered 0..kLastUnaryOp).
 inline constexpr UnaryOp kLastUnaryOp = static_cast<UnaryOp>(kUnaryOpCount - 1);
+/// The last BinaryOp (the ops are numbered 0..kLastBinaryOp).
+inline constexpr BinaryOp kLastBinaryOp = static_cast<BinaryOp>(kBinaryOpCount - 1);
 
 /// The op's name as the list spells it ("logical_not").
 constexpr std::string_view op_name(UnaryOp op) {

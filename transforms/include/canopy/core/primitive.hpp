@@ -232,6 +232,8 @@ bool register_backend(Device::Kind kind, ElementwiseKernels elementwise);
 bool backend_registered(Device::Kind kind);
 /// Names that kernels were registered under but no registered primitive has (a misspelt name).
 std::vector<std::string> kernels_without_primitive();
+/// Primitives whose kernel for a kind was registered twice with different functions (the first is kept).
+std::vector<std::string> duplicate_kernels();
 /// Fills p's slot for `kind` from the registrations (PrimitiveInfo::kernel's slow path).
 KernelFn resolve_kernel(const PrimitiveInfo& p, Device::Kind kind);
 

@@ -30,7 +30,7 @@ struct Binary {
   }
 };
 constexpr auto unary_kernels = op_kernels<UnaryOp, kernels::kLastUnaryOp, Unary>();
-constexpr auto binary_kernels = op_kernels<BinaryOp, kLastBinaryOp, Binary>();
+constexpr auto binary_kernels = op_kernels<BinaryOp, kernels::kLastBinaryOp, Binary>();
 
 void select_n(std::span<const Array> in, std::span<Array> out, const ParamsRef&) {
   Array which = broadcast_copy(in[0], out[0].shape());
