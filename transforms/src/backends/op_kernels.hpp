@@ -26,4 +26,20 @@ KernelFn op_kernel(const std::array<KernelFn, N>& table, std::uint8_t op) {
   return op < N ? table[op] : nullptr;
 }
 
+/// A backend's ElementwiseKernels: the kernel of an elementwise lowering from the backend's
+/// per-op kernels (`Unary<op>::run`, `Binary<op>::run`) and its select and convert kernels.
+template <template <kernels::UnaryOp> class Unary, template <kernels::BinaryOp> class Binary, KernelFn select_n,
+          KernelFn convert>
+KernelFn elementwise_kernel(Lowering lowering) {
+  static constexpr auto unary = op_kernels<kernels::UnaryOp, kernels::kLastUnaryOp, Unary>();
+  static constexpr auto binary = op_kernels<kernels::BinaryOp, kernels::kLastBinaryOp, Binary>();
+  switch (lowering.kind) {
+    case Lowering::Kind::unary: return op_kernel(unary, lowering.op);
+    case Lowering::Kind::binary: return op_kernel(binary, lowering.op);
+    case Lowering::Kind::select: return select_n;
+    case Lowering::Kind::convert: return convert;
+    default: return nullptr;
+  }
+}
+
 }  // namespace canopy::detail

@@ -29,9 +29,6 @@ struct Binary {
                          mutable_data(out[0]), out[0].shape());
   }
 };
-constexpr auto unary_kernels = op_kernels<UnaryOp, kernels::kLastUnaryOp, Unary>();
-constexpr auto binary_kernels = op_kernels<BinaryOp, kernels::kLastBinaryOp, Binary>();
-
 void select_n(std::span<const Array> in, std::span<Array> out, const ParamsRef&) {
   Array which = broadcast_copy(in[0], out[0].shape());
   std::vector<const void*> cases;
@@ -44,15 +41,7 @@ void convert(std::span<const Array> in, std::span<Array> out, const ParamsRef&) 
   kernels::cpu::convert(in[0].dtype(), out[0].dtype(), cdata(in[0]), mutable_data(out[0]), in[0].size());
 }
 
-KernelFn elementwise(Lowering lowering) {
-  switch (lowering.kind) {
-    case Lowering::Kind::unary: return op_kernel(unary_kernels, lowering.op);
-    case Lowering::Kind::binary: return op_kernel(binary_kernels, lowering.op);
-    case Lowering::Kind::select: return select_n;
-    case Lowering::Kind::convert: return convert;
-    default: return nullptr;
-  }
-}
+constexpr ElementwiseKernels elementwise = elementwise_kernel<Unary, Binary, select_n, convert>;
 
 /// x read with numpy broadcasting into `shape` (right-aligned; size-1 dims repeat), contiguous.
 Array broadcast_operand(const Array& x, const Shape& shape) {

@@ -29,9 +29,6 @@ struct Binary {
                           mutable_data(out[0]), out[0].shape(), gpu_of(out[0]));
   }
 };
-constexpr auto unary_kernels = op_kernels<UnaryOp, kernels::kLastUnaryOp, Unary>();
-constexpr auto binary_kernels = op_kernels<BinaryOp, kernels::kLastBinaryOp, Binary>();
-
 void select_n(std::span<const Array> in, std::span<Array> out, const ParamsRef&) {
   Array which = broadcast_copy(in[0], out[0].shape());
   std::vector<const void*> cases;
@@ -45,15 +42,7 @@ void convert(std::span<const Array> in, std::span<Array> out, const ParamsRef&) 
                          gpu_of(out[0]));
 }
 
-KernelFn elementwise(Lowering lowering) {
-  switch (lowering.kind) {
-    case Lowering::Kind::unary: return op_kernel(unary_kernels, lowering.op);
-    case Lowering::Kind::binary: return op_kernel(binary_kernels, lowering.op);
-    case Lowering::Kind::select: return select_n;
-    case Lowering::Kind::convert: return convert;
-    default: return nullptr;
-  }
-}
+constexpr ElementwiseKernels elementwise = elementwise_kernel<Unary, Binary, select_n, convert>;
 
 template <SpecialBinaryOp op>
 void special_binary(std::span<const Array> in, std::span<Array> out, const ParamsRef&) {
