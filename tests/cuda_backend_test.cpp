@@ -15,6 +15,7 @@
 #include <canopy/canopy.hpp>
 #include <canopy/kernels/block_cache.hpp>
 #include <canopy/kernels/cpu.hpp>
+#include <canopy/kernels/cpu_fused.hpp>
 #include <canopy/kernels/cuda.hpp>
 
 #include "canopy/kernels/element_math.hpp"
@@ -258,9 +259,9 @@ TEST_CASE("without a GPU, cuda devices are absent and every use is a DeviceError
 
 namespace {
 
-using kernels::cpu::FusedInput;
-using kernels::cpu::FusedProgram;
-using kernels::cpu::FusedStep;
+using kernels::FusedInput;
+using kernels::FusedProgram;
+using kernels::FusedStep;
 
 // Runs `prog` over n elements on the CPU's fused kernel and through fused_element on the host,
 // and compares every output element (bitwise for bools, `rel` relative error for floats).

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include <canopy/kernels/cpu.hpp>
-#include <canopy/kernels/fused.hpp>
+#include <canopy/kernels/cpu_fused.hpp>
 
 #include "../kernels/cuda/generated/fused_source.hpp"
 #include "../kernels/cuda/generated/nvrtc.hpp"
@@ -31,9 +31,9 @@
 using namespace canopy;
 namespace gen = canopy::kernels::cuda::generated;
 using kernels::BinaryOp;
-using kernels::cpu::FusedInput;
-using kernels::cpu::FusedProgram;
-using kernels::cpu::FusedStep;
+using kernels::FusedInput;
+using kernels::FusedProgram;
+using kernels::FusedStep;
 using kernels::UnaryOp;
 using K = FusedStep::Kind;
 

@@ -24,7 +24,7 @@
 #include <canopy/kernels/cpu.hpp>
 #include <canopy/kernels/cuda.hpp>
 #include <canopy/kernels/cuda_nn.hpp>
-#include <canopy/kernels/nn.hpp>
+#include <canopy/kernels/cpu_nn.hpp>
 
 #include "../kernels/cpu/loops/nn_loops.hpp"
 #include "helpers/conv_cases.hpp"
@@ -34,9 +34,9 @@
 
 using namespace canopy;
 namespace gpu = canopy::kernels::cuda::nn;
-using kernels::cpu::ConvGeometry;
-using kernels::cpu::WindowGeometry;
-using kernels::cpu::WindowOp;
+using kernels::ConvGeometry;
+using kernels::WindowGeometry;
+using kernels::WindowOp;
 
 using test::ConvCase;
 using test::conv_case;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include <canopy/canopy.hpp>
-#include <canopy/kernels/nn.hpp>
+#include <canopy/kernels/cpu_nn.hpp>
 
 #include "../kernels/cuda/cudnn_conv_problem.hpp"
 #include "helpers/conv_cases.hpp"
@@ -21,7 +21,7 @@
 #include "../transforms/src/primitives/conv/conv_geometry.hpp"
 
 using namespace canopy;
-using kernels::cpu::ConvGeometry;
+using kernels::ConvGeometry;
 using kernels::cuda::cudnn::ConvCall;
 using kernels::cuda::cudnn::ConvKind;
 using kernels::cuda::cudnn::StagedTensor;

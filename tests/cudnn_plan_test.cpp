@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include <canopy/kernels/nn.hpp>
+#include <canopy/kernels/nn_geometry.hpp>
 
 #include "helpers/gradient_convolutions.hpp"
 #include "helpers/conv_cases.hpp"
 #include "../kernels/cuda/cudnn_conv.hpp"
 
 using namespace canopy;
-using kernels::cpu::ConvGeometry;
+using kernels::ConvGeometry;
 namespace cudnn = canopy::kernels::cuda::cudnn;
 
 namespace {

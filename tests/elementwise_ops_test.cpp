@@ -20,7 +20,7 @@
 
 #include <canopy/kernels/cpu.hpp>
 #include <canopy/kernels/element_math.hpp>
-#include <canopy/kernels/fused.hpp>
+#include <canopy/kernels/cpu_fused.hpp>
 #include <canopy/kernels/ops.hpp>
 
 #include "../kernels/cpu/codegen/fused_codegen.hpp"
@@ -29,9 +29,9 @@ namespace {
 using namespace canopy;
 using kernels::BinaryOp;
 using kernels::UnaryOp;
-using kernels::cpu::FusedInput;
-using kernels::cpu::FusedProgram;
-using K = kernels::cpu::FusedStep::Kind;
+using kernels::FusedInput;
+using kernels::FusedProgram;
+using K = kernels::FusedStep::Kind;
 
 constexpr std::uint8_t u8(auto op) { return static_cast<std::uint8_t>(op); }
 

@@ -21,15 +21,15 @@
 
 #include <canopy/canopy.hpp>
 #include <canopy/kernels/cpu.hpp>
-#include <canopy/kernels/fused.hpp>
+#include <canopy/kernels/cpu_fused.hpp>
 
 namespace {
 using namespace canopy;
 using kernels::BinaryOp;
-using kernels::cpu::FusedCompiledFn;
-using kernels::cpu::FusedInput;
-using kernels::cpu::FusedProgram;
-using kernels::cpu::FusedStep;
+using kernels::FusedCompiledFn;
+using kernels::FusedInput;
+using kernels::FusedProgram;
+using kernels::FusedStep;
 using kernels::UnaryOp;
 using K = FusedStep::Kind;
 namespace fs = std::filesystem;

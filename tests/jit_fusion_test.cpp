@@ -16,7 +16,7 @@
 
 #include <canopy/canopy.hpp>
 #include <canopy/kernels/cpu.hpp>
-#include <canopy/kernels/fused.hpp>
+#include <canopy/kernels/cpu_fused.hpp>
 #include <canopy/random.hpp>
 
 #include "helpers/text_count.hpp"
@@ -392,9 +392,9 @@ TEST_CASE("fusion: log_softmax along the last axis runs on whole rows in the ker
 
 TEST_CASE("fusion: the kernel's registers share scratch tiles by liveness, with the values of one tile each") {
   using kernels::BinaryOp;
-  using kernels::cpu::FusedInput;
-  using kernels::cpu::FusedProgram;
-  using kernels::cpu::FusedStep;
+  using kernels::FusedInput;
+  using kernels::FusedProgram;
+  using kernels::FusedStep;
   using kernels::UnaryOp;
   using K = FusedStep::Kind;
   const auto op = [](auto o) { return static_cast<std::uint8_t>(o); };

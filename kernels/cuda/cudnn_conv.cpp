@@ -260,7 +260,7 @@ void* tensor_memory(const StagedTensor& t, const void* operand, bool input, std:
 
 }  // namespace
 
-bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device,
+bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g, int device,
           Precision precision) {
   cudnnDataType_t io{};
   if (!use_cudnn() || !data_type(dtype, io)) return false;

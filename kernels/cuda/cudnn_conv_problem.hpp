@@ -26,7 +26,7 @@
 #include <optional>
 #include <vector>
 
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/nn_geometry.hpp"
 
 namespace canopy::kernels::cuda::cudnn {
 
@@ -145,7 +145,7 @@ inline std::optional<std::int64_t> post_padding(std::int64_t in, std::int64_t pr
   return post;
 }
 
-inline bool valid(const cpu::ConvGeometry& g) {
+inline bool valid(const ConvGeometry& g) {
   const std::size_t nsp = g.in_size.size();
   if (nsp < 1 || nsp > 3 || g.groups < 1 || g.batch < 1 || g.in_features < 1 || g.out_features < 1) return false;
   for (std::size_t d = 0; d < nsp; ++d)
@@ -167,7 +167,7 @@ inline Dims role_strides(const Dims& s, bool swap) {
   return r;
 }
 
-inline std::optional<ConvCall> forward_call(const cpu::ConvGeometry& g) {
+inline std::optional<ConvCall> forward_call(const ConvGeometry& g) {
   const std::size_t nsp = g.in_size.size();
   ConvCall c;
   c.kind = ConvKind::forward;
@@ -224,7 +224,7 @@ inline std::optional<ConvCall> forward_call(const cpu::ConvGeometry& g) {
 /// lax's input gradient: unit window strides and a dilated lhs (the cotangent). cuDNN's stride is
 /// the lhs dilation, the kernel is reversed back, and the groups of lax's regrouped kernel
 /// (O = C, I = K / G) are cuDNN's (K, C / G).
-inline std::optional<ConvCall> backward_data_call(const cpu::ConvGeometry& g) {
+inline std::optional<ConvCall> backward_data_call(const ConvGeometry& g) {
   const std::size_t nsp = g.in_size.size();
   bool dilated = false;
   for (std::size_t d = 0; d < nsp; ++d) {
@@ -272,7 +272,7 @@ inline std::optional<ConvCall> backward_data_call(const cpu::ConvGeometry& g) {
 /// a forward convolution in NCHW or NHWC strides its batch more coarsely, unless it has one
 /// channel) and, as XLA does, by a window larger than the output in every spatial dim or a
 /// dilated one (the forward convolution's stride).
-inline std::optional<ConvCall> backward_filter_call(const cpu::ConvGeometry& g) {
+inline std::optional<ConvCall> backward_filter_call(const ConvGeometry& g) {
   const std::size_t nsp = g.in_size.size();
   if (g.groups != 1 || g.lhs_strides[0] > g.lhs_strides[1]) return std::nullopt;
   bool large_window = true, window_dilated = false;
@@ -310,7 +310,7 @@ inline std::optional<ConvCall> backward_filter_call(const cpu::ConvGeometry& g) 
 /// convolution is the gradient form of, if any, then the forward one (which any geometry cuDNN can
 /// take has). Empty where cuDNN cannot run it (more than 3 spatial dims, an empty extent, padding
 /// that crops away all of lhs): the direct kernel does.
-inline std::vector<ConvCall> conv_calls(const cpu::ConvGeometry& g) {
+inline std::vector<ConvCall> conv_calls(const ConvGeometry& g) {
   std::vector<ConvCall> calls;
   if (!detail::valid(g)) return calls;
   if (auto c = detail::backward_filter_call(g)) calls.push_back(std::move(*c));

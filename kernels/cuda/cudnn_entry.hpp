@@ -6,12 +6,12 @@
 
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/cuda_nn.hpp"
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/nn_geometry.hpp"
 #include "canopy/shape.hpp"
 
 namespace canopy::kernels::cuda::cudnn {
 
-bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device,
+bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g, int device,
           Precision precision);
 bool softmax(bool log, DType dtype, const void* in, void* out, const Shape& shape, int axis, int device);
 /// Counts one call run on cuDNN (cuda_nn.hpp's cudnn_calls); a convolution by its operation too.

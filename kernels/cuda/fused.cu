@@ -26,9 +26,9 @@ __global__ void fused_kernel(const FusedLaunch launch, std::int64_t n) {
 
 }  // namespace
 
-bool fused_supported(const cpu::FusedProgram& program) { return fused_view_supported(program); }
+bool fused_supported(const FusedProgram& program) { return fused_view_supported(program); }
 
-void fused_elementwise(const cpu::FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
+void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
                        std::int64_t n, int device) {
   if (!fused_view_supported(program))
     ::canopy::detail::raise<DeviceError>("fused_elementwise", "program", "", "has steps the GPU kernel does not run",

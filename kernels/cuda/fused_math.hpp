@@ -1,13 +1,13 @@
 // One element of a fused elementwise program (jit's fuse_elementwise pass) on the GPU: the
 // program flattened into a fixed-size value (FusedView) and the interpreter every thread runs
 // over its element, in __host__ __device__ code so that the CPU test suite runs it against the
-// CPU's fused kernel (tests/cuda_backend_test.cpp). Steps and bools as in canopy/kernels/fused.hpp:
+// CPU's fused kernel (tests/cuda_backend_test.cpp). Steps and bools as in canopy/kernels/fused_program.hpp:
 // f32 registers, bools as 0/1.
 #pragma once
 
 #include <cstdint>
 
-#include "canopy/kernels/fused.hpp"
+#include "canopy/kernels/fused_program.hpp"
 #include "canopy/kernels/element_math.hpp"
 
 namespace canopy::kernels::cuda {
@@ -17,12 +17,12 @@ inline constexpr int kMaxFusedSteps = 128, kMaxFusedInputs = 32, kMaxFusedOutput
 
 struct FusedView {
   struct Input {
-    std::uint8_t mode;  // cpu::FusedInput::Mode: full, scalar or row
+    std::uint8_t mode;  // FusedInput::Mode: full, scalar or row
     std::uint8_t is_bool;
     std::int64_t size;
   };
   struct Step {
-    std::uint8_t kind, op;  // cpu::FusedStep::Kind, its op
+    std::uint8_t kind, op;  // FusedStep::Kind, its op
     std::int16_t a, b, c;
   };
   struct Output {
@@ -37,20 +37,20 @@ struct FusedView {
 
 /// Whether the GPU kernel runs `p`: within the limits above, and only steps it has (no random
 /// streams, no row steps, no sums: the pass does not make those for GPUs).
-inline bool fused_view_supported(const cpu::FusedProgram& p) {
+inline bool fused_view_supported(const FusedProgram& p) {
   if (p.inputs.size() > kMaxFusedInputs || p.steps.size() > kMaxFusedSteps || p.outputs.size() > kMaxFusedOutputs)
     return false;
   for (const auto& in : p.inputs)
-    if (in.mode == cpu::FusedInput::Mode::words) return false;
+    if (in.mode == FusedInput::Mode::words) return false;
   for (const auto& s : p.steps)
-    if (s.kind == cpu::FusedStep::Kind::uniform01 || s.kind == cpu::FusedStep::Kind::log_softmax) return false;
+    if (s.kind == FusedStep::Kind::uniform01 || s.kind == FusedStep::Kind::log_softmax) return false;
   for (const auto& o : p.outputs)
-    if (o.reduce != cpu::FusedProgram::Output::Reduce::none) return false;
+    if (o.reduce != FusedProgram::Output::Reduce::none) return false;
   return true;
 }
 
 /// `p` flattened (fused_view_supported(p) must hold).
-inline FusedView fused_view(const cpu::FusedProgram& p) {
+inline FusedView fused_view(const FusedProgram& p) {
   FusedView v{};
   v.num_inputs = static_cast<int>(p.inputs.size());
   v.num_steps = static_cast<int>(p.steps.size());
@@ -73,7 +73,7 @@ inline FusedView fused_view(const cpu::FusedProgram& p) {
 
 /// Computes element i of every output of `p`: in[k] is input k's data, out[k] output k's.
 CANOPY_HD inline void fused_element(const FusedView& p, const void* const* in, void* const* out, std::int64_t i) {
-  using Kind = cpu::FusedStep::Kind;
+  using Kind = FusedStep::Kind;
   float r[kMaxFusedSteps];
   for (int k = 0; k < p.num_steps; ++k) {
     const FusedView::Step s = p.steps[k];
@@ -81,8 +81,8 @@ CANOPY_HD inline void fused_element(const FusedView& p, const void* const* in, v
     switch (static_cast<Kind>(s.kind)) {
       case Kind::load: {
         const FusedView::Input& x = p.inputs[s.a];
-        const std::int64_t j = x.mode == static_cast<std::uint8_t>(cpu::FusedInput::Mode::scalar) ? 0
-                               : x.mode == static_cast<std::uint8_t>(cpu::FusedInput::Mode::row) ? i % x.size
+        const std::int64_t j = x.mode == static_cast<std::uint8_t>(FusedInput::Mode::scalar) ? 0
+                               : x.mode == static_cast<std::uint8_t>(FusedInput::Mode::row) ? i % x.size
                                                                                                   : i;
         v = x.is_bool ? (static_cast<const bool*>(in[s.a])[j] ? 1.0f : 0.0f) : static_cast<const float*>(in[s.a])[j];
         break;

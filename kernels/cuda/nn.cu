@@ -27,7 +27,7 @@ __global__ void conv_kernel(const T* lhs, const T* rhs, T* out, nn::ConvParams p
 }
 
 template <class T>
-__global__ void reduce_window_kernel(nn::WindowOp op, const T* in, T* out, nn::WindowParams p) {
+__global__ void reduce_window_kernel(WindowOp op, const T* in, T* out, nn::WindowParams p) {
   CANOPY_GRID_LOOP(w, p.outputs) out[w] = nn::reduce_window_element(op, in, p, w);
 }
 
@@ -61,7 +61,7 @@ void visit_float(DType dtype, F&& f) {
 
 }  // namespace
 
-void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device,
+void conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g, int device,
           Precision precision) {
   // The direct kernel below computes exactly at every precision (`high` allows TF32, never asks it).
   if (cudnn::conv(dtype, lhs, rhs, out, g, device, precision)) return;
@@ -75,7 +75,7 @@ void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::C
   detail::check_launch("conv_general_dilated");
 }
 
-void reduce_window(cpu::WindowOp op, DType dtype, const void* in, void* out, const cpu::WindowGeometry& g, int device) {
+void reduce_window(WindowOp op, DType dtype, const void* in, void* out, const WindowGeometry& g, int device) {
   const nn::WindowParams p = nn::window_params(g, "reduce_window");
   if (p.outputs == 0) return;
   cudaStream_t s = detail::stream(device);
@@ -87,7 +87,7 @@ void reduce_window(cpu::WindowOp op, DType dtype, const void* in, void* out, con
 }
 
 void select_and_gather_add(DType dtype, const void* tangent, const void* operand, void* out,
-                           const cpu::WindowGeometry& g, int device) {
+                           const WindowGeometry& g, int device) {
   const nn::WindowParams p = nn::window_params(g, "select_and_gather_add");
   if (p.outputs == 0) return;
   cudaStream_t s = detail::stream(device);
@@ -99,7 +99,7 @@ void select_and_gather_add(DType dtype, const void* tangent, const void* operand
 }
 
 void select_and_scatter_add(DType dtype, const void* source, const void* operand, void* out,
-                            const cpu::WindowGeometry& g, int device) {
+                            const WindowGeometry& g, int device) {
   const nn::WindowParams p = nn::window_params(g, "select_and_scatter_add");
   if (p.inputs == 0) return;
   // Each window's selection first (a block from the device's cache: it goes back to the cache

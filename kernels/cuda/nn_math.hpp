@@ -11,12 +11,10 @@
 #include <type_traits>
 
 #include "canopy/error.hpp"
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/nn_geometry.hpp"
 #include "canopy/kernels/element_math.hpp"
 
 namespace canopy::kernels::cuda::nn {
-
-using cpu::WindowOp;
 
 /// Spatial dims the convolution kernel takes (the CPU loops take any number).
 inline constexpr int kMaxConvSpatial = 6;
@@ -42,7 +40,7 @@ CANOPY_HD inline double mul_add(double acc, double x, double w) {
 // ---------------------------------------------------------------------------------------------
 // Convolution
 
-/// cpu::ConvGeometry in fixed-size arrays, by value into a kernel.
+/// ConvGeometry in fixed-size arrays, by value into a kernel.
 struct ConvParams {
   int nsp = 0;                       ///< spatial rank
   std::int64_t cg = 0, og = 1;       ///< input / output features per group
@@ -58,7 +56,7 @@ struct ConvParams {
 };
 
 /// The kernel's view of `g`; DeviceError for more than kMaxConvSpatial spatial dims.
-inline ConvParams conv_params(const cpu::ConvGeometry& g) {
+inline ConvParams conv_params(const ConvGeometry& g) {
   const std::size_t nsp = g.in_size.size();
   if (nsp > static_cast<std::size_t>(kMaxConvSpatial))
     ::canopy::detail::raise<DeviceError>("conv_general_dilated", "operands", std::to_string(nsp) + " spatial dims",
@@ -144,7 +142,7 @@ CANOPY_HD inline T conv_element(const T* lhs, const T* rhs, const ConvParams& p,
 // ---------------------------------------------------------------------------------------------
 // Windows: reduce_window, select_and_gather_add, select_and_scatter_add
 
-/// cpu::WindowGeometry in fixed-size arrays (operand and windows row-major), by value into a kernel.
+/// WindowGeometry in fixed-size arrays (operand and windows row-major), by value into a kernel.
 struct WindowParams {
   int rank = 0;
   std::int64_t outputs = 1, inputs = 1, taps = 1;
@@ -155,7 +153,7 @@ struct WindowParams {
 };
 
 /// The kernel's view of `g`; DeviceError naming `api` for more than kMaxWindowRank dims.
-inline WindowParams window_params(const cpu::WindowGeometry& g, std::string_view api) {
+inline WindowParams window_params(const WindowGeometry& g, std::string_view api) {
   const std::size_t r = g.in.size();
   if (r > static_cast<std::size_t>(kMaxWindowRank))
     ::canopy::detail::raise<DeviceError>(api, "operand", to_string(g.in),

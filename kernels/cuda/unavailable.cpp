@@ -57,8 +57,8 @@ void set_generated_kernels(bool) {}
 bool generated_kernels() { return false; }
 std::int64_t generated_kernel_calls() { return 0; }
 std::int64_t generated_kernel_fallbacks() { return 0; }
-bool fused_supported(const cpu::FusedProgram&) { return false; }
-void fused_elementwise(const cpu::FusedProgram&, std::span<const void* const>, std::span<void* const>, std::int64_t, int) {
+bool fused_supported(const FusedProgram&) { return false; }
+void fused_elementwise(const FusedProgram&, std::span<const void* const>, std::span<void* const>, std::int64_t, int) {
   unavailable("fused_elementwise");
 }
 void softmax(bool, DType, const void*, void*, const Shape&, int, int) { unavailable("softmax"); }

@@ -11,16 +11,16 @@ namespace {
 }
 }  // namespace
 
-void conv(DType, const void*, const void*, void*, const cpu::ConvGeometry&, int, Precision) {
+void conv(DType, const void*, const void*, void*, const ConvGeometry&, int, Precision) {
   unavailable("conv_general_dilated");
 }
-void reduce_window(cpu::WindowOp, DType, const void*, void*, const cpu::WindowGeometry&, int) {
+void reduce_window(WindowOp, DType, const void*, void*, const WindowGeometry&, int) {
   unavailable("reduce_window");
 }
-void select_and_gather_add(DType, const void*, const void*, void*, const cpu::WindowGeometry&, int) {
+void select_and_gather_add(DType, const void*, const void*, void*, const WindowGeometry&, int) {
   unavailable("select_and_gather_add");
 }
-void select_and_scatter_add(DType, const void*, const void*, void*, const cpu::WindowGeometry&, int) {
+void select_and_scatter_add(DType, const void*, const void*, void*, const WindowGeometry&, int) {
   unavailable("select_and_scatter_add");
 }
 

@@ -8,7 +8,7 @@ namespace canopy::kernels::cuda {
 bool cudnn_built() { return false; }
 
 namespace cudnn {
-bool conv(DType, const void*, const void*, void*, const cpu::ConvGeometry&, int, Precision) { return false; }
+bool conv(DType, const void*, const void*, void*, const ConvGeometry&, int, Precision) { return false; }
 bool softmax(bool, DType, const void*, void*, const Shape&, int, int) { return false; }
 }  // namespace cudnn
 

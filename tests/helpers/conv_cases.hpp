@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <canopy/kernels/nn.hpp>
+#include <canopy/kernels/nn_geometry.hpp>
 
 #include "layout_strides.hpp"
 
@@ -56,7 +56,7 @@ inline std::vector<int> random_layout(std::size_t rank) {
 }
 
 struct ConvCase {
-  kernels::cpu::ConvGeometry g;
+  kernels::ConvGeometry g;
   Dims lhs, rhs, out;  // logical (N, C, spatial...) / (O, I, spatial...) extents
   std::string what;
 };
@@ -72,7 +72,7 @@ inline std::optional<ConvCase> conv_case(std::int64_t batch, std::int64_t groups
                                   const std::vector<ConvDim>& dims, const std::vector<int>& lo, const std::vector<int>& ro,
                                   const std::vector<int>& oo) {
   ConvCase c;
-  kernels::cpu::ConvGeometry& g = c.g;
+  kernels::ConvGeometry& g = c.g;
   g.batch = batch;
   g.groups = groups;
   g.in_features = groups * cg;

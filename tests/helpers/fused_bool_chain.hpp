@@ -6,16 +6,16 @@
 #include <vector>
 
 #include <canopy/kernels/cpu.hpp>
-#include <canopy/kernels/fused.hpp>
+#include <canopy/kernels/fused_program.hpp>
 
 namespace canopy::test {
 
 /// Steps over inputs 0 (x, f32), 1 (a row, f32), 2 (a scalar, f32) and 3 (a mask, bool), as
 /// loaded by steps 0-3; registers 8, 10-14 and 16 hold bools (0/1), the rest floats.
-inline std::vector<kernels::cpu::FusedStep> fused_bool_chain() {
+inline std::vector<kernels::FusedStep> fused_bool_chain() {
   using kernels::BinaryOp;
   using kernels::UnaryOp;
-  using K = kernels::cpu::FusedStep::Kind;
+  using K = kernels::FusedStep::Kind;
   auto u = [](UnaryOp op) { return static_cast<std::uint8_t>(op); };
   auto b = [](BinaryOp op) { return static_cast<std::uint8_t>(op); };
   return {{K::load, 0, 0},                                // 0 x

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include <canopy/canopy.hpp>
-#include <canopy/kernels/nn.hpp>
+#include <canopy/kernels/nn_geometry.hpp>
 
 #include "../../transforms/src/primitives/conv/conv_geometry.hpp"
 
@@ -14,14 +14,14 @@ namespace canopy::test {
 
 /// The convolutions of the program `grad` records for a loss through one convolution, as the
 /// kernels get them.
-inline std::vector<kernels::cpu::ConvGeometry> gradient_convolutions(const Array& x, const Array& w, const std::vector<std::int64_t>& strides,
+inline std::vector<kernels::ConvGeometry> gradient_convolutions(const Array& x, const Array& w, const std::vector<std::int64_t>& strides,
                                                 const Padding& padding, const ConvDimensionNumbers& dn, std::int64_t groups) {
   auto loss = [&](const Array& a, const Array& b) {
     const Array y = conv_general_dilated(a, b, strides, padding, {}, {}, dn, groups);
     return sum(y * y);
   };
   const Program p = make_jaxpr(grad(loss, argnums<0, 1>))(x, w);
-  std::vector<kernels::cpu::ConvGeometry> out;
+  std::vector<kernels::ConvGeometry> out;
   for (const Eqn& e : p.eqns)
     if (e.prim->name == "conv_general_dilated")
       out.push_back(detail::conv_geometry(e.params_ref(), p.aval_of(e.in[0]).shape, p.aval_of(e.in[1]).shape,

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "canopy/kernels/fused.hpp"
+#include "canopy/kernels/fused_program.hpp"
 
 namespace canopy::kernels::cpu::codegen {
 

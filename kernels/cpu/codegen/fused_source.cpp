@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "canopy/kernels/ops.hpp"
+
 namespace canopy::kernels::cpu::codegen {
 namespace {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/cpu_nn.hpp"
 #include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 

@@ -5,7 +5,7 @@
 // stay scalars, and random unit floats are hashed per tile from their key, so a chain of n steps
 // touches memory only for its inputs and outputs. A program built into machine code
 // (compile_fused_program, ../codegen) runs that code instead, with the same values.
-#include "canopy/kernels/fused.hpp"
+#include "canopy/kernels/cpu_fused.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "canopy/kernels/cpu.hpp"
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/cpu_nn.hpp"
 #include "canopy/kernels/cpu_random.hpp"
 #include "canopy/kernels/cpu_runtime.hpp"
 #include "../codegen/fused_codegen.hpp"

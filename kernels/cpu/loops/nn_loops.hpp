@@ -2,7 +2,7 @@
 // (onednn/conv.cpp, pool.cpp, softmax.cpp) fall back to when oneDNN does not apply.
 #pragma once
 
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/cpu_nn.hpp"
 
 namespace canopy::kernels::cpu::loops {
 

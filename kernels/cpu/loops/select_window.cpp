@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/cpu_nn.hpp"
 #include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 

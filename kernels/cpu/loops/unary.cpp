@@ -4,7 +4,7 @@
 
 #include "../onednn/engine.hpp"
 #include "canopy/kernels/element_math.hpp"
-#include "canopy/kernels/fused.hpp"
+#include "canopy/kernels/cpu_fused.hpp"
 #include "canopy/kernels/cpu_runtime.hpp"
 #include "loops.hpp"
 

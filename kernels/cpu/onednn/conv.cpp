@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/cpu_nn.hpp"
 #include "canopy/kernels/cpu_runtime.hpp"
 #include "engine.hpp"
 

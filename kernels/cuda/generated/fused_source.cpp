@@ -20,9 +20,6 @@ namespace canopy::kernels::cuda::generated {
 namespace {
 
 using cpu::codegen::cat;
-using cpu::FusedInput;
-using cpu::FusedProgram;
-using cpu::FusedStep;
 using Kind = FusedStep::Kind;
 using Mode = FusedInput::Mode;
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "canopy/kernels/fused.hpp"
+#include "canopy/kernels/fused_program.hpp"
 
 namespace canopy::kernels::cuda::generated {
 
@@ -30,12 +30,12 @@ struct FusedLayout {
   bool operator==(const FusedLayout&) const = default;
 };
 /// The layout of a launch of `p` over n elements with these operands.
-FusedLayout fused_layout(const cpu::FusedProgram& p, std::span<const void* const> in, std::span<void* const> out,
+FusedLayout fused_layout(const FusedProgram& p, std::span<const void* const> in, std::span<void* const> out,
                          std::int64_t n);
 
 /// Whether a kernel can be generated for `p`: the programs the interpreter runs (full, scalar and
 /// row inputs of f32 or bool; load, unary, binary, select and to_bool steps; no sums).
-bool generated_supported(const cpu::FusedProgram& p);
+bool generated_supported(const FusedProgram& p);
 
 /// The generated part of a kernel's source (generated_supported(p) must hold): in namespace
 /// canopy_fused, `struct Args` (the operands' addresses, inputs then outputs, and n), `element`
@@ -45,11 +45,11 @@ bool generated_supported(const cpu::FusedProgram& p);
 /// layout, single elements otherwise). Its functions are declared CANOPY_FUSED_FN, which the
 /// including source defines (a device function under NVRTC; plain `inline` where the tests
 /// compile the same text for the host).
-std::string fused_kernel_body(const cpu::FusedProgram& p, const FusedLayout& layout);
+std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout);
 
 /// The whole source NVRTC compiles: the embedded headers (nvrtc_prelude), the body and the
 /// __global__ kernel kKernelName(Args).
-std::string fused_kernel_source(const cpu::FusedProgram& p, const FusedLayout& layout);
+std::string fused_kernel_source(const FusedProgram& p, const FusedLayout& layout);
 
 /// The headers a generated kernel is compiled with, as one text for NVRTC (which has no include
 /// path into canopy's sources): nvrtc_std.hpp, then the library's element math and what it
@@ -61,6 +61,6 @@ std::vector<std::string> embedded_header_paths();
 
 /// An exact key of what a program's source depends on (its inputs, steps, outputs and layout),
 /// cheaper to build than the source: the launcher's cache of loaded kernels is keyed by it.
-std::string program_key(const cpu::FusedProgram& p, const FusedLayout& layout);
+std::string program_key(const FusedProgram& p, const FusedLayout& layout);
 
 }  // namespace canopy::kernels::cuda::generated

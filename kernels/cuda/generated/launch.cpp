@@ -47,7 +47,7 @@ int device_arch(int device, int& sms) {
   return major * 10 + minor;
 }
 
-Loaded load(const cpu::FusedProgram& program, const generated::FusedLayout& layout, int device) {
+Loaded load(const FusedProgram& program, const generated::FusedLayout& layout, int device) {
   Loaded l;
   const int arch = device_arch(device, l.sms);
   std::string error;
@@ -86,7 +86,7 @@ std::int64_t generated_kernel_fallbacks() { return fallbacks.load(); }
 
 namespace detail {
 
-bool launch_generated_fused(const cpu::FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
+bool launch_generated_fused(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
                             std::int64_t n, int device) {
   if (!generated_kernels() || !generated::generated_supported(program)) return false;
   const cudaStream_t s = stream(device);  // makes `device` current

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-#include "canopy/kernels/fused.hpp"
+#include "canopy/kernels/fused_program.hpp"
 
 namespace canopy::kernels::cuda::detail {
 
@@ -12,7 +12,7 @@ namespace canopy::kernels::cuda::detail {
 /// run nothing) where generated kernels are off, the program is not one the generator writes, or
 /// no kernel could be had (NVRTC missing, a compile or load failure: counted by
 /// generated_kernel_fallbacks()), and the caller runs the interpreter kernel.
-bool launch_generated_fused(const cpu::FusedProgram& program, std::span<const void* const> in,
+bool launch_generated_fused(const FusedProgram& program, std::span<const void* const> in,
                             std::span<void* const> out, std::int64_t n, int device);
 
 }  // namespace canopy::kernels::cuda::detail

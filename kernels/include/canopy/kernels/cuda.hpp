@@ -13,7 +13,7 @@
 
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/buffer.hpp"
-#include "canopy/kernels/fused.hpp"
+#include "canopy/kernels/fused_program.hpp"
 #include "canopy/kernels/ops.hpp"
 #include "canopy/precision.hpp"
 #include "canopy/shape.hpp"
@@ -97,10 +97,10 @@ bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, vo
 /// matmul_bias calls that ran on cuBLASLt so far (its fallback is quiet; the GPU suite checks this).
 std::int64_t cublaslt_calls();
 /// Whether fused_elementwise runs `program` (no random streams, row steps or sums; bounded size).
-bool fused_supported(const cpu::FusedProgram& program);
+bool fused_supported(const FusedProgram& program);
 /// jit's fused elementwise program over n elements (as cpu::fused_elementwise): in[k] input k's
 /// data, out[k] output k's. DeviceError for a program fused_supported rejects.
-void fused_elementwise(const cpu::FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
+void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
                        std::int64_t n, int device);
 /// Whether fused_elementwise runs a program as a kernel generated for it and compiled by NVRTC
 /// (the default; CANOPY_CUDA_CODEGEN=0 turns it off) or always on the interpreter kernel.

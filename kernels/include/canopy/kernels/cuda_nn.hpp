@@ -1,11 +1,11 @@
 // The GPU kernels of the nn primitives: convolution, windowed reductions (pooling) and max
-// pooling's derivative. Same calls as the CPU ones in nn.hpp (raw device pointers plus geometry),
+// pooling's derivative. Same calls as the CPU ones in cpu_nn.hpp (raw device pointers plus geometry),
 // with the device ordinal each runs on; direct CUDA kernels, one thread per output element,
 // deterministic (no atomics). Convolution tries cuDNN first (kernels/cuda/cudnn_conv.cpp).
 #pragma once
 
 #include "canopy/dtype.hpp"
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/nn_geometry.hpp"
 #include "canopy/precision.hpp"
 
 namespace canopy::kernels::cuda {
@@ -30,18 +30,18 @@ std::int64_t cudnn_conv_calls(CudnnConv kind);
 /// backward-data or backward-filter operation (lax's gradient convolutions are recognised as
 /// such), else a direct kernel as cpu::conv_loop (sums in double). f32, f64, bf16, f16. At most 6 spatial dims (DeviceError beyond).
 /// f32 at Precision::high may run on cuDNN's TF32 tensor-core engines; at the others it is exact.
-void conv(DType dtype, const void* lhs, const void* rhs, void* out, const cpu::ConvGeometry& g, int device,
+void conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g, int device,
           Precision precision = Precision::default_);
 /// out = reduce_window(in) as the CPU loops (compute type, padding holds the identity); every
 /// dtype, at most 8 dims.
-void reduce_window(cpu::WindowOp op, DType dtype, const void* in, void* out, const cpu::WindowGeometry& g, int device);
+void reduce_window(WindowOp op, DType dtype, const void* in, void* out, const WindowGeometry& g, int device);
 /// Max pooling's jvp: out[i] = tangent at window i's first maximal operand element (0 when that is
 /// padding or the window holds a NaN), as cpu::select_and_gather_add. Floating dtypes.
 void select_and_gather_add(DType dtype, const void* tangent, const void* operand, void* out,
-                           const cpu::WindowGeometry& g, int device);
+                           const WindowGeometry& g, int device);
 /// Its transpose: out (operand's shape) = the sum of the source values of the windows that
 /// selected each element, added in window order as cpu::select_and_scatter_add. Floating dtypes.
 void select_and_scatter_add(DType dtype, const void* source, const void* operand, void* out,
-                            const cpu::WindowGeometry& g, int device);
+                            const WindowGeometry& g, int device);
 
 }  // namespace canopy::kernels::cuda

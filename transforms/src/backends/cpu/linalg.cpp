@@ -5,6 +5,7 @@
 #include "../../primitives/common.hpp"
 #include "../../primitives/conv/conv_geometry.hpp"
 #include "../../primitives/linalg/matmul_shape.hpp"
+#include "canopy/kernels/cpu_nn.hpp"
 
 namespace canopy::detail {
 namespace {
@@ -37,7 +38,7 @@ void dot_general(std::span<const Array> in, std::span<Array> out, const DotGener
 
 void conv_general_dilated(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
   const Array &l = in[0], &r = in[1], &y = out[0];
-  const kernels::cpu::ConvGeometry g = conv_geometry(params, l.shape(), r.shape(), y.shape());
+  const kernels::ConvGeometry g = conv_geometry(params, l.shape(), r.shape(), y.shape());
   kernels::cpu::conv(l.dtype(), cdata(l), cdata(r), mutable_data(y), g);
 }
 

@@ -3,12 +3,12 @@
 #include "../../primitives/common.hpp"
 #include "../../primitives/nn/softmax_params.hpp"
 #include "../../primitives/window/geometry.hpp"
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/cpu_nn.hpp"
 
 namespace canopy::detail {
 namespace {
 
-template <kernels::cpu::WindowOp op>
+template <kernels::WindowOp op>
 void reduce_window(std::span<const Array> in, std::span<Array> out, const WindowParams& params) {
   kernels::cpu::reduce_window(op, in[0].dtype(), cdata(in[0]), mutable_data(out[0]), window_geometry(in[0], out[0], params));
 }
@@ -29,7 +29,7 @@ void softmax(std::span<const Array> in, std::span<Array> out, const SoftmaxParam
   kernels::cpu::softmax(in[0].dtype(), log, cdata(in[0]), mutable_data(out[0]), in[0].shape(), axis);
 }
 
-using kernels::cpu::WindowOp;
+using kernels::WindowOp;
 [[maybe_unused]] const bool registered = register_kernels(Device::Kind::cpu, {
     typed_kernel<WindowParams, reduce_window<WindowOp::max>>("reduce_window_max"),
     typed_kernel<WindowParams, reduce_window<WindowOp::sum>>("reduce_window_sum"),

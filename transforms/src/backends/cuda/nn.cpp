@@ -9,7 +9,7 @@
 namespace canopy::detail {
 namespace {
 
-template <kernels::cpu::WindowOp op>
+template <kernels::WindowOp op>
 void reduce_window(std::span<const Array> in, std::span<Array> out, const WindowParams& params) {
   kernels::cuda::reduce_window(op, in[0].dtype(), cdata(in[0]), mutable_data(out[0]), window_geometry(in[0], out[0], params),
                                gpu_of(out[0]));
@@ -31,7 +31,7 @@ void softmax(std::span<const Array> in, std::span<Array> out, const SoftmaxParam
   kernels::cuda::softmax(log, in[0].dtype(), cdata(in[0]), mutable_data(out[0]), in[0].shape(), axis, gpu_of(out[0]));
 }
 
-using kernels::cpu::WindowOp;
+using kernels::WindowOp;
 [[maybe_unused]] const bool registered = register_kernels(Device::Kind::cuda, {
     typed_kernel<WindowParams, reduce_window<WindowOp::max>>("reduce_window_max"),
     typed_kernel<WindowParams, reduce_window<WindowOp::sum>>("reduce_window_sum"),

@@ -17,16 +17,16 @@
 #include "canopy/core/primitive.hpp"
 #include "canopy/kernels/cpu.hpp"
 #include "canopy/kernels/cuda.hpp"
-#include "canopy/kernels/fused.hpp"
+#include "canopy/kernels/cpu_fused.hpp"
 #include "passes.hpp"
 
 namespace canopy::detail {
 namespace {
 
 using kernels::BinaryOp;
-using kernels::cpu::FusedInput;
-using kernels::cpu::FusedProgram;
-using kernels::cpu::FusedStep;
+using kernels::FusedInput;
+using kernels::FusedProgram;
+using kernels::FusedStep;
 using kernels::UnaryOp;
 using Kind = Lowering::Kind;
 
@@ -108,7 +108,7 @@ bool fusible(const Program& p, const Eqn& e, bool gpu) {
       const int rank = static_cast<int>(out.shape.size());
       // Rows up to kMaxFusedRow elements: a tile holds whole rows, in every register.
       return axes.size() == 1 && (axes[0] < 0 ? axes[0] + rank : axes[0]) == rank - 1 &&
-             out.shape.back() <= kernels::cpu::kMaxFusedRow;
+             out.shape.back() <= kernels::kMaxFusedRow;
     }
     case Kind::uniform01:
     case Kind::reduction:
@@ -117,7 +117,7 @@ bool fusible(const Program& p, const Eqn& e, bool gpu) {
   return false;
 }
 
-using Reduce = kernels::cpu::FusedProgram::Output::Reduce;
+using Reduce = kernels::FusedProgram::Output::Reduce;
 struct Summation {
   Reduce reduce = Reduce::none;
   std::int64_t inner = 1;

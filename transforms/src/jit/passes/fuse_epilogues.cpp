@@ -13,6 +13,7 @@
 #include "../../primitives/linalg/matmul_shape.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/cpu_nn.hpp"
 #include "passes.hpp"
 
 namespace canopy::detail {
@@ -27,7 +28,7 @@ using Operand = EpilogueStep::Operand;
 
 struct Epilogue {
   MatmulShape matmul;                               ///< for dot_general
-  std::optional<kernels::cpu::ConvGeometry> conv;  ///< for conv_general_dilated
+  std::optional<kernels::ConvGeometry> conv;  ///< for conv_general_dilated
   std::vector<EpilogueStep> steps;
 };
 struct EpilogueParams {
@@ -99,7 +100,7 @@ std::optional<std::pair<Epilogue, std::int64_t>> start(const Program& p, const E
     if (!shape || shape->k == 0) return std::nullopt;
     return std::pair{Epilogue{*shape, std::nullopt, {}}, shape->n};
   }
-  kernels::cpu::ConvGeometry g = conv_geometry(e.params_ref(), l.shape, r.shape, result.shape);
+  kernels::ConvGeometry g = conv_geometry(e.params_ref(), l.shape, r.shape, result.shape);
   // Channels innermost (NHWC-like outputs): a bias is then a row of the result.
   if (g.out_strides[1] != 1 || g.in_features == 0) return std::nullopt;
   const std::int64_t channels = g.out_features;

@@ -140,9 +140,9 @@ struct ConvGeneralDilated {
     }
     return out;
   }
-  static kernels::cpu::ConvGeometry geometry(const Params& p, const Shape& l, const Shape& r, const Shape& y) {
+  static kernels::ConvGeometry geometry(const Params& p, const Shape& l, const Shape& r, const Shape& y) {
     Shape ls = contiguous_strides(l), rs = contiguous_strides(r), ys = contiguous_strides(y);
-    kernels::cpu::ConvGeometry g;
+    kernels::ConvGeometry g;
     auto at = [](const Shape& s, const std::vector<int>& spec, std::size_t i) { return s[static_cast<std::size_t>(spec[i])]; };
     g.batch = at(l, p.lhs_spec, 0);
     g.in_features = at(l, p.lhs_spec, 1);
@@ -285,7 +285,7 @@ CANOPY_REGISTER_PRIMITIVE(ConvGeneralDilated);
 }  // namespace canopy::prim
 
 namespace canopy::detail {
-kernels::cpu::ConvGeometry conv_geometry(const ParamsRef& params, const Shape& lhs, const Shape& rhs, const Shape& out) {
+kernels::ConvGeometry conv_geometry(const ParamsRef& params, const Shape& lhs, const Shape& rhs, const Shape& out) {
   return prim::ConvGeneralDilated::geometry(params.get<prim::ConvGeneralDilated::Params>(), lhs, rhs, out);
 }
 Precision conv_precision(const ParamsRef& params) {

@@ -3,14 +3,14 @@
 #pragma once
 
 #include "canopy/core/primitive.hpp"
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/nn_geometry.hpp"
 #include "canopy/precision.hpp"
 #include "canopy/shape.hpp"
 
 namespace canopy::detail {
 
 /// The ConvGeometry of conv_general_dilated[params] on contiguous lhs, rhs and out of these shapes.
-kernels::cpu::ConvGeometry conv_geometry(const ParamsRef& params, const Shape& lhs, const Shape& rhs, const Shape& out);
+kernels::ConvGeometry conv_geometry(const ParamsRef& params, const Shape& lhs, const Shape& rhs, const Shape& out);
 /// The precision conv_general_dilated[params] computes at (the higher of its operands').
 Precision conv_precision(const ParamsRef& params);
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../common.hpp"
-#include "canopy/kernels/nn.hpp"
+#include "canopy/kernels/nn_geometry.hpp"
 
 namespace canopy::detail {
 
@@ -153,8 +153,8 @@ inline Aval window_aval(std::string_view prim, const Aval& a, const WindowParams
 }
 
 /// The kernel's view of a reduce_window call.
-inline kernels::cpu::WindowGeometry window_geometry(const Array& x, const Array& y, const WindowParams& p) {
-  kernels::cpu::WindowGeometry g{x.shape(), y.shape(), p.window_dimensions, p.window_strides, {}, {},
+inline kernels::WindowGeometry window_geometry(const Array& x, const Array& y, const WindowParams& p) {
+  kernels::WindowGeometry g{x.shape(), y.shape(), p.window_dimensions, p.window_strides, {}, {},
                                  p.base_dilation, p.window_dilation};
   for (auto& [lo, hi] : p.padding) {
     g.pad_lo.push_back(lo);

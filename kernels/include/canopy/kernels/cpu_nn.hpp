@@ -1,27 +1,18 @@
 // The CPU kernels of the neural-network primitives: convolution, windowed reductions (pooling)
-// and softmax. Raw pointers plus geometry only; the primitives validate shapes and dtypes first.
-// f32 runs on cached oneDNN primitives where oneDNN has one; the rest on plain loops.
+// and softmax. Raw pointers plus geometry (nn_geometry.hpp) only; the primitives validate shapes
+// and dtypes first. f32 runs on cached oneDNN primitives where oneDNN has one; the rest on plain
+// loops.
 #pragma once
 
-#include <cstdint>
 #include <span>
-#include <vector>
 
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/nn_geometry.hpp"
 #include "canopy/shape.hpp"
 
 namespace canopy::kernels::cpu {
 
-/// One convolution, lax.conv_general_dilated semantics, in logical (N, C, spatial...) order.
-/// Every tensor is read/written through element strides, so any dimension layout needs no copy.
-struct ConvGeometry {
-  std::int64_t batch = 0, in_features = 0, out_features = 0, groups = 1;
-  /// Per spatial dimension (all of the same length, the spatial rank).
-  std::vector<std::int64_t> in_size, window, out_size, strides, pad_lo, pad_hi, lhs_dilation, rhs_dilation;
-  /// Element strides: lhs in (N, C, spatial...), rhs in (O, I, spatial...), out in (N, C, spatial...).
-  std::vector<std::int64_t> lhs_strides, rhs_strides, out_strides;
-};
 /// out = conv(lhs, rhs); dtype f32 (oneDNN when it applies), f64 or bf16 (loops).
 void conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g);
 /// f32 `conv` with `epilogue` applied to every result (as matmul_f32_epilogue; operands[i] is the
@@ -33,13 +24,6 @@ void conv_f32_epilogue(const float* lhs, const float* rhs, float* out, const Con
 /// The plain-loop convolution (exposed so tests and the f32 fallback share one reference path).
 void conv_loop(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g);
 
-/// Windowed reductions (lax.reduce_window_max / reduce_window_sum).
-enum class WindowOp : std::uint8_t { max, sum };
-/// Geometry of a reduce_window over a row-major array: one entry per dimension.
-struct WindowGeometry {
-  Shape in, out;
-  std::vector<std::int64_t> window, strides, pad_lo, pad_hi, base_dilation, window_dilation;
-};
 /// out = reduce_window(in); padding contributes the identity (-inf / lowest for max, 0 for sum).
 void reduce_window(WindowOp op, DType dtype, const void* in, void* out, const WindowGeometry& g);
 
