@@ -428,24 +428,24 @@ std::int64_t last_level_cache_bytes() {
   }();
   return bytes;
 }
-}  // namespace
 
-void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
-                       std::int64_t n) {
-  ensure_runtime();
-  if (program.compiled) {
-    // Outputs larger than the last-level cache would not stay there: streamed, they skip the read
-    // of each line a store into memory otherwise makes (W5 at 2^24 on 2 threads: 17 % faster).
-    const bool stream = program.compiled_streaming &&
-                        n * static_cast<std::int64_t>(program.outputs.size() * sizeof(float)) > last_level_cache_bytes();
-    const FusedCompiledFn fn = stream ? program.compiled_streaming : program.compiled;
-    loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) { fn(in.data(), out.data(), lo, hi); });
-    return;
-  }
-  const std::size_t num_regs = program.steps.size();
-  // An output may share its buffer with a full input (jit hands a result a donated input's
-  // block). A step writing straight into it would overwrite the tile before later steps read the
-  // input, so such an output is written from scratch at the tile's end, after every read.
+/// Runs the program's generated code over n elements on the kernel threads.
+void run_compiled(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
+                  std::int64_t n) {
+  // Outputs larger than the last-level cache would not stay there: streamed, they skip the read
+  // of each line a store into memory otherwise makes (W5 at 2^24 on 2 threads: 17 % faster).
+  const bool stream = program.compiled_streaming &&
+                      n * static_cast<std::int64_t>(program.outputs.size() * sizeof(float)) > last_level_cache_bytes();
+  const FusedCompiledFn fn = stream ? program.compiled_streaming : program.compiled;
+  loops::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) { fn(in.data(), out.data(), lo, hi); });
+}
+
+/// program.direct_output less the outputs that share their buffer with a full input, or empty
+/// when none does. jit hands a result a donated input's block: a step writing straight into it
+/// would overwrite the tile before later steps read the input, so such an output is written from
+/// scratch at the tile's end, after every read.
+std::vector<int> unaliased_direct_outputs(const FusedProgram& program, std::span<const void* const> in,
+                                          std::span<void* const> out) {
   std::vector<int> unaliased;
   for (std::size_t k = 0; k < program.outputs.size(); ++k)
     for (std::size_t j = 0; j < program.inputs.size(); ++j)
@@ -453,92 +453,142 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
         if (unaliased.empty()) unaliased = program.direct_output;
         for (int& d : unaliased) d = d == static_cast<int>(k) ? -1 : d;
       }
-  const std::vector<int>& writes_output = unaliased.empty() ? program.direct_output : unaliased;
-  // Row steps need whole rows in a tile (as many as fit kTile, or one).
-  const std::int64_t tile = program.row > 0 ? std::max<std::int64_t>(1, kTile / program.row) * program.row : kTile;
-  Sums sums(program, n);
-  const std::int64_t unit = sums.unit();
-  const bool prefetch = std::count_if(program.inputs.begin(), program.inputs.end(), [](const FusedInput& i) {
-                          return i.mode == FusedInput::Mode::full;
-                        }) >= 2;
-  loops::parallel_for(n / unit, [&](std::int64_t u0, std::int64_t u1) {
-    const std::int64_t lo = u0 * unit, hi = u1 * unit;
-    const int thread = omp_get_thread_num();
+  return unaliased;
+}
+
+/// The elements of a tile: kTile, or for row steps, which need whole rows, as many rows as fit
+/// kTile (at least one).
+std::int64_t tile_elements(const FusedProgram& program) {
+  return program.row > 0 ? std::max<std::int64_t>(1, kTile / program.row) * program.row : kTile;
+}
+
+/// Whether each tile prefetches the next (see prefetch_tile): for two or more full inputs.
+bool prefetches_tiles(const FusedProgram& program) {
+  return std::count_if(program.inputs.begin(), program.inputs.end(),
+                       [](const FusedInput& i) { return i.mode == FusedInput::Mode::full; }) >= 2;
+}
+
+/// One run of the interpreter: the program over its buffers, tile by tile, each thread over its
+/// share of the elements with its own registers.
+class Interpreter {
+ public:
+  Interpreter(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
+              const std::vector<int>& writes_output, Sums& sums)
+      : program_(program), in_(in), out_(out), writes_output_(writes_output), sums_(sums),
+        tile_(tile_elements(program)), prefetch_(prefetches_tiles(program)) {}
+
+  /// Elements [lo, hi), on OpenMP thread `thread`.
+  void run_share(std::int64_t lo, std::int64_t hi, int thread) const {
+    const std::size_t num_regs = program_.steps.size();
     // Per-thread registers, kept between calls (no allocation or clearing on the step path).
     thread_local std::vector<float> scratch;
     thread_local std::vector<Operand> reg;
-    const bool planned = program.scratch_tile.size() == num_regs;
-    const auto tiles = static_cast<std::size_t>(planned ? program.scratch_tiles : static_cast<int>(num_regs));
-    if (scratch.size() < tiles * static_cast<std::size_t>(tile)) scratch.resize(tiles * static_cast<std::size_t>(tile));
+    const bool planned = program_.scratch_tile.size() == num_regs;
+    const auto tiles = static_cast<std::size_t>(planned ? program_.scratch_tiles : static_cast<int>(num_regs));
+    if (scratch.size() < tiles * static_cast<std::size_t>(tile_)) scratch.resize(tiles * static_cast<std::size_t>(tile_));
     if (reg.size() < num_regs) reg.resize(num_regs);
-    for (std::int64_t b = lo; b < hi; b += tile) {
-      const std::int64_t len = std::min(tile, hi - b);
-      if (prefetch && b + len < hi) prefetch_tile(program, in, out, b + len, std::min(tile, hi - b - len));
+    for (std::int64_t b = lo; b < hi; b += tile_) {
+      const std::int64_t len = std::min(tile_, hi - b);
+      if (prefetch_ && b + len < hi) prefetch_tile(program_, in_, out_, b + len, std::min(tile_, hi - b - len));
       for (std::size_t k = 0; k < num_regs; ++k) {
-        const FusedStep& s = program.steps[k];
-        float* tmp = scratch.data() + static_cast<std::size_t>(planned ? program.scratch_tile[k] : static_cast<int>(k)) *
-                                          static_cast<std::size_t>(tile);
-        if (s.kind == FusedStep::Kind::load) {
-          reg[k] = load(program.inputs[static_cast<std::size_t>(s.a)], in[static_cast<std::size_t>(s.a)], b, len, tmp);
-          continue;
-        }
-        const Operand a = reg[static_cast<std::size_t>(s.a)];
-        // A random stream differs per element even though its key operand is one value, and a
-        // row step's result per element even for one value broadcast.
-        const bool scalar = s.kind != FusedStep::Kind::uniform01 && s.kind != FusedStep::Kind::log_softmax && a.scalar &&
-                            (s.b < 0 || reg[static_cast<std::size_t>(s.b)].scalar) &&
-                            (s.c < 0 || reg[static_cast<std::size_t>(s.c)].scalar);
-        float* dst = !scalar && writes_output[k] >= 0
-                         ? static_cast<float*>(out[static_cast<std::size_t>(writes_output[k])]) + b
-                         : tmp;
-        switch (s.kind) {
-          case FusedStep::Kind::unary: run_unary(static_cast<UnaryOp>(s.op), a, dst, len); break;
-          case FusedStep::Kind::binary:
-            run_binary(static_cast<BinaryOp>(s.op), a, reg[static_cast<std::size_t>(s.b)], dst, len);
-            break;
-          case FusedStep::Kind::select:
-            run_select(a, reg[static_cast<std::size_t>(s.b)], reg[static_cast<std::size_t>(s.c)], dst, scalar ? 1 : len);
-            break;
-          case FusedStep::Kind::to_bool:
-            run_binary(BinaryOp::ne, a, Operand{&kZero, true}, dst, len);
-            break;
-          case FusedStep::Kind::uniform01: {
-            std::uint32_t key[2];
-            std::memcpy(key, a.p, sizeof key);  // the key's words, loaded unconverted
-            uniform01_f32_tile(key, static_cast<std::uint64_t>(b), len, dst);
-            break;
-          }
-          case FusedStep::Kind::log_softmax: {
-            // The eager kernel on this tile's rows (each row in double): the same values.
-            if (a.scalar) std::fill_n(dst, len, a.p[0]);
-            softmax(DType::f32, true, a.scalar ? dst : a.p, dst, Shape{len / program.row, program.row}, 1);
-            break;
-          }
-          case FusedStep::Kind::load: break;
-        }
-        reg[k] = {dst, scalar};
+        float* tmp = scratch.data() + static_cast<std::size_t>(planned ? program_.scratch_tile[k] : static_cast<int>(k)) *
+                                          static_cast<std::size_t>(tile_);
+        reg[k] = step(k, reg.data(), tmp, b, len);
       }
-      for (std::size_t k = 0; k < program.outputs.size(); ++k) {
-        const auto& o = program.outputs[k];
-        const Operand r = reg[static_cast<std::size_t>(o.reg)];
-        if (o.reduce != FusedProgram::Output::Reduce::none) {
-          sums.add(k, r, b, len, thread);
-        } else if (o.dtype == DType::bool_) {
-          bool* y = static_cast<bool*>(out[k]) + b;
-          if (r.scalar) {
-            std::fill_n(y, len, r.p[0] != 0);
-          } else {
+      write_outputs(reg.data(), b, len, thread);
+    }
+  }
+
+ private:
+  /// Register k of the tile of elements [b, b + len): into output writes_output_[k] where it goes
+  /// straight there, else into `tmp` (one value where every operand is one).
+  Operand step(std::size_t k, const Operand* reg, float* tmp, std::int64_t b, std::int64_t len) const {
+    const FusedStep& s = program_.steps[k];
+    if (s.kind == FusedStep::Kind::load)
+      return load(program_.inputs[static_cast<std::size_t>(s.a)], in_[static_cast<std::size_t>(s.a)], b, len, tmp);
+    // A random stream differs per element even though its key operand is one value, and a
+    // row step's result per element even for one value broadcast.
+    const bool scalar = s.kind != FusedStep::Kind::uniform01 && s.kind != FusedStep::Kind::log_softmax &&
+                        reg[s.a].scalar && (s.b < 0 || reg[s.b].scalar) && (s.c < 0 || reg[s.c].scalar);
+    float* dst = !scalar && writes_output_[k] >= 0
+                     ? static_cast<float*>(out_[static_cast<std::size_t>(writes_output_[k])]) + b
+                     : tmp;
+    compute(s, reg, dst, scalar, b, len);
+    return {dst, scalar};
+  }
+
+  /// dst = step s (not a load) of the tile of elements [b, b + len).
+  void compute(const FusedStep& s, const Operand* reg, float* dst, bool scalar, std::int64_t b, std::int64_t len) const {
+    const Operand a = reg[s.a];
+    switch (s.kind) {
+      case FusedStep::Kind::unary: run_unary(static_cast<UnaryOp>(s.op), a, dst, len); break;
+      case FusedStep::Kind::binary: run_binary(static_cast<BinaryOp>(s.op), a, reg[s.b], dst, len); break;
+      case FusedStep::Kind::select: run_select(a, reg[s.b], reg[s.c], dst, scalar ? 1 : len); break;
+      case FusedStep::Kind::to_bool: run_binary(BinaryOp::ne, a, Operand{&kZero, true}, dst, len); break;
+      case FusedStep::Kind::uniform01: {
+        std::uint32_t key[2];
+        std::memcpy(key, a.p, sizeof key);  // the key's words, loaded unconverted
+        uniform01_f32_tile(key, static_cast<std::uint64_t>(b), len, dst);
+        break;
+      }
+      case FusedStep::Kind::log_softmax: {
+        // The eager kernel on this tile's rows (each row in double): the same values.
+        if (a.scalar) std::fill_n(dst, len, a.p[0]);
+        softmax(DType::f32, true, a.scalar ? dst : a.p, dst, Shape{len / program_.row, program_.row}, 1);
+        break;
+      }
+      case FusedStep::Kind::load: break;
+    }
+  }
+
+  /// Writes (or adds into the sums) every output's elements [b, b + len) from its register.
+  void write_outputs(const Operand* reg, std::int64_t b, std::int64_t len, int thread) const {
+    for (std::size_t k = 0; k < program_.outputs.size(); ++k) {
+      const auto& o = program_.outputs[k];
+      const Operand r = reg[o.reg];
+      if (o.reduce != FusedProgram::Output::Reduce::none) {
+        sums_.add(k, r, b, len, thread);
+      } else if (o.dtype == DType::bool_) {
+        bool* y = static_cast<bool*>(out_[k]) + b;
+        if (r.scalar) {
+          std::fill_n(y, len, r.p[0] != 0);
+        } else {
 #pragma omp simd
-            for (std::int64_t i = 0; i < len; ++i) y[i] = r.p[i] != 0;
-          }
-        } else if (r.scalar) {
-          std::fill_n(static_cast<float*>(out[k]) + b, len, r.p[0]);
-        } else if (r.p != static_cast<float*>(out[k]) + b) {
-          std::memcpy(static_cast<float*>(out[k]) + b, r.p, static_cast<std::size_t>(len) * sizeof(float));
+          for (std::int64_t i = 0; i < len; ++i) y[i] = r.p[i] != 0;
         }
+      } else if (r.scalar) {
+        std::fill_n(static_cast<float*>(out_[k]) + b, len, r.p[0]);
+      } else if (r.p != static_cast<float*>(out_[k]) + b) {
+        std::memcpy(static_cast<float*>(out_[k]) + b, r.p, static_cast<std::size_t>(len) * sizeof(float));
       }
     }
-  }, std::max<std::int64_t>(1, loops::kParallelMin / unit));
+  }
+
+  const FusedProgram& program_;
+  std::span<const void* const> in_;
+  std::span<void* const> out_;
+  const std::vector<int>& writes_output_;  ///< per step: the output it writes straight into, or -1
+  Sums& sums_;
+  std::int64_t tile_;
+  bool prefetch_;
+};
+}  // namespace
+
+void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
+                       std::int64_t n) {
+  ensure_runtime();
+  if (program.compiled) {
+    run_compiled(program, in, out, n);
+    return;
+  }
+  const std::vector<int> unaliased = unaliased_direct_outputs(program, in, out);
+  Sums sums(program, n);
+  const Interpreter interpreter(program, in, out, unaliased.empty() ? program.direct_output : unaliased, sums);
+  const std::int64_t unit = sums.unit();
+  loops::parallel_for(
+      n / unit,
+      [&](std::int64_t u0, std::int64_t u1) { interpreter.run_share(u0 * unit, u1 * unit, omp_get_thread_num()); },
+      std::max<std::int64_t>(1, loops::kParallelMin / unit));
   sums.finish(out);
 }
 
