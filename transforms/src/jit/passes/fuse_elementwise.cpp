@@ -166,83 +166,110 @@ int find(std::vector<Group>& groups, int g) {
 
 const PrimitiveInfo& fused_primitive();
 
-/// The fused equation of `members` (in order): the kernel program, its inputs and escaping outputs.
-Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const std::vector<bool>& escapes,
-                const std::map<std::size_t, Summation>& sums, bool compile) {
-  auto prog = std::make_shared<FusedProgram>();
-  Eqn fused;
-  fused.prim = &fused_primitive();
-  std::map<int, int> reg_of_var;                          // group value -> register
-  std::map<std::pair<Atom::Kind, int>, int> reg_of_input;  // external atom -> load register
-  const Shape& shape = p.var_avals[p.eqns[members[0]].out[0]].shape;
-  std::ostringstream ops;
-  auto add_step = [&](FusedStep s) {
-    prog->steps.push_back(s);
-    return static_cast<int>(prog->steps.size()) - 1;
-  };
-  auto reg_for = [&](const Atom& a, bool words = false) {
-    if (a.is_var())
-      if (auto it = reg_of_var.find(a.index); it != reg_of_var.end()) return it->second;
-    auto key = std::make_pair(a.kind, a.index);
-    if (auto it = reg_of_input.find(key); it != reg_of_input.end()) return it->second;
-    const Aval& in = p.aval_of(a);
-    prog->inputs.push_back({words ? FusedInput::Mode::words : *read_mode(in.shape, shape), in.dtype, in.size()});
-    fused.in.push_back(a);
-    int r = add_step({FusedStep::Kind::load, 0, static_cast<int>(prog->inputs.size()) - 1});
-    reg_of_input.emplace(key, r);
-    return r;
-  };
-  prog->elements = shape_size(shape);
-  for (std::size_t k : members) {
-    const Eqn& e = p.eqns[k];
-    const Lowering& l = e.prim->lowering;
-    ops << (ops.tellp() > 0 ? "," : "") << e.prim->name;
-    if (auto sum = sums.find(k); sum != sums.end()) {  // a sum of a member, computed, not stored
-      prog->outputs.push_back({reg_of_var.at(e.in[0].index), DType::f32, sum->second.reduce, sum->second.inner});
-      fused.out.push_back(e.out[0]);
-      continue;
+/// Builds a fused equation's kernel program, member by member: each group value gets a register,
+/// each atom from outside the group a load of an input.
+class FusedBuilder {
+ public:
+  FusedBuilder(const Program& p, const Shape& shape) : p_(p), shape_(shape), prog_(std::make_shared<FusedProgram>()) {
+    fused_.prim = &fused_primitive();
+    prog_->elements = shape_size(shape);
+  }
+
+  /// Adds member e (equation k): its step, and an output where its value escapes the group or it
+  /// is a sum the kernel takes (in `sums`: computed, not stored).
+  void add(const Eqn& e, std::size_t k, const std::vector<bool>& escapes, const std::map<std::size_t, Summation>& sums) {
+    ops_ << (ops_.tellp() > 0 ? "," : "") << e.prim->name;
+    if (auto sum = sums.find(k); sum != sums.end()) {
+      prog_->outputs.push_back({reg_of_var_.at(e.in[0].index), DType::f32, sum->second.reduce, sum->second.inner});
+      fused_.out.push_back(e.out[0]);
+      return;
     }
-    int r = -1;
+    const int r = step(e);
+    reg_of_var_[e.out[0]] = r;
+    if (escapes[static_cast<std::size_t>(e.out[0])]) {
+      prog_->outputs.push_back({r, p_.var_avals[e.out[0]].dtype});
+      fused_.out.push_back(e.out[0]);
+    }
+  }
+
+  /// The fused equation, its program planned (and built into machine code where `compile`).
+  Eqn finish(bool compile) {
+    kernels::cpu::plan_fused_program(*prog_);
+    if (compile)
+      if (const std::string why = kernels::cpu::compile_fused_program(*prog_); !why.empty()) {
+        static std::once_flag said;
+        std::call_once(said, [&] { log_message("jit: a fused kernel stays interpreted: " + why); });
+      }
+    std::vector<Aval> out_avals;
+    for (int v : fused_.out) out_avals.push_back(p_.var_avals[static_cast<std::size_t>(v)]);
+    fused_.params = std::make_shared<FusedParams>(FusedParams{std::move(prog_), ops_.str(), std::move(out_avals)});
+    return std::move(fused_);
+  }
+
+ private:
+  /// The register of member e's value: a new step, or an operand's register where e only
+  /// broadcasts or converts bool to f32 (already 0/1).
+  int step(const Eqn& e) {
+    const Lowering& l = e.prim->lowering;
     switch (l.kind) {
-      case Kind::unary: r = add_step({FusedStep::Kind::unary, l.op, reg_for(e.in[0])}); break;
+      case Kind::unary: return add_step({FusedStep::Kind::unary, l.op, reg_for(e.in[0])});
       case Kind::binary: {
-        int a = reg_for(e.in[0]), b = reg_for(e.in[1]);
-        r = add_step({FusedStep::Kind::binary, l.op, a, b});
-        break;
+        const int a = reg_for(e.in[0]), b = reg_for(e.in[1]);
+        return add_step({FusedStep::Kind::binary, l.op, a, b});
       }
       case Kind::select: {
-        int w = reg_for(e.in[0]), c0 = reg_for(e.in[1]), c1 = reg_for(e.in[2]);
-        r = add_step({FusedStep::Kind::select, 0, w, c0, c1});
-        break;
+        const int w = reg_for(e.in[0]), c0 = reg_for(e.in[1]), c1 = reg_for(e.in[2]);
+        return add_step({FusedStep::Kind::select, 0, w, c0, c1});
       }
       case Kind::convert: {
-        int a = reg_for(e.in[0]);
-        bool to_bool = p.var_avals[e.out[0]].dtype == DType::bool_ && p.aval_of(e.in[0]).dtype == DType::f32;
-        r = to_bool ? add_step({FusedStep::Kind::to_bool, 0, a}) : a;  // bool -> f32 is already 0/1
-        break;
+        const int a = reg_for(e.in[0]);
+        const bool to_bool = p_.var_avals[e.out[0]].dtype == DType::bool_ && p_.aval_of(e.in[0]).dtype == DType::f32;
+        return to_bool ? add_step({FusedStep::Kind::to_bool, 0, a}) : a;
       }
-      case Kind::broadcast: r = reg_for(e.in[0]); break;
-      case Kind::uniform01: r = add_step({FusedStep::Kind::uniform01, 0, reg_for(e.in[0], true)}); break;
-      case Kind::log_softmax: r = add_step({FusedStep::Kind::log_softmax, 0, reg_for(e.in[0])}); prog->row = shape.back(); break;
+      case Kind::broadcast: return reg_for(e.in[0]);
+      case Kind::uniform01: return add_step({FusedStep::Kind::uniform01, 0, reg_for(e.in[0], true)});
+      case Kind::log_softmax: prog_->row = shape_.back(); return add_step({FusedStep::Kind::log_softmax, 0, reg_for(e.in[0])});
       case Kind::reduction:
       case Kind::opaque: break;
     }
-    reg_of_var[e.out[0]] = r;
-    if (escapes[static_cast<std::size_t>(e.out[0])]) {
-      prog->outputs.push_back({r, p.var_avals[e.out[0]].dtype});
-      fused.out.push_back(e.out[0]);
-    }
+    return -1;
   }
-  kernels::cpu::plan_fused_program(*prog);
-  if (compile)
-    if (const std::string why = kernels::cpu::compile_fused_program(*prog); !why.empty()) {
-      static std::once_flag said;
-      std::call_once(said, [&] { log_message("jit: a fused kernel stays interpreted: " + why); });
-    }
-  std::vector<Aval> out_avals;
-  for (int v : fused.out) out_avals.push_back(p.var_avals[static_cast<std::size_t>(v)]);
-  fused.params = std::make_shared<FusedParams>(FusedParams{std::move(prog), ops.str(), std::move(out_avals)});
-  return fused;
+
+  int add_step(FusedStep s) {
+    prog_->steps.push_back(s);
+    return static_cast<int>(prog_->steps.size()) - 1;
+  }
+
+  /// The register holding atom a: a group value's, or the load of a as an input (its raw words
+  /// for a random key: `words`), added on first use.
+  int reg_for(const Atom& a, bool words = false) {
+    if (a.is_var())
+      if (auto it = reg_of_var_.find(a.index); it != reg_of_var_.end()) return it->second;
+    auto key = std::make_pair(a.kind, a.index);
+    if (auto it = reg_of_input_.find(key); it != reg_of_input_.end()) return it->second;
+    const Aval& in = p_.aval_of(a);
+    prog_->inputs.push_back({words ? FusedInput::Mode::words : *read_mode(in.shape, shape_), in.dtype, in.size()});
+    fused_.in.push_back(a);
+    const int r = add_step({FusedStep::Kind::load, 0, static_cast<int>(prog_->inputs.size()) - 1});
+    reg_of_input_.emplace(key, r);
+    return r;
+  }
+
+  const Program& p_;
+  const Shape& shape_;
+  std::shared_ptr<FusedProgram> prog_;
+  Eqn fused_;
+  std::map<int, int> reg_of_var_;                          ///< group value -> register
+  std::map<std::pair<Atom::Kind, int>, int> reg_of_input_;  ///< external atom -> load register
+  std::ostringstream ops_;
+};
+
+/// The fused equation of `members` (in order): the kernel program, its inputs and escaping outputs.
+Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const std::vector<bool>& escapes,
+                const std::map<std::size_t, Summation>& sums, bool compile) {
+  FusedBuilder builder(p, p.var_avals[p.eqns[members[0]].out[0]].shape);
+  for (std::size_t k : members) builder.add(p.eqns[k], k, escapes, sums);
+  return builder.finish(compile);
 }
 
 template <bool gpu>
@@ -269,103 +296,152 @@ const PrimitiveInfo& fused_primitive() {
 
 bool is_fused_elementwise(const PrimitiveInfo& prim) { return &prim == &fused_primitive(); }
 
-void fuse_groups(Program& p, bool gpu) {
-  const std::size_t n = p.eqns.size();
-  std::vector<Group> groups;
-  std::vector<int> group_of_eqn(n, -1);
-  std::vector<int> group_of_var(p.var_avals.size(), -1);
-  std::map<std::size_t, Summation> sums;  // reduction equations computed by their group's kernel
-  std::vector<bool> summed(p.var_avals.size(), false);  // their results
-  for (std::size_t k = 0; k < n; ++k) {
-    const Eqn& e = p.eqns[k];
-    int mine = -1;
-    if (fusible(p, e, gpu)) {
-      const Shape& shape = p.var_avals[e.out[0]].shape;
-      // A kernel's row steps and row sums share one row length (its tiles hold whole rows).
-      std::int64_t row = e.prim->lowering.kind == Kind::log_softmax ? shape.back() : 0;
-      auto fits = [](std::int64_t a, std::int64_t b) { return a == 0 || b == 0 || a == b; };
-      for (const Atom& a : e.in) {
-        if (!a.is_var() || group_of_var[a.index] < 0) continue;
-        int g = find(groups, group_of_var[a.index]);
-        Group& G = groups[static_cast<std::size_t>(g)];
-        if (!G.open || p.var_avals[p.eqns[G.eqns[0]].out[0]].shape != shape || g == mine || !fits(row, G.row_inner)) continue;
-        row = std::max(row, G.row_inner);
-        if (mine < 0) {
-          mine = g;
-        } else {  // e joins two open groups: they become one, run where e is
-          Group& M = groups[static_cast<std::size_t>(mine)];
-          M.eqns.insert(M.eqns.end(), G.eqns.begin(), G.eqns.end());
-          G.eqns.clear();
-          G.merged_into = mine;
-        }
-      }
-      if (mine < 0) {
-        groups.push_back({});
-        mine = static_cast<int>(groups.size()) - 1;
-      }
-      groups[static_cast<std::size_t>(mine)].eqns.push_back(k);
-      groups[static_cast<std::size_t>(mine)].row_inner = row;
-      group_of_eqn[k] = mine;
-      group_of_var[e.out[0]] = mine;
+namespace {
+
+/// The fused groups of a program, found in one walk over its equations in order (add), and the
+/// equations that replace it (fused_equations).
+class Grouping {
+ public:
+  Grouping(Program& p, bool gpu)
+      : p_(p), gpu_(gpu), group_of_eqn_(p.eqns.size(), -1), group_of_var_(p.var_avals.size(), -1),
+        summed_(p.var_avals.size(), false) {}
+
+  /// Equation k: a member of a group where it can be one, or a sum a group's kernel takes; a
+  /// group whose value an outsider reads is closed: a later member could depend on that outsider.
+  void add(std::size_t k) {
+    const Eqn& e = p_.eqns[k];
+    const int mine = fusible(p_, e, gpu_) ? join(k) : -1;
+    if (mine < 0 && !gpu_ && take_sum(k)) return;
+    for (const Atom& a : e.in) {
+      if (!a.is_var() || group_of_var_[a.index] < 0) continue;
+      const int g = find(groups_, group_of_var_[a.index]);
+      if (g != mine) groups_[static_cast<std::size_t>(g)].open = groups_[static_cast<std::size_t>(g)].summing = false;
     }
-    // A sum of an open group's value becomes one of its outputs, computed as the kernel goes.
-    // The group then runs where the sum stood, so no member may join after it; more sums may,
-    // until something outside reads one of its values or sums.
-    if (!gpu && mine < 0 && e.in.size() == 1 && e.in[0].is_var() && group_of_var[e.in[0].index] >= 0 &&
-        !summed[static_cast<std::size_t>(e.in[0].index)]) {  // a member's value, not another sum
-      const int g = find(groups, group_of_var[e.in[0].index]);
-      Group& G = groups[static_cast<std::size_t>(g)];
-      const Shape& shape = p.var_avals[p.eqns[G.eqns[0]].out[0]].shape;
-      const auto sum = G.open || G.summing ? summation(p, e, shape) : std::nullopt;
-      if (sum && (sum->reduce != Reduce::rows || G.row_inner == 0 || G.row_inner == sum->inner)) {
-        if (sum->reduce == Reduce::rows) G.row_inner = sum->inner;
-        G.eqns.push_back(k);
-        G.open = false;
-        G.summing = true;
-        group_of_eqn[k] = g;
-        group_of_var[e.out[0]] = g;  // a reader of the sum closes the group to further sums
-        summed[static_cast<std::size_t>(e.out[0])] = true;
-        sums.emplace(k, *sum);
+  }
+
+  /// The program's equations with each group of two or more replaced by its fused equation, run
+  /// where its last member was. A GPU program may yet be left as it is: its equations are copied,
+  /// not moved.
+  std::vector<Eqn> fused_equations() {
+    const std::vector<bool> escapes = escaping_values();
+    std::vector<Eqn> out;
+    out.reserve(p_.eqns.size());
+    for (std::size_t k = 0; k < p_.eqns.size(); ++k) {
+      const int g = group_of_eqn(k);
+      if (g < 0 || groups_[static_cast<std::size_t>(g)].eqns.size() < 2) {
+        if (gpu_) out.push_back(p_.eqns[k]);
+        else out.push_back(std::move(p_.eqns[k]));
         continue;
       }
+      std::vector<std::size_t>& members = groups_[static_cast<std::size_t>(g)].eqns;
+      std::sort(members.begin(), members.end());
+      if (k == members.back()) out.push_back(build_fused(p_, members, escapes, sums_, !gpu_ && fused_codegen()));
     }
-    // A group whose value an outsider reads is closed: a later member could depend on that outsider.
+    return out;
+  }
+
+ private:
+  /// Puts fusible equation k into the open groups of its shape it reads (two or more become one,
+  /// run where k is), or into a new group; returns its group.
+  int join(std::size_t k) {
+    const Eqn& e = p_.eqns[k];
+    const Shape& shape = p_.var_avals[e.out[0]].shape;
+    // A kernel's row steps and row sums share one row length (its tiles hold whole rows).
+    std::int64_t row = e.prim->lowering.kind == Kind::log_softmax ? shape.back() : 0;
+    auto fits = [](std::int64_t a, std::int64_t b) { return a == 0 || b == 0 || a == b; };
+    int mine = -1;
     for (const Atom& a : e.in) {
-      if (!a.is_var() || group_of_var[a.index] < 0) continue;
-      int g = find(groups, group_of_var[a.index]);
-      if (g != mine) groups[static_cast<std::size_t>(g)].open = groups[static_cast<std::size_t>(g)].summing = false;
+      if (!a.is_var() || group_of_var_[a.index] < 0) continue;
+      const int g = find(groups_, group_of_var_[a.index]);
+      Group& G = groups_[static_cast<std::size_t>(g)];
+      if (!G.open || shape_of(G) != shape || g == mine || !fits(row, G.row_inner)) continue;
+      row = std::max(row, G.row_inner);
+      if (mine < 0) {
+        mine = g;
+      } else {
+        Group& M = groups_[static_cast<std::size_t>(mine)];
+        M.eqns.insert(M.eqns.end(), G.eqns.begin(), G.eqns.end());
+        G.eqns.clear();
+        G.merged_into = mine;
+      }
     }
+    if (mine < 0) {
+      groups_.push_back({});
+      mine = static_cast<int>(groups_.size()) - 1;
+    }
+    groups_[static_cast<std::size_t>(mine)].eqns.push_back(k);
+    groups_[static_cast<std::size_t>(mine)].row_inner = row;
+    group_of_eqn_[k] = mine;
+    group_of_var_[e.out[0]] = mine;
+    return mine;
   }
 
-  // A member's value escapes when an equation outside its group or the program's outputs read it.
-  std::vector<bool> escapes(p.var_avals.size(), false);
-  for (const Atom& a : p.outs)
-    if (a.is_var()) escapes[a.index] = true;
-  for (std::size_t k = 0; k < n; ++k) {
-    int mine = group_of_eqn[k] >= 0 ? find(groups, group_of_eqn[k]) : -1;
-    for (const Atom& a : p.eqns[k].in)
-      if (a.is_var() && group_of_var[a.index] >= 0 && find(groups, group_of_var[a.index]) != mine) escapes[a.index] = true;
+  /// Makes equation k, where it is a sum of an open group's value, one of the group's outputs,
+  /// computed as the kernel goes; whether it did. The group then runs where the sum stood, so no
+  /// member may join after it; more sums may, until something outside reads one of its values or
+  /// sums.
+  bool take_sum(std::size_t k) {
+    const Eqn& e = p_.eqns[k];
+    if (e.in.size() != 1 || !e.in[0].is_var() || group_of_var_[e.in[0].index] < 0 ||
+        summed_[static_cast<std::size_t>(e.in[0].index)])  // a member's value, not another sum
+      return false;
+    const int g = find(groups_, group_of_var_[e.in[0].index]);
+    Group& G = groups_[static_cast<std::size_t>(g)];
+    const auto sum = G.open || G.summing ? summation(p_, e, shape_of(G)) : std::nullopt;
+    if (!sum || (sum->reduce == Reduce::rows && G.row_inner != 0 && G.row_inner != sum->inner)) return false;
+    if (sum->reduce == Reduce::rows) G.row_inner = sum->inner;
+    G.eqns.push_back(k);
+    G.open = false;
+    G.summing = true;
+    group_of_eqn_[k] = g;
+    group_of_var_[e.out[0]] = g;  // a reader of the sum closes the group to further sums
+    summed_[static_cast<std::size_t>(e.out[0])] = true;
+    sums_.emplace(k, *sum);
+    return true;
   }
 
-  // Each group of two or more runs where its last member was.
-  std::vector<Eqn> out;
-  out.reserve(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    int g = group_of_eqn[k] >= 0 ? find(groups, group_of_eqn[k]) : -1;
-    if (g < 0 || groups[static_cast<std::size_t>(g)].eqns.size() < 2) {
-      // A GPU program may yet be left as it is (below): its equations are copied, not moved.
-      if (gpu) out.push_back(p.eqns[k]);
-      else out.push_back(std::move(p.eqns[k]));
-      continue;
+  /// Per variable: whether it escapes its group, read by an equation outside it or by the
+  /// program's outputs.
+  std::vector<bool> escaping_values() {
+    std::vector<bool> escapes(p_.var_avals.size(), false);
+    for (const Atom& a : p_.outs)
+      if (a.is_var()) escapes[a.index] = true;
+    for (std::size_t k = 0; k < p_.eqns.size(); ++k) {
+      const int mine = group_of_eqn(k);
+      for (const Atom& a : p_.eqns[k].in)
+        if (a.is_var() && group_of_var_[a.index] >= 0 && find(groups_, group_of_var_[a.index]) != mine) escapes[a.index] = true;
     }
-    std::vector<std::size_t>& members = groups[static_cast<std::size_t>(g)].eqns;
-    std::sort(members.begin(), members.end());
-    if (k == members.back()) out.push_back(build_fused(p, members, escapes, sums, !gpu && fused_codegen()));
+    return escapes;
   }
+
+  int group_of_eqn(std::size_t k) { return group_of_eqn_[k] >= 0 ? find(groups_, group_of_eqn_[k]) : -1; }
+  /// The shape of a group's values (its first member's).
+  const Shape& shape_of(const Group& g) const { return p_.var_avals[p_.eqns[g.eqns[0]].out[0]].shape; }
+
+  Program& p_;
+  bool gpu_;
+  std::vector<Group> groups_;
+  std::vector<int> group_of_eqn_, group_of_var_;
+  std::map<std::size_t, Summation> sums_;  ///< reduction equations computed by their group's kernel
+  std::vector<bool> summed_;               ///< their results
+};
+
+/// Whether the GPU's fused kernel holds every fused equation of `eqns`.
+bool cuda_holds_fused(const std::vector<Eqn>& eqns) {
+  for (const Eqn& e : eqns)
+    if (is_fused_elementwise(*e.prim) && !kernels::cuda::fused_supported(*e.params_ref().get<FusedParams>().program))
+      return false;
+  return true;
+}
+
+}  // namespace
+
+void fuse_groups(Program& p, bool gpu) {
+  Grouping grouping(p, gpu);
+  for (std::size_t k = 0; k < p.eqns.size(); ++k) grouping.add(k);
+  std::vector<Eqn> out = grouping.fused_equations();
   // A group larger than the GPU kernel holds leaves the whole program unfused there.
-  if (gpu)
-    for (const Eqn& e : out)
-      if (is_fused_elementwise(*e.prim) && !kernels::cuda::fused_supported(*e.params_ref().get<FusedParams>().program)) return;
+  if (gpu && !cuda_holds_fused(out)) return;
   p.eqns = std::move(out);
 }
 
