@@ -31,6 +31,14 @@ def step_losses(out):
         return {r["step"]: r["train/loss"] for r in map(json.loads, f) if "train/loss" in r}
 
 
+def check_same_epochs(expected, out, what):
+    """The epoch records of the run in `out` equal `expected`'s at steps 40 and 80, bit for bit."""
+    got = epoch_records(out)
+    for step in (40, 80):
+        for key in ("train/epoch_loss", "test/loss", "test/accuracy"):
+            assert expected[step][key] == got[step][key], f"step {step} {key}: host batches {expected[step][key]} != {what} {got[step][key]}"
+
+
 def epoch_records(out):
     """The per-epoch metrics lines of metrics.jsonl, by step."""
     records = {}
@@ -68,18 +76,12 @@ with tempfile.TemporaryDirectory() as tmp:
     # order as the host's batches: the same metrics, bit for bit.
     on_device = os.path.join(tmp, "device")
     train(on_device, 2, "--device-data")
-    c = epoch_records(on_device)
-    for step in (40, 80):
-        for key in ("train/epoch_loss", "test/loss", "test/accuracy"):
-            assert a[step][key] == c[step][key], f"step {step} {key}: host batches {a[step][key]} != device {c[step][key]}"
+    check_same_epochs(a, on_device, "device")
     # Each epoch as one jitted scan over its stacked batches (the last partial batch as one more
     # step): the step-by-step run's metrics, bit for bit, the per-step losses logged after the epoch.
     scanned = os.path.join(tmp, "scan")
     train(scanned, 2, "--scan-epoch")
-    d = epoch_records(scanned)
-    for step in (40, 80):
-        for key in ("train/epoch_loss", "test/loss", "test/accuracy"):
-            assert a[step][key] == d[step][key], f"step {step} {key}: step by step {a[step][key]} != scanned {d[step][key]}"
+    check_same_epochs(a, scanned, "scanned")
     assert step_losses(whole) == step_losses(scanned), (step_losses(whole), step_losses(scanned))
     refused = subprocess.run([binary, "--out", os.path.join(tmp, "refused"), "--epochs", "1", "--scan-epoch", "--host-data",
                               *common], capture_output=True, text=True, timeout=300)
