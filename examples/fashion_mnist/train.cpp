@@ -1,7 +1,8 @@
 // The main job (`make demo`): trains the W3 MLP (or the W4 CNN) on Fashion-MNIST with Adam, the
 // way a JAXline/bobbin user writes the loop: a TrainState they own, a jitted step from a loss
 // function, periodic actions, checkpoints to resume from, metrics (JSONL, TensorBoard) and a
-// curve plot in the run directory. Run: ./build/examples/fashion_mnist --help
+// curve plot in the run directory; with --scan-epoch each epoch is one jitted scan over its
+// batches instead. Run: ./build/examples/fashion_mnist --help
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -9,8 +10,11 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <canopy/canopy.hpp>
 #include <canopy/train.hpp>
