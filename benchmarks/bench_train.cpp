@@ -1,5 +1,5 @@
 // W9 of shared/BENCHMARKS.md: Fashion-MNIST epochs of the W3 MLP with Adam (lr 1e-3, batch 128,
-// last batch of 96 kept, a fresh permutation per epoch), eager and jitted, with the test
+// last batch of 96 kept, a fresh permutation per epoch), eager, jitted and as one jitted scan, with the test
 // accuracy after the timed epochs as a counter; the pieces of an epoch: one Adam step and the host
 // batching of a shuffled epoch; and W4, the CNN's SGD step at batch 64. The LibTorch peers are
 // benchmarks/peers/fashion_mnist_libtorch and cnn_step_libtorch.
@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include <canopy/canopy.hpp>
@@ -39,8 +40,13 @@ double test_accuracy(const Mlp& p) {
   return correct / static_cast<double>(test_set().labels.shape(0));
 }
 
-/// One W9 epoch per iteration; `jitted` picks the step. The accuracy after the last epoch is a counter.
-void BM_w9_epoch(benchmark::State& st, bool jitted) {
+/// How BM_w9_epoch runs an epoch: the step eagerly or jitted, batch by batch from the host's
+/// batches; or as one jitted scan over the epoch's batches stacked on cpu:0 (DeviceDataset, shuffled
+/// there; the last batch of 96 as one more jitted step), which reaches the jitted loop's states.
+enum class EpochMode { eager, jit, scan };
+
+/// One W9 epoch per iteration, run as `mode` says. The accuracy after the last epoch is a counter.
+void BM_w9_epoch(benchmark::State& st, EpochMode mode) {
   if (!have_data()) {
     st.SkipWithError("dataset-fashion-mnist is not installed");
     return;
@@ -50,19 +56,28 @@ void BM_w9_epoch(benchmark::State& st, bool jitted) {
   auto state = init_train_state(Mlp::init(keys[0]), tx, keys[1]);
   auto eager = make_train_step(loss_fn, tx);
   auto compiled = jit(eager);
+  auto scan_epoch = make_scan_epoch(eager);
+  std::optional<DeviceDataset<Data>> on_device;
+  if (mode == EpochMode::scan) on_device.emplace(train_set(), Device::cpu(0));
   int epoch = 0;
   for (auto _ : st) {
-    for (const Data& b : batches(train_set(), 128, random::fold_in(keys[2], epoch))) {
-      auto [next, info] = jitted ? compiled(state, b) : eager(state, b);
-      state = std::move(next);
+    const Array epoch_key = random::fold_in(keys[2], epoch);
+    if (mode == EpochMode::scan) {
+      state = scan_epoch(state, on_device->epoch(128, epoch_key)).first;
+    } else {
+      for (const Data& b : batches(train_set(), 128, epoch_key)) {
+        auto [next, info] = mode == EpochMode::jit ? compiled(state, b) : eager(state, b);
+        state = std::move(next);
+      }
     }
     ++epoch;
   }
   st.counters["test_accuracy"] = test_accuracy(state.params);
   st.counters["epochs"] = epoch;
 }
-BENCHMARK_CAPTURE(BM_w9_epoch, jit, true)->Iterations(5)->Unit(benchmark::kSecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_w9_epoch, eager, false)->Iterations(5)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_w9_epoch, jit, EpochMode::jit)->Iterations(5)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_w9_epoch, eager, EpochMode::eager)->Iterations(5)->Unit(benchmark::kSecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_w9_epoch, scan, EpochMode::scan)->Iterations(5)->Unit(benchmark::kSecond)->UseRealTime();
 
 /// One Adam step of W9 on a fixed batch of 128.
 void BM_w9_adam_step(benchmark::State& st, bool jitted) {

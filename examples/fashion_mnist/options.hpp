@@ -27,6 +27,7 @@ struct Options {
   bool eager = false;             // run the step without jit (for comparison)
   std::string device = "cpu";     // cpu, or cuda / cuda:k: where the state and the batches live
   int device_data = -1;           // 1: the training set on the device, shuffled there; 0: batches cut on the host; -1: 1 on a GPU
+  bool scan_epoch = false;        // each epoch as one jitted scan over its batches stacked on the device
   bool progress = true;           // the progress bar on stderr
   int keep_checkpoints = 3;
   std::int64_t log_every = 0;     // log the training loss every N steps (0: steps 1, 2, 5, 10, 20, 50, then every 100)
@@ -50,6 +51,10 @@ inline void print_usage(std::ostream& os) {
      << "  --device cpu|cuda   where training runs: cpu, or a GPU (cuda, cuda:1) (" << d.device << ")\n"
      << "  --device-data       keep the training set on the device and shuffle it there (the default on a GPU)\n"
      << "  --host-data         cut each batch on the host and copy it to the device (the default on the CPU)\n"
+     << "  --scan-epoch        run each epoch as one jitted scan over its batches, stacked on the device (implies\n"
+     << "                      --device-data; the last partial batch runs as one more step). Same states and metrics\n"
+     << "                      as step by step, but the per-step losses and the progress bar arrive at the epoch's\n"
+     << "                      end; evaluation and checkpoints are at epoch boundaries, as always\n"
      << "  --no-progress       no progress bar\n"
      << "  --keep N            checkpoints to keep (" << d.keep_checkpoints << ")\n"
      << "  --log-every N       log the training loss every N steps (steps 1, 2, 5, 10, 20, 50, then every 100)\n";
@@ -104,12 +109,16 @@ inline Options parse_options(int argc, char** argv) {
     else if (flag == "--device") o.device = value();  // checked by canopy::Device::parse in main
     else if (flag == "--device-data") o.device_data = 1;
     else if (flag == "--host-data") o.device_data = 0;
+    else if (flag == "--scan-epoch") o.scan_epoch = true;
     else if (flag == "--no-progress") o.progress = false;
     else if (flag == "--keep") o.keep_checkpoints = static_cast<int>(integer(1, 1000));
     else if (flag == "--log-every") o.log_every = integer(1, 1LL << 40);
     else throw std::invalid_argument("unknown flag '" + std::string(flag) + "' (--help lists them)");
   }
   if (o.resume && o.overwrite) throw std::invalid_argument("--resume and --overwrite exclude each other");
+  if (o.scan_epoch && o.eager) throw std::invalid_argument("--scan-epoch compiles the epoch: it excludes --eager");
+  if (o.scan_epoch && o.device_data == 0)
+    throw std::invalid_argument("--scan-epoch scans the training set on the device: it excludes --host-data");
   return o;
 }
 

@@ -1,7 +1,8 @@
 // The main job (`make demo`): trains the W3 MLP (or the W4 CNN) on Fashion-MNIST with Adam, the
 // way a JAXline/bobbin user writes the loop: a TrainState they own, a jitted step from a loss
 // function, periodic actions, checkpoints to resume from, metrics (JSONL, TensorBoard) and a
-// curve plot in the run directory. Run: ./build/examples/fashion_mnist --help
+// curve plot in the run directory; with --scan-epoch each epoch is one jitted scan over its
+// batches instead. Run: ./build/examples/fashion_mnist --help
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -9,8 +10,11 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include <canopy/canopy.hpp>
 #include <canopy/train.hpp>
@@ -67,152 +71,265 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// The loss the step differentiates: mean cross-entropy of the model's logits.
 template <class Model>
-int run(const Options& o, const std::string& command_line) {
-  // Where the state and every batch are placed; ops on them run there (a GPU: cuBLAS and the
-  // CUDA kernels). Data loading, checkpoints and metrics stay on the host.
-  const Device device = Device::parse(o.device == "cuda" ? "cuda:0" : o.device);
-  const bool on_gpu = device.kind == Device::Kind::cuda;
-  auto place = [&](const auto& tree) { return on_gpu ? device_put(tree, device) : tree; };
-  Data train = first(load_fashion_mnist(o.data, "train"), o.train_limit);
-  Data test = first(load_fashion_mnist(o.data, "test"), o.test_limit);
-  const std::int64_t steps_per_epoch = num_batches(train.labels.shape(0), o.batch_size);
-  const std::int64_t total_steps = steps_per_epoch * o.epochs;
-
-  // Separate keys for the parameters, the steps and the data order (JAXline's init/train split).
-  Array keys = random::split(random::key(o.seed), 3);
-  Array init_key = keys[0], train_key = keys[1], data_key = keys[2];
-  auto tx = optim::adam(o.learning_rate);
-  auto state = init_train_state(Model::init(init_key), tx, train_key);
-
-  // A run directory holds one run: a fresh start into an old run's directory would mix their
-  // checkpoints, best model and metrics, so it needs --overwrite (or --resume to continue it).
-  if (o.overwrite) std::filesystem::remove_all(o.out);
-  check_run_config(o);
-  CheckpointManager checkpoints(o.out / "checkpoints", {.max_to_keep = o.keep_checkpoints});
-  if (o.resume) {
-    if (auto restored = checkpoints.restore_latest(state)) {
-      state = *restored;
-      std::cout << "resumed from step " << state.step.template item<std::int32_t>() << "\n";
-    } else {
-      std::cout << "no checkpoint in " << (o.out / "checkpoints").string() << ": starting afresh\n";
-    }
-  } else if (auto last = checkpoints.latest_step()) {
-    throw std::invalid_argument(o.out.string() + " already holds a run (checkpoint at step " + std::to_string(*last) +
-                                "): pass --resume to continue it or --overwrite to start afresh");
-  }
-  state = place(state);
-  if (state.step.template item<std::int32_t>() >= total_steps) {
-    std::cout << "the run is complete: step " << state.step.template item<std::int32_t>() << " of " << total_steps
-              << " (pass a larger --epochs to train on)\n";
-    return 0;
-  }
-  std::cout << "model " << o.model << ", " << parameter_count(state.params) << " parameters; " << train.labels.shape(0)
-            << " training and " << test.labels.shape(0) << " test examples, " << steps_per_epoch << " steps per epoch\n";
-
-  auto loss_fn = [](const Model& params, const Data& batch, const Array&) {
+struct Loss {
+  Array operator()(const Model& params, const Data& batch, const Array&) const {
     return cross_entropy(params(batch.images), batch.labels);
-  };
-  auto eager_step = make_train_step(loss_fn, tx);
-  auto jitted_step = jit(eager_step, jit_name("train_step"));
-  auto score = jit(
-      [](const Model& params, const Data& batch) {
-        Array logits = params(batch.images);
-        Array labels = batch.labels;
-        Array n = scalar(static_cast<float>(labels.shape(0)));
-        return EvalSums{cross_entropy(logits, labels) * n, sum((argmax(logits, -1) == labels).astype(DType::f32)), n};
-      },
-      jit_name("eval_step"));
+  }
+};
 
-  // Metrics go to JSON lines, TensorBoard and the curves' SVG, written on a background thread.
-  auto curves = std::make_shared<CurvePlotWriter>(o.out / "curves.svg",
-                                                  PlotOptions{.title = "Fashion-MNIST, " + o.model, .panel_of = panel_of});
-  // A resumed run drops what the earlier run logged past its checkpoint (it logs those steps
-  // again), in metrics.jsonl and for TensorBoard; its curves start with the rest of the file.
-  const std::int64_t start_step = state.step.template item<std::int32_t>();
-  auto jsonl = std::make_shared<JsonlWriter>(o.out / "metrics.jsonl", JsonlOptions{.resume_from_step = start_step});
-  auto tensorboard = std::make_shared<TensorBoardWriter>(o.out / "tensorboard", TensorBoardOptions{.resume_from_step = start_step});
-  for (const auto& [s, scalars] : read_jsonl_scalars(o.out / "metrics.jsonl")) curves->write_scalars(s, scalars);
-  AsyncWriter writer(std::make_shared<FanoutWriter>(std::vector<std::shared_ptr<Writer>>{jsonl, tensorboard, curves}));
-  BestTracker best(o.out / "best", "test/accuracy", {.higher_is_better = true});
+/// One test batch's sums: its loss times its size, its correct predictions, its size.
+template <class Model>
+struct Score {
+  EvalSums operator()(const Model& params, const Data& batch) const {
+    Array logits = params(batch.images);
+    Array labels = batch.labels;
+    Array n = scalar(static_cast<float>(labels.shape(0)));
+    return EvalSums{cross_entropy(logits, labels) * n, sum((argmax(logits, -1) == labels).astype(DType::f32)), n};
+  }
+};
 
-  std::int64_t step = state.step.template item<std::int32_t>();
-  std::optional<ProgressBar> bar;
-  if (o.progress) bar.emplace(total_steps, ProgressOptions{.desc = "train", .initial = step});
-  auto say = [&](const std::string& line) {
-    if (bar) bar->write(line);
-    else std::cout << line << "\n";
-  };
-  // Run info, once (bobbin's publish_trainer_env_info): the command, the parameters and their shapes.
-  const std::string run_info = "command: " + command_line + "\nparameters: " + std::to_string(parameter_count(state.params)) +
-                               "\n" + shape_summary(state.params);
-  writer.write_text(step, "run_info", run_info);
-  say(run_info);
+/// What an epoch's training reports: the sum of its steps' losses (added in step order in f32, as
+/// on the device) and the number of steps.
+struct EpochLoss {
+  float sum = 0.0f;
+  std::int64_t steps = 0;
+};
 
-  // Periodic actions: the training loss early and often (JAXline's growth ratios), then every 100
-  // steps; or every --log-every steps (a curve to hold against another run's, step by step).
-  using State = decltype(state);
+/// The three keys of a run: the parameters', the steps' and the data order's (JAXline's split).
+struct RunKeys {
+  Array init, train, data;
+};
+inline RunKeys run_keys(std::uint32_t seed) {
+  Array keys = random::split(random::key(seed), 3);
+  return {keys[0], keys[1], keys[2]};
+}
+
+/// One training run: its data, state and compiled steps, then its run directory (checkpoints,
+/// metrics, progress) once opened, trained epoch by epoch.
+template <class Model>
+class Trainer {
+ public:
+  using Tx = decltype(optim::adam(1.0));
+  using State = decltype(init_train_state(std::declval<Model>(), std::declval<const Tx&>(), std::declval<Array>()));
+  using Step = decltype(make_train_step(Loss<Model>{}, std::declval<Tx>()));
   using Info = StepInfo<Nothing>;
-  CronTab<State, Info> cron;
-  cron.add("log_loss", o.log_every > 0 ? every_steps(o.log_every) : growth_steps({1, 2, 5}) | every_steps(100),
-           [&](std::int64_t s, const State&, const Info& info) { writer.write_scalars(s, to_scalars({{"train/loss", info.loss}})); });
 
-  // The training set on the device (a GPU's default): each epoch is shuffled there by one gather
-  // and its batches are slices of device memory; otherwise batches are cut on the host and copied.
-  // Both visit the same rows in the same order for the same key.
-  const bool device_data = o.device_data == 1 || (o.device_data < 0 && on_gpu);
-  std::optional<DeviceDataset<Data>> train_on_device;
-  if (device_data) train_on_device.emplace(train, device);
-  for (int epoch = static_cast<int>(step / steps_per_epoch); epoch < o.epochs; ++epoch) {
-    const auto t0 = std::chrono::steady_clock::now();  // the epoch's shuffle included
-    Array loss_sum = scalar(0.0f);
-    std::int64_t epoch_steps = 0;
-    auto train_epoch = [&](const auto& epoch_batches, auto&& placed) {
-      for (std::int64_t i = step % steps_per_epoch; i < epoch_batches.size(); ++i) {  // a resumed run skips what it did
-        const Data batch = placed(epoch_batches[i]);
-        auto [next, info] = o.eager ? eager_step(state, batch) : jitted_step(state, batch);
-        state = std::move(next);
-        loss_sum = loss_sum + info.loss;
-        ++epoch_steps;
-        ++step;
-        if (bar) bar->update(step, {{"loss", info.loss.template item<float>()}});
-        cron.run(step, state, info);
+  // The state and every batch are placed on `device`; ops on them run there (a GPU: cuBLAS and the
+  // CUDA kernels). Data loading, checkpoints and metrics stay on the host.
+  explicit Trainer(const Options& o)
+      : o_(o),
+        device_(Device::parse(o.device == "cuda" ? "cuda:0" : o.device)),
+        on_gpu_(device_.kind == Device::Kind::cuda),
+        train_(first(load_fashion_mnist(o.data, "train"), o.train_limit)),
+        test_(first(load_fashion_mnist(o.data, "test"), o.test_limit)),
+        steps_per_epoch_(num_batches(train_.labels.shape(0), o.batch_size)),
+        total_steps_(steps_per_epoch_ * o.epochs),
+        keys_(run_keys(o.seed)),
+        tx_(optim::adam(o.learning_rate)),
+        state_(init_train_state(Model::init(keys_.init), tx_, keys_.train)),
+        step_(make_train_step(Loss<Model>{}, tx_)),
+        jitted_step_(jit(step_, jit_name("train_step"))),
+        scan_epoch_(make_scan_epoch(step_)),
+        score_(jit(Score<Model>{}, jit_name("eval_step"))) {}
+
+  /// Opens the run directory: a fresh run, or --resume from its latest checkpoint; false when the
+  /// resumed run has nothing left to train.
+  bool open_or_resume() {
+    // A run directory holds one run: a fresh start into an old run's directory would mix their
+    // checkpoints, best model and metrics, so it needs --overwrite (or --resume to continue it).
+    if (o_.overwrite) std::filesystem::remove_all(o_.out);
+    check_run_config(o_);
+    checkpoints_.emplace(o_.out / "checkpoints", CheckpointOptions{.max_to_keep = o_.keep_checkpoints});
+    if (o_.resume) {
+      if (auto restored = checkpoints_->restore_latest(state_)) {
+        state_ = *restored;
+        std::cout << "resumed from step " << state_.step.template item<std::int32_t>() << "\n";
+      } else {
+        std::cout << "no checkpoint in " << (o_.out / "checkpoints").string() << ": starting afresh\n";
       }
-    };
-    if (train_on_device)
-      train_epoch(train_on_device->epoch(o.batch_size, random::fold_in(data_key, epoch)), [](const Data& b) { return b; });
-    else
-      train_epoch(batches(train, o.batch_size, random::fold_in(data_key, epoch)), place);
-    const double train_seconds = seconds_since(t0);
+    } else if (auto last = checkpoints_->latest_step()) {
+      throw std::invalid_argument(o_.out.string() + " already holds a run (checkpoint at step " + std::to_string(*last) +
+                                  "): pass --resume to continue it or --overwrite to start afresh");
+    }
+    state_ = place(state_);
+    step_count_ = state_.step.template item<std::int32_t>();
+    if (step_count_ >= total_steps_) {
+      std::cout << "the run is complete: step " << step_count_ << " of " << total_steps_
+                << " (pass a larger --epochs to train on)\n";
+      return false;
+    }
+    std::cout << "model " << o_.model << ", " << parameter_count(state_.params) << " parameters; " << train_.labels.shape(0)
+              << " training and " << test_.labels.shape(0) << " test examples, " << steps_per_epoch_ << " steps per epoch\n";
+    return true;
+  }
 
-    EvalSums sums = evaluate([&](const Data& b) { return score(state.params, place(b)); }, batches(test, 1000),
+  /// The metric writers, the best-model tracker, the progress bar and the periodic actions; writes
+  /// the run info.
+  void start_logging(const std::string& command_line) {
+    // Metrics go to JSON lines, TensorBoard and the curves' SVG, written on a background thread.
+    auto curves = std::make_shared<CurvePlotWriter>(o_.out / "curves.svg",
+                                                    PlotOptions{.title = "Fashion-MNIST, " + o_.model, .panel_of = panel_of});
+    // A resumed run drops what the earlier run logged past its checkpoint (it logs those steps
+    // again), in metrics.jsonl and for TensorBoard; its curves start with the rest of the file.
+    auto jsonl = std::make_shared<JsonlWriter>(o_.out / "metrics.jsonl", JsonlOptions{.resume_from_step = step_count_});
+    auto tensorboard =
+        std::make_shared<TensorBoardWriter>(o_.out / "tensorboard", TensorBoardOptions{.resume_from_step = step_count_});
+    for (const auto& [s, scalars] : read_jsonl_scalars(o_.out / "metrics.jsonl")) curves->write_scalars(s, scalars);
+    writer_.emplace(std::make_shared<FanoutWriter>(std::vector<std::shared_ptr<Writer>>{jsonl, tensorboard, curves}));
+    best_.emplace(o_.out / "best", "test/accuracy", BestOptions{.higher_is_better = true});
+    if (o_.progress) bar_.emplace(total_steps_, ProgressOptions{.desc = "train", .initial = step_count_});
+    // Run info, once (bobbin's publish_trainer_env_info): the command, the parameters and their shapes.
+    const std::string run_info = "command: " + command_line + "\nparameters: " +
+                                 std::to_string(parameter_count(state_.params)) + "\n" + shape_summary(state_.params);
+    writer_->write_text(step_count_, "run_info", run_info);
+    say(run_info);
+    // Periodic actions: the training loss early and often (JAXline's growth ratios), then every 100
+    // steps; or every --log-every steps (a curve to hold against another run's, step by step).
+    cron_.add("log_loss", o_.log_every > 0 ? every_steps(o_.log_every) : growth_steps({1, 2, 5}) | every_steps(100),
+              [this](std::int64_t s, const State&, const Info& info) {
+                writer_->write_scalars(s, to_scalars({{"train/loss", info.loss}}));
+              });
+  }
+
+  /// The epochs left: each trained, evaluated, logged and checkpointed.
+  void train() {
+    // The training set on the device (a GPU's default, and what --scan-epoch scans): each epoch is
+    // shuffled there by one gather and its batches are slices of device memory; otherwise batches
+    // are cut on the host and copied. Both visit the same rows in the same order for the same key.
+    const bool device_data = o_.scan_epoch || o_.device_data == 1 || (o_.device_data < 0 && on_gpu_);
+    if (device_data) train_on_device_.emplace(train_, device_);
+    for (int epoch = static_cast<int>(step_count_ / steps_per_epoch_); epoch < o_.epochs; ++epoch) {
+      const auto t0 = std::chrono::steady_clock::now();  // the epoch's shuffle included
+      const Array epoch_key = random::fold_in(keys_.data, epoch);
+      EpochLoss trained;
+      if (o_.scan_epoch) trained = train_by_scan(train_on_device_->epoch(o_.batch_size, epoch_key));
+      else if (train_on_device_) trained = train_by_steps(train_on_device_->epoch(o_.batch_size, epoch_key));
+      else trained = train_by_steps(batches(train_, o_.batch_size, epoch_key));
+      const double train_seconds = seconds_since(t0);
+      const double accuracy = evaluate_and_log(epoch, trained, train_seconds);
+      save_checkpoints(accuracy);
+    }
+  }
+
+  /// Waits for background saves and writes; the closing lines.
+  void finish() {
+    checkpoints_->wait();
+    best_->wait();
+    writer_->flush();
+    if (bar_) bar_->finish();
+    std::cout << "run directory " << o_.out.string()
+              << ": metrics.jsonl, tensorboard/ (tensorboard --logdir), curves.svg, checkpoints/, best/\n";
+  }
+
+ private:
+  template <class T>
+  T place(const T& tree) const {
+    return on_gpu_ ? device_put(tree, device_) : tree;
+  }
+  void say(const std::string& line) {
+    if (bar_) bar_->write(line);
+    else std::cout << line << "\n";
+  }
+
+  /// An epoch batch by batch: the step (jitted, or eager with --eager) on each batch, then the
+  /// periodic actions. A resumed run skips the batches it already took.
+  template <class Epoch>
+  EpochLoss train_by_steps(const Epoch& epoch_batches) {
+    Array loss_sum = scalar(0.0f);
+    std::int64_t steps = 0;
+    for (std::int64_t i = step_count_ % steps_per_epoch_; i < epoch_batches.size(); ++i) {
+      const Data batch = place(epoch_batches[i]);
+      auto [next, info] = o_.eager ? step_(state_, batch) : jitted_step_(state_, batch);
+      state_ = std::move(next);
+      loss_sum = loss_sum + info.loss;
+      ++steps;
+      ++step_count_;
+      if (bar_) bar_->update(step_count_, {{"loss", info.loss.template item<float>()}});
+      cron_.run(step_count_, state_, info);
+    }
+    return {loss_sum.item<float>(), steps};
+  }
+
+  /// An epoch as one jitted scan over its stacked batches (--scan-epoch). The per-step losses come
+  /// back together after it: the periodic actions then run for each step with that step's loss,
+  /// and see the epoch's final state.
+  EpochLoss train_by_scan(const DeviceBatches<Data>& epoch_batches) {
+    auto [next, metrics] = scan_epoch_(state_, epoch_batches, step_count_ % steps_per_epoch_);
+    state_ = std::move(next);
+    const std::vector<float> losses = metrics.loss.template to_vector<float>();
+    EpochLoss trained;
+    for (float loss : losses) {
+      trained.sum += loss;
+      ++trained.steps;
+      ++step_count_;
+      cron_.run(step_count_, state_, Info{scalar(loss)});
+    }
+    if (bar_) bar_->update(step_count_, {{"loss", losses.back()}});
+    return trained;
+  }
+
+  /// The test set's loss and accuracy after an epoch: the epoch's line and its metrics. Returns
+  /// the accuracy.
+  double evaluate_and_log(int epoch, const EpochLoss& trained, double train_seconds) {
+    EvalSums sums = evaluate([&](const Data& b) { return score_(state_.params, place(b)); }, batches(test_, 1000),
                              EvalSums{scalar(0.0f), scalar(0.0f), scalar(0.0f)});
     const double test_loss = sums.loss_sum.item<float>() / sums.count.item<float>();
     const double accuracy = sums.correct.item<float>() / sums.count.item<float>();
-    const double train_loss = epoch_steps ? loss_sum.item<float>() / static_cast<double>(epoch_steps) : 0.0;
-    const double steps_per_sec = static_cast<double>(epoch_steps) / train_seconds;
+    const double train_loss = trained.steps ? trained.sum / static_cast<double>(trained.steps) : 0.0;
+    const double steps_per_sec = static_cast<double>(trained.steps) / train_seconds;
 
     std::ostringstream line;
-    line << "epoch " << epoch + 1 << "/" << o.epochs << ": train loss " << std::fixed << std::setprecision(4) << train_loss
+    line << "epoch " << epoch + 1 << "/" << o_.epochs << ": train loss " << std::fixed << std::setprecision(4) << train_loss
          << ", test loss " << test_loss << ", test accuracy " << accuracy << ", " << std::setprecision(2) << train_seconds
          << " s (" << std::setprecision(0) << steps_per_sec << " steps/s)";
     say(line.str());
-    writer.write_scalars(step, {{"train/epoch_loss", train_loss},
-                                {"test/loss", test_loss},
-                                {"test/accuracy", accuracy},
-                                {"train/epoch_seconds", train_seconds},
-                                {"train/steps_per_sec", steps_per_sec}});
-    writer.flush();  // the curves' SVG is redrawn at each flush
-    const auto host_state = device_get(state);  // checkpoints are written from host memory
-    checkpoints.save(step, host_state);
-    if (best.update(step, accuracy, host_state)) say("new best test accuracy: checkpoint in " + (o.out / "best").string());
+    writer_->write_scalars(step_count_, {{"train/epoch_loss", train_loss},
+                                         {"test/loss", test_loss},
+                                         {"test/accuracy", accuracy},
+                                         {"train/epoch_seconds", train_seconds},
+                                         {"train/steps_per_sec", steps_per_sec}});
+    writer_->flush();  // the curves' SVG is redrawn at each flush
+    return accuracy;
   }
-  checkpoints.wait();
-  best.wait();
-  writer.flush();
-  if (bar) bar->finish();
-  std::cout << "run directory " << o.out.string()
-            << ": metrics.jsonl, tensorboard/ (tensorboard --logdir), curves.svg, checkpoints/, best/\n";
+
+  /// The epoch's checkpoint, and the best model's when its accuracy is the best yet.
+  void save_checkpoints(double accuracy) {
+    const auto host_state = device_get(state_);  // checkpoints are written from host memory
+    checkpoints_->save(step_count_, host_state);
+    if (best_->update(step_count_, accuracy, host_state))
+      say("new best test accuracy: checkpoint in " + (o_.out / "best").string());
+  }
+
+  const Options& o_;
+  const Device device_;
+  const bool on_gpu_;
+  const Data train_, test_;
+  const std::int64_t steps_per_epoch_, total_steps_;
+  const RunKeys keys_;
+  Tx tx_;
+  State state_;
+  Step step_;
+  decltype(jit(std::declval<Step>(), jit_name(""))) jitted_step_;
+  decltype(make_scan_epoch(std::declval<Step>())) scan_epoch_;
+  decltype(jit(Score<Model>{}, jit_name(""))) score_;
+  std::int64_t step_count_ = 0;
+  std::optional<CheckpointManager> checkpoints_;
+  std::optional<AsyncWriter> writer_;
+  std::optional<BestTracker> best_;
+  std::optional<ProgressBar> bar_;
+  CronTab<State, Info> cron_;
+  std::optional<DeviceDataset<Data>> train_on_device_;
+};
+
+template <class Model>
+int run(const Options& o, const std::string& command_line) {
+  Trainer<Model> trainer(o);
+  if (!trainer.open_or_resume()) return 0;
+  trainer.start_logging(command_line);
+  trainer.train();
+  trainer.finish();
   return 0;
 }
 

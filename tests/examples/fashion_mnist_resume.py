@@ -1,6 +1,7 @@
 """The main job's promises, run as a user would: a short Fashion-MNIST run reaches a stated test
 accuracy, and a run stopped after one epoch and resumed from its checkpoint logs exactly the
-metrics of an uninterrupted run, as does one with its training set on the device. Usage: fashion_mnist_resume.py <path to the fashion_mnist binary>"""
+metrics of an uninterrupted run, as does one with its training set on the device and one that runs
+each epoch as one jitted scan. Usage: fashion_mnist_resume.py <path to the fashion_mnist binary>"""
 import json
 import os
 import subprocess
@@ -22,6 +23,20 @@ def train(out, epochs, *extra):
     if run.returncode != 0:
         sys.exit(f"fashion_mnist failed ({run.returncode}):\n{run.stdout}\n{run.stderr}")
     return run.stdout
+
+
+def step_losses(out):
+    """The per-step training losses of metrics.jsonl, by step."""
+    with open(os.path.join(out, "metrics.jsonl")) as f:
+        return {r["step"]: r["train/loss"] for r in map(json.loads, f) if "train/loss" in r}
+
+
+def check_same_epochs(expected, out, what):
+    """The epoch records of the run in `out` equal `expected`'s at steps 40 and 80, bit for bit."""
+    got = epoch_records(out)
+    for step in (40, 80):
+        for key in ("train/epoch_loss", "test/loss", "test/accuracy"):
+            assert expected[step][key] == got[step][key], f"step {step} {key}: host batches {expected[step][key]} != {what} {got[step][key]}"
 
 
 def epoch_records(out):
@@ -61,10 +76,16 @@ with tempfile.TemporaryDirectory() as tmp:
     # order as the host's batches: the same metrics, bit for bit.
     on_device = os.path.join(tmp, "device")
     train(on_device, 2, "--device-data")
-    c = epoch_records(on_device)
-    for step in (40, 80):
-        for key in ("train/epoch_loss", "test/loss", "test/accuracy"):
-            assert a[step][key] == c[step][key], f"step {step} {key}: host batches {a[step][key]} != device {c[step][key]}"
+    check_same_epochs(a, on_device, "device")
+    # Each epoch as one jitted scan over its stacked batches (the last partial batch as one more
+    # step): the step-by-step run's metrics, bit for bit, the per-step losses logged after the epoch.
+    scanned = os.path.join(tmp, "scan")
+    train(scanned, 2, "--scan-epoch")
+    check_same_epochs(a, scanned, "scanned")
+    assert step_losses(whole) == step_losses(scanned), (step_losses(whole), step_losses(scanned))
+    refused = subprocess.run([binary, "--out", os.path.join(tmp, "refused"), "--epochs", "1", "--scan-epoch", "--host-data",
+                              *common], capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "excludes --host-data" in refused.stderr, refused.stderr
     accuracy = a[80]["test/accuracy"]
     assert accuracy >= 0.75, f"test accuracy {accuracy} after 2 epochs on 5000 examples is below 0.75"
     for name in ("curves.svg", "tensorboard", "checkpoints", "best/results.json"):

@@ -74,4 +74,23 @@ Arrays DeviceEpochPlan::batch(std::int64_t i) const {
   return out;
 }
 
+Arrays DeviceEpochPlan::stacked(std::int64_t first) const {
+  const std::int64_t full = full_batches();
+  if (first < 0 || first >= full)
+    raise<ValueError>("DeviceBatches::stacked", "first", std::to_string(first),
+                      concat("is outside the epoch's ", full, " full batches of ", batch_size_, " rows"));
+  Arrays out;
+  out.reserve(shuffled_.size());
+  for (const Array& leaf : shuffled_) {
+    std::vector<std::int64_t> start(leaf.ndim(), 0), limit(leaf.shape().begin(), leaf.shape().end());
+    start[0] = first * batch_size_;
+    limit[0] = full * batch_size_;
+    std::vector<std::int64_t> shape{full - first, batch_size_};
+    shape.insert(shape.end(), leaf.shape().begin() + 1, leaf.shape().end());
+    const bool whole = start[0] == 0 && limit[0] == n_;
+    out.push_back(reshape(whole ? leaf : slice(leaf, start, limit), Shape(shape)));
+  }
+  return out;
+}
+
 }  // namespace canopy::detail

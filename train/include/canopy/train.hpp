@@ -14,6 +14,7 @@
 #include "canopy/train/idx.hpp"
 #include "canopy/train/batches.hpp"
 #include "canopy/train/device_batches.hpp"
+#include "canopy/train/scan_epoch.hpp"
 #include "canopy/train/prefetch.hpp"
 #include "canopy/train/triggers.hpp"
 #include "canopy/train/cron.hpp"

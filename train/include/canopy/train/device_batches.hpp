@@ -28,6 +28,11 @@ class DeviceEpochPlan {
   std::int64_t size() const { return count_; }
   /// Batch i: for each leaf, rows [i * batch_size, min(N, (i + 1) * batch_size)) of its shuffled copy.
   Arrays batch(std::int64_t i) const;
+  /// Batches with batch_size rows (all but a kept last partial one).
+  std::int64_t full_batches() const { return n_ / batch_size_; }
+  /// Full batches [first, full_batches()) stacked: for each leaf, rows [first * batch_size,
+  /// full_batches() * batch_size) of its shuffled copy reshaped to [batches, batch_size, ...].
+  Arrays stacked(std::int64_t first) const;
   /// The epoch's row order on the device (i32[N]); an empty handle when not shuffled.
   const Array& permutation() const { return permutation_; }
 
@@ -67,6 +72,13 @@ class DeviceBatches {
   /// The epoch's row order as an i32[N] Array on the device (random::permutation of the key, drawn
   /// there); an empty handle when the epoch is not shuffled.
   const Array& permutation() const { return plan_->permutation(); }
+  /// The number of batches with batch_size rows: size(), less a kept last partial batch.
+  std::int64_t full_batches() const { return plan_->full_batches(); }
+  /// Batches [first, full_batches()) as one T whose Array leaves have a leading axis of batches:
+  /// [full_batches() - first, batch_size, ...], element k holding batch first + k (the shuffled
+  /// copy's rows reshaped on the device; lax.scan's xs for an epoch). ValueError naming
+  /// DeviceBatches::stacked when first is not in [0, full_batches()).
+  T stacked(std::int64_t first = 0) const { return replace_arrays(data_, plan_->stacked(first)); }
 
  private:
   T data_;
