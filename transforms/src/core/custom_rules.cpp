@@ -4,6 +4,7 @@
 // records it and calls bwd in the pullback). BatchTrace batches the function and its rules.
 #include "autodiff/jvp_trace.hpp"
 #include "batching/batch_trace.hpp"
+#include "batching/move_axis.hpp"
 #include "canopy/core/batching.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
@@ -51,6 +52,100 @@ struct CustomLin {
   static std::vector<Sample<Params>> samples() { return {}; }
 };
 
+// `r` split after its first n entries.
+std::pair<Arrays, Arrays> split_at(const Arrays& r, std::size_t n) {
+  return {Arrays(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n)),
+          Arrays(r.begin() + static_cast<std::ptrdiff_t>(n), r.end())};
+}
+
+// a followed by b.
+Arrays concatenated(const Arrays& a, const Arrays& b) {
+  Arrays xs = a;
+  xs.insert(xs.end(), b.begin(), b.end());
+  return xs;
+}
+
+// A flat function vmapped over the leading axis of every input (the layout process_custom gives
+// them), with the axis size and name of the vmap being applied.
+struct MapOverLeadingAxis {
+  std::int64_t size;
+  std::string name;
+  FlatFn operator()(const FlatFn& f) const {
+    return [f, n = size, name = name](const Arrays& xs) {
+      VmapSpec spec;
+      spec.in_axes.assign(xs.size(), 0);
+      spec.axis_size = n;
+      spec.axis_name = name;
+      return vmap_flat(f, xs, spec);
+    };
+  }
+};
+
+// The rules take and return several lists; they are vmapped as one flat function of the
+// concatenated lists, and their results split again.
+std::function<std::pair<Arrays, Arrays>(const Arrays&, const Arrays&)> batched_jvp(const CustomRule& rule,
+                                                                                    const MapOverLeadingAxis& mapped) {
+  return [jvp = rule.jvp, mapped](const Arrays& ps, const Arrays& ts) {
+    std::size_t n_out = 0;
+    FlatFn both = [&](const Arrays& xs) {
+      auto [p, t] = split_at(xs, ps.size());
+      auto [o, ot] = jvp(p, t);
+      n_out = o.size();
+      return concatenated(o, ot);
+    };
+    const Arrays r = mapped(both)(concatenated(ps, ts));  // sets n_out
+    return split_at(r, n_out);
+  };
+}
+
+std::function<std::pair<Arrays, Arrays>(const Arrays&)> batched_fwd(const CustomRule& rule,
+                                                                    const MapOverLeadingAxis& mapped) {
+  return [fwd = rule.fwd, mapped](const Arrays& ps) {
+    std::size_t n_out = 0;
+    FlatFn both = [&](const Arrays& xs) {
+      auto [o, res] = fwd(xs);
+      n_out = o.size();
+      return concatenated(o, res);
+    };
+    const Arrays r = mapped(both)(ps);  // sets n_out
+    return split_at(r, n_out);
+  };
+}
+
+std::function<Arrays(const Arrays&, const Arrays&)> batched_bwd(const CustomRule& rule, const MapOverLeadingAxis& mapped) {
+  return [bwd = rule.bwd, mapped](const Arrays& res, const Arrays& cts) {
+    FlatFn both = [&](const Arrays& xs) {
+      auto [r, c] = split_at(xs, res.size());
+      return bwd(r, c);
+    };
+    return mapped(both)(concatenated(res, cts));
+  };
+}
+
+// The rule with its function and derivative rules all vmapped over the leading axis.
+CustomRule batched_rule(const CustomRule& rule, const MapOverLeadingAxis& mapped) {
+  CustomRule batched{rule.name, mapped(rule.fun), nullptr, nullptr, nullptr};
+  if (rule.jvp) {
+    batched.jvp = batched_jvp(rule, mapped);
+  } else {
+    batched.fwd = batched_fwd(rule, mapped);
+    batched.bwd = batched_bwd(rule, mapped);
+  }
+  return batched;
+}
+
+// Unbatched inputs broadcast along a new leading axis of `axis_size`.
+void broadcast_unbatched(Arrays& values, const std::vector<int>& bdims, std::int64_t axis_size) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (bdims[i] >= 0) continue;
+    auto dims = values[i].shape().vec();
+    dims.insert(dims.begin(), axis_size);
+    std::vector<int> keep;
+    for (std::size_t d = 0; d < values[i].ndim(); ++d) keep.push_back(static_cast<int>(d + 1));
+    values[i] = broadcast_in_dim(values[i], Shape(dims), keep);
+  }
+}
+
 }  // namespace
 
 Arrays JvpTrace::process_custom(const CustomRule& rule, std::span<const Array> in) {
@@ -94,80 +189,12 @@ Arrays BatchTrace::process_custom(const CustomRule& rule, std::span<const Array>
     any |= b >= 0;
     bdims.push_back(b);
     // Every input gets the batch in front (unbatched ones broadcast), so the rules see one layout.
-    if (b >= 0) {
-      std::vector<int> perm{b};
-      for (int d = 0; d < static_cast<int>(v.ndim()); ++d)
-        if (d != b) perm.push_back(d);
-      values.push_back(transpose(v, perm));
-    } else {
-      values.push_back(v);
-    }
+    values.push_back(b >= 0 ? move_axis(v, b, 0) : v);
   }
   TraceGuard below(parent());
   if (!any) return bind_custom(rule, values);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (bdims[i] >= 0) continue;
-    auto dims = values[i].shape().vec();
-    dims.insert(dims.begin(), axis_size);
-    std::vector<int> keep;
-    for (std::size_t d = 0; d < values[i].ndim(); ++d) keep.push_back(static_cast<int>(d + 1));
-    values[i] = broadcast_in_dim(values[i], Shape(dims), keep);
-  }
-  const std::int64_t n = axis_size;
-  const std::string name = axis_name;
-  auto mapped = [n, name](const FlatFn& f) {
-    return [f, n, name](const Arrays& xs) {
-      VmapSpec spec;
-      spec.in_axes.assign(xs.size(), 0);
-      spec.axis_size = n;
-      spec.axis_name = name;
-      return vmap_flat(f, xs, spec);
-    };
-  };
-  CustomRule batched{rule.name, mapped(rule.fun), nullptr, nullptr, nullptr};
-  if (rule.jvp) {
-    auto jvp = rule.jvp;
-    batched.jvp = [jvp, mapped](const Arrays& ps, const Arrays& ts) {
-      std::size_t n_out = 0;
-      FlatFn both = [&](const Arrays& xs) {
-        Arrays p(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(ps.size())), t(xs.begin() + static_cast<std::ptrdiff_t>(ps.size()), xs.end());
-        auto [o, ot] = jvp(p, t);
-        n_out = o.size();
-        o.insert(o.end(), ot.begin(), ot.end());
-        return o;
-      };
-      Arrays xs = ps;
-      xs.insert(xs.end(), ts.begin(), ts.end());
-      Arrays r = mapped(both)(xs);
-      return std::make_pair(Arrays(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n_out)),
-                            Arrays(r.begin() + static_cast<std::ptrdiff_t>(n_out), r.end()));
-    };
-  } else {
-    auto fwd = rule.fwd;
-    auto bwd = rule.bwd;
-    batched.fwd = [fwd, mapped](const Arrays& ps) {
-      std::size_t n_out = 0;
-      FlatFn both = [&](const Arrays& xs) {
-        auto [o, res] = fwd(xs);
-        n_out = o.size();
-        o.insert(o.end(), res.begin(), res.end());
-        return o;
-      };
-      Arrays r = mapped(both)(ps);
-      return std::make_pair(Arrays(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(n_out)),
-                            Arrays(r.begin() + static_cast<std::ptrdiff_t>(n_out), r.end()));
-    };
-    batched.bwd = [bwd, mapped](const Arrays& res, const Arrays& cts) {
-      FlatFn both = [&](const Arrays& xs) {
-        return bwd(Arrays(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(res.size())),
-                   Arrays(xs.begin() + static_cast<std::ptrdiff_t>(res.size()), xs.end()));
-      };
-      Arrays xs = res;
-      xs.insert(xs.end(), cts.begin(), cts.end());
-      return mapped(both)(xs);
-    };
-  }
-  Arrays outs = bind_custom(batched, values);
+  broadcast_unbatched(values, bdims, axis_size);
+  Arrays outs = bind_custom(batched_rule(rule, MapOverLeadingAxis{axis_size, axis_name}), values);
   Arrays boxed;
   for (Array& o : outs) boxed.push_back(box(std::move(o), 0));
   return boxed;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "../primitives/common.hpp"
@@ -57,43 +58,69 @@ Array to_order(const Array& x, const std::string& term, const std::string& out) 
   return transpose(x, perm);
 }
 
-}  // namespace
+// The subscripts without spaces, split into the operands' terms and the output after "->".
+struct Subscripts {
+  std::vector<std::string> terms;     // one per operand, as written
+  std::optional<std::string> output;  // after "->"; none: implicit
+};
 
-Array einsum(std::string_view subscripts, const std::vector<Array>& operands, const PrecisionConfig& precision) {
-  std::string spec;
+Subscripts parse_subscripts(std::string_view subscripts) {
+  std::string text;
   for (char c : subscripts)
-    if (c != ' ') spec += c;
-  const auto arrow = spec.find("->");
-  const std::string inputs = spec.substr(0, arrow);
-  std::vector<std::string> terms;
+    if (c != ' ') text += c;
+  Subscripts spec;
+  const auto arrow = text.find("->");
+  const std::string inputs = text.substr(0, arrow);
   for (std::size_t start = 0;;) {
     const auto comma = inputs.find(',', start);
-    terms.push_back(inputs.substr(start, comma - start));
+    spec.terms.push_back(inputs.substr(start, comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (operands.empty() || operands.size() > 2 || terms.size() != operands.size())
-    detail::raise<ShapeError>(kApi, "subscripts", std::string(subscripts),
-                              detail::concat("name ", terms.size(), " operands but ", operands.size(), " were given"),
-                              "canopy's einsum takes one or two operands; chain calls for more");
-  std::size_t ellipsis_rank = 0;
-  for (std::size_t i = 0; i < terms.size(); ++i)
-    if (terms[i].find("...") != std::string::npos) {
-      const std::size_t named = terms[i].size() - 3;
-      if (operands[i].ndim() >= named) ellipsis_rank = std::max(ellipsis_rank, operands[i].ndim() - named);
+  if (arrow != std::string::npos) spec.output = text.substr(arrow + 2);
+  return spec;
+}
+
+// How many leading axes "..." stands for: the most any operand's ellipsis covers.
+std::size_t ellipsis_rank_of(const Subscripts& spec, const std::vector<Array>& operands, std::string_view subscripts) {
+  std::size_t rank = 0;
+  for (std::size_t i = 0; i < spec.terms.size(); ++i)
+    if (spec.terms[i].find("...") != std::string::npos) {
+      const std::size_t named = spec.terms[i].size() - 3;
+      if (operands[i].ndim() >= named) rank = std::max(rank, operands[i].ndim() - named);
     }
-  if (ellipsis_rank > 10) detail::raise<ShapeError>(kApi, "subscripts", std::string(subscripts), "cover more than 10 axes with \"...\"");
+  // Ellipsis axes are spelled as the digits '0'..'9'.
+  if (rank > 10) detail::raise<ShapeError>(kApi, "subscripts", std::string(subscripts), "cover more than 10 axes with \"...\"");
+  return rank;
+}
+
+// The ellipsis axes' names, outermost first ('0' is the last axis covered).
+std::string ellipsis_names(std::size_t ellipsis_rank) {
+  std::string names;
+  for (std::size_t i = ellipsis_rank; i-- > 0;) names += static_cast<char>('0' + i);
+  return names;
+}
+
+// Every operand's axis names (ellipsis spelled out) and each name's size, broadcast over the
+// operands (a size-1 axis meets any size).
+struct AxisNames {
   std::vector<std::string> names;
   std::map<char, std::int64_t> size;
-  for (std::size_t i = 0; i < terms.size(); ++i) {
-    names.push_back(expand_term(terms[i], operands[i].ndim(), ellipsis_rank, i));
-    for (std::size_t d = 0; d < names[i].size(); ++d) {
-      const char c = names[i][d];
-      if (names[i].find(c) != d)
-        detail::raise<ShapeError>(kApi, "subscripts", terms[i], detail::concat("repeat '", c, "' within operand ", i),
+};
+
+AxisNames name_axes(const Subscripts& spec, const std::vector<Array>& operands, std::size_t ellipsis_rank,
+               std::string_view subscripts) {
+  AxisNames axes;
+  for (std::size_t i = 0; i < spec.terms.size(); ++i) {
+    axes.names.push_back(expand_term(spec.terms[i], operands[i].ndim(), ellipsis_rank, i));
+    const std::string& names = axes.names[i];
+    for (std::size_t d = 0; d < names.size(); ++d) {
+      const char c = names[d];
+      if (names.find(c) != d)
+        detail::raise<ShapeError>(kApi, "subscripts", spec.terms[i], detail::concat("repeat '", c, "' within operand ", i),
                                   "diagonals (\"ii->i\") are not supported; use jnp.diagonal-style indexing");
       const std::int64_t n = operands[i].shape()[d];
-      auto [it, fresh] = size.emplace(c, n);
+      auto [it, fresh] = axes.size.emplace(c, n);
       if (!fresh && it->second != n && it->second != 1 && n != 1)
         detail::raise<ShapeError>(kApi, "operands", std::string(subscripts),
                                   detail::concat("give axis '", c, "' sizes ", it->second, " and ", n, " (",
@@ -102,42 +129,52 @@ Array einsum(std::string_view subscripts, const std::vector<Array>& operands, co
       it->second = std::max(it->second, n);
     }
   }
-  std::string out;
-  if (arrow == std::string::npos) {  // implicit output: ellipsis axes, then letters used once, sorted
-    for (std::size_t i = ellipsis_rank; i-- > 0;) out += static_cast<char>('0' + i);
-    std::string once;
-    for (const auto& [c, n] : size) {
-      std::size_t uses = 0;
-      for (const std::string& t : names) uses += static_cast<std::size_t>(std::count(t.begin(), t.end(), c));
-      if (std::isalpha(static_cast<unsigned char>(c)) && uses == 1) once += c;
-    }
-    out += once;  // std::map iterates in sorted order
-  } else {
-    const std::string given = spec.substr(arrow + 2);
-    const auto dots = given.find("...");
-    out = given;
-    if (dots != std::string::npos) {
-      std::string ell;
-      for (std::size_t i = ellipsis_rank; i-- > 0;) ell += static_cast<char>('0' + i);
-      out = given.substr(0, dots) + ell + given.substr(dots + 3);
-    }
-    for (std::size_t d = 0; d < out.size(); ++d)
-      if (!size.count(out[d]) || out.find(out[d]) != d)
-        detail::raise<ShapeError>(kApi, "output subscripts", given,
-                                  detail::concat("'", out[d], "' ", size.count(out[d]) ? "repeats" : "names no input axis"));
+  return axes;
+}
+
+// numpy's implicit output: the ellipsis axes, then the letters used exactly once, sorted.
+std::string implicit_output(const AxisNames& axes, std::size_t ellipsis_rank) {
+  std::string out = ellipsis_names(ellipsis_rank);
+  for (const auto& [c, n] : axes.size) {  // std::map iterates in sorted order
+    std::size_t uses = 0;
+    for (const std::string& t : axes.names) uses += static_cast<std::size_t>(std::count(t.begin(), t.end(), c));
+    if (std::isalpha(static_cast<unsigned char>(c)) && uses == 1) out += c;
   }
-  // Axes no one else needs are summed out first; size-1 axes meet their partner's size.
+  return out;
+}
+
+// The output after "->" with its "..." spelled out; each name must name an input axis, once.
+std::string explicit_output(const std::string& given, const AxisNames& axes, std::size_t ellipsis_rank) {
+  const auto dots = given.find("...");
+  const std::string out =
+      dots == std::string::npos ? given : given.substr(0, dots) + ellipsis_names(ellipsis_rank) + given.substr(dots + 3);
+  for (std::size_t d = 0; d < out.size(); ++d)
+    if (!axes.size.count(out[d]) || out.find(out[d]) != d)
+      detail::raise<ShapeError>(kApi, "output subscripts", given,
+                                detail::concat("'", out[d], "' ", axes.size.count(out[d]) ? "repeats" : "names no input axis"));
+  return out;
+}
+
+// Each operand with the axes no one else needs summed out first (narrowing its names), and its
+// size-1 axes broadcast to their partner's size, so the contraction sees equal sizes.
+std::vector<Array> reduce_operands(const std::vector<Array>& operands, AxisNames& axes, const std::string& out) {
   std::vector<Array> xs;
-  for (std::size_t i = 0; i < names.size(); ++i) {
+  for (std::size_t i = 0; i < axes.names.size(); ++i) {
     std::string others = out;
-    for (std::size_t j = 0; j < names.size(); ++j)
-      if (j != i) others += names[j];
-    Array x = sum_out(operands[i], names[i], others);
+    for (std::size_t j = 0; j < axes.names.size(); ++j)
+      if (j != i) others += axes.names[j];
+    Array x = sum_out(operands[i], axes.names[i], others);
     Shape target;
-    for (char c : names[i]) target.push_back(size[c]);
+    for (char c : axes.names[i]) target.push_back(axes.size[c]);
     xs.push_back(broadcast_to(x, target));
   }
-  if (xs.size() == 1) return to_order(xs[0], names[0], out);
+  return xs;
+}
+
+// The two operands as one dot_general: shared axes kept in the output are batch axes, the other
+// shared ones are contracted; the result comes in the order `out` names.
+Array contract(const std::vector<Array>& xs, const std::vector<std::string>& names, const std::string& out,
+               const PrecisionConfig& precision) {
   const DType dtype = result_type({xs[0], xs[1]});
   DotDimensionNumbers dn;
   std::string produced;  // the result's axes: batch, then lhs free, then rhs free
@@ -156,6 +193,23 @@ Array einsum(std::string_view subscripts, const std::vector<Array>& operands, co
     if (names[0].find(c) == std::string::npos) produced += c;
   const Array r = dot_general(xs[0].astype(dtype), xs[1].astype(dtype), dn, precision);
   return to_order(r, produced, out);
+}
+
+}  // namespace
+
+Array einsum(std::string_view subscripts, const std::vector<Array>& operands, const PrecisionConfig& precision) {
+  const Subscripts spec = parse_subscripts(subscripts);
+  if (operands.empty() || operands.size() > 2 || spec.terms.size() != operands.size())
+    detail::raise<ShapeError>(kApi, "subscripts", std::string(subscripts),
+                              detail::concat("name ", spec.terms.size(), " operands but ", operands.size(), " were given"),
+                              "canopy's einsum takes one or two operands; chain calls for more");
+  const std::size_t ellipsis_rank = ellipsis_rank_of(spec, operands, subscripts);
+  AxisNames axes = name_axes(spec, operands, ellipsis_rank, subscripts);
+  const std::string out =
+      spec.output ? explicit_output(*spec.output, axes, ellipsis_rank) : implicit_output(axes, ellipsis_rank);
+  const std::vector<Array> xs = reduce_operands(operands, axes, out);
+  if (xs.size() == 1) return to_order(xs[0], axes.names[0], out);
+  return contract(xs, axes.names, out, precision);
 }
 
 Array einsum(std::string_view subscripts, const Array& a) { return einsum(subscripts, std::vector<Array>{a}); }

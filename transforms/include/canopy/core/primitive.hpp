@@ -240,22 +240,21 @@ KernelFn resolve_kernel(const PrimitiveInfo& p, Device::Kind kind);
 /// Applies `p`: finds the innermost trace among the inputs and the current trace, and asks it.
 Arrays bind(const PrimitiveInfo& p, std::span<const Array> in, const ParamsRef& params);
 
-/// Builds the erased rules table of primitive struct P (see transforms/README.md "Adding a primitive").
-/// Optional members: jvp, transpose, batch (typed static functions, or a stock erased rule),
-/// `linear`, `nondifferentiable`, `params_string(const Params&)`, and `evaluate` for a primitive
-/// that runs the same code on every device (it fills every kernel slot; other primitives get
-/// their kernels from the backends).
+// make_info's steps: each fills the fields of one group of P's rules, in the order make_info
+// calls them. They are templates in this header (every primitive file instantiates them once),
+// kept small so the one table stays readable field by field.
+namespace make_info_steps {
+
+// Name, arity, Params type and the output avals, every one checked here, once, so that no trace
+// or kernel sees a shape whose element or byte count overflows int64 (ShapeError naming the primitive).
 template <class P>
-PrimitiveInfo make_info() {
+void add_signature(PrimitiveInfo& i) {
   using Params = typename P::Params;
-  PrimitiveInfo i;
   i.name = P::name;
   static_assert(requires { Arity{P::arity}; },
                 "canopy: a primitive declares how many inputs it takes: static constexpr Arity arity = ...");
   i.arity = P::arity;
   i.params_type = &typeid(Params);
-  // Every output shape is checked here, once, so that no trace or kernel sees one whose element
-  // or byte count overflows int64 (ShapeError naming the primitive).
   i.abstract_eval = [](std::span<const Aval> avals, const ParamsRef& params) -> std::vector<Aval> {
     std::vector<Aval> outs;
     if constexpr (std::is_same_v<decltype(P::abstract_eval(avals, params.get<Params>())), Aval>)
@@ -265,6 +264,12 @@ PrimitiveInfo make_info() {
     for (const Aval& a : outs) check_aval(P::name, a);
     return outs;
   };
+}
+
+// A primitive's own evaluation, if it has one, fills every kernel slot; the backends fill the rest.
+template <class P>
+void add_evaluation(PrimitiveInfo& i) {
+  using Params = typename P::Params;
   static_assert(!requires { &P::eval_cpu; } && !requires { &P::eval_cuda; },
                 "canopy: kernels live in transforms/src/backends/<kind>/ (detail::register_kernel); a primitive "
                 "file holds rules and, where it runs the same code on every device, `evaluate`");
@@ -274,6 +279,18 @@ PrimitiveInfo make_info() {
     };
     for (std::size_t k = 0; k < Device::kinds; ++k) i.kernels.set(static_cast<Device::Kind>(k), evaluate);
   }
+  if constexpr (requires { bool{P::device_neutral}; }) {
+    static_assert(!P::device_neutral || requires { &P::evaluate; },
+                  "canopy: a device-neutral primitive gives its one evaluation as `evaluate`");
+    i.device_neutral = P::device_neutral;
+  }
+}
+
+// jvp, transpose and the flags autodiff and GPU verification read. A rule is either a stock
+// erased rule (taken as is) or a typed static function (wrapped to read the erased params).
+template <class P>
+void add_differentiation(PrimitiveInfo& i) {
+  using Params = typename P::Params;
   if constexpr (requires { JvpFn{P::jvp}; }) i.jvp = P::jvp;
   else if constexpr (requires { &P::jvp; })
     i.jvp = [](std::span<const Array> primals, std::span<const Array> tangents, const ParamsRef& params) {
@@ -283,37 +300,57 @@ PrimitiveInfo make_info() {
   else if constexpr (requires { &P::transpose; })
     i.transpose = [](std::span<const Array> cotangent, std::span<const Array> primals, std::span<const Aval> avals,
                      const ParamsRef& params) { return P::transpose(cotangent, primals, avals, params.get<Params>()); };
+  if constexpr (requires { bool{P::linear}; }) i.linear = P::linear;
+  if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
+  if constexpr (requires { bool{P::bilinear}; }) i.bilinear = P::bilinear;
+  if constexpr (requires { bool{P::accumulates}; }) i.accumulates = P::accumulates;
+}
+
+// The batching rule, and for collectives what vmap does on the axis they name.
+template <class P>
+void add_batching(PrimitiveInfo& i) {
+  using Params = typename P::Params;
   if constexpr (requires { BatchFn{P::batch}; }) i.batch = P::batch;
   else if constexpr (requires { &P::batch; })
     i.batch = [](std::span<const Array> primals, std::span<const int> bdims, const ParamsRef& params) {
       return P::batch(primals, bdims, params.get<Params>());
     };
-  if constexpr (requires { bool{P::linear}; }) i.linear = P::linear;
   if constexpr (requires { &P::collective; }) {
     i.collective = [](std::span<const Array> x, std::span<const int> bdims, std::int64_t n, const ParamsRef& params) {
       return P::collective(x, bdims, n, params.get<Params>());
     };
     i.collective_axis = [](const ParamsRef& params) { return std::string_view(params.get<Params>().axis_name); };
   }
-  if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
-  if constexpr (requires { bool{P::bilinear}; }) i.bilinear = P::bilinear;
-  if constexpr (requires { bool{P::accumulates}; }) i.accumulates = P::accumulates;
-  if constexpr (requires { bool{P::device_neutral}; }) {
-    static_assert(!P::device_neutral || requires { &P::evaluate; },
-                  "canopy: a device-neutral primitive gives its one evaluation as `evaluate`");
-    i.device_neutral = P::device_neutral;
-  }
+}
+
+// How jit lowers it: the lowering kind, when it applies, and the axes a reduction reduces.
+template <class P>
+void add_lowering(PrimitiveInfo& i) {
+  using Params = typename P::Params;
   if constexpr (requires { Lowering{P::lowering}; }) i.lowering = P::lowering;
   if constexpr (requires(const Params& p) { bool{P::lowers(p)}; })
     i.lowering_applies = [](const ParamsRef& params) { return P::lowers(params.get<Params>()); };
   if constexpr (requires(const Params& p) { std::vector<int>{P::reduction_axes(p)}; })
     i.reduction_axes = [](const ParamsRef& params) { return P::reduction_axes(params.get<Params>()); };
+}
+
+// The generic tests' samples, with their params erased (owned).
+template <class P>
+void add_samples(PrimitiveInfo& i) {
+  using Params = typename P::Params;
   i.samples = []() {
     std::vector<ErasedSample> out;
     for (auto& s : P::samples())
       out.push_back({std::move(s.inputs), std::make_shared<Params>(s.params), &typeid(Params), std::move(s.note)});
     return out;
   };
+}
+
+// Copying, printing, comparing and hashing the params: P's own statics where it gives them,
+// else derived field by field (then the fuzzers can perturb them too).
+template <class P>
+void add_params_operations(PrimitiveInfo& i) {
+  using Params = typename P::Params;
   i.clone_params = [](const ParamsRef& params) -> std::shared_ptr<const void> {
     return std::make_shared<Params>(params.get<Params>());
   };
@@ -336,6 +373,13 @@ PrimitiveInfo make_info() {
       return copy;
     };
   }
+}
+
+// The programs the params hold: a call primitive's one program (which traces apply through
+// Trace::process_call) and its fixed inputs, or control flow's named sub-programs, for printing.
+template <class P>
+void add_sub_programs(PrimitiveInfo& i) {
+  using Params = typename P::Params;
   if constexpr (requires(const Params& p) { P::program_of(p); }) {
     i.call_program = [](const ParamsRef& params) -> const Program* { return &P::program_of(params.get<Params>()); };
     i.sub_programs = [](const ParamsRef& params) -> std::vector<std::pair<std::string, const Program*>> {
@@ -348,6 +392,26 @@ PrimitiveInfo make_info() {
     i.sub_programs = [](const ParamsRef& params) -> std::vector<std::pair<std::string, const Program*>> {
       return P::programs_of(params.get<Params>());
     };
+}
+
+}  // namespace make_info_steps
+
+/// Builds the erased rules table of primitive struct P (see transforms/README.md "Adding a primitive").
+/// Optional members: jvp, transpose, batch (typed static functions, or a stock erased rule),
+/// `linear`, `nondifferentiable`, `params_string(const Params&)`, and `evaluate` for a primitive
+/// that runs the same code on every device (it fills every kernel slot; other primitives get
+/// their kernels from the backends).
+template <class P>
+PrimitiveInfo make_info() {
+  PrimitiveInfo i;
+  make_info_steps::add_signature<P>(i);
+  make_info_steps::add_evaluation<P>(i);
+  make_info_steps::add_differentiation<P>(i);
+  make_info_steps::add_batching<P>(i);
+  make_info_steps::add_lowering<P>(i);
+  make_info_steps::add_samples<P>(i);
+  make_info_steps::add_params_operations<P>(i);
+  make_info_steps::add_sub_programs<P>(i);
   return i;
 }
 
