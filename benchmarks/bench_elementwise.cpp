@@ -1,7 +1,7 @@
 // W5 (shared/BENCHMARKS.md): the chain tanh(x*1.5 - 0.25)*0.75 on 2^20 and 2^24 f32, eager
 // and jitted (one fused kernel), GB/s = 8n/t, next to memcpy of the same bytes in the same run;
 // and the chain's sum, eager and jitted (the fused kernel sums as it goes, writing nothing),
-// GB/s = 4n/t, the bytes it reads.
+// GB/s = 4n/t, the bytes it reads; and relu's backward pass jitted (a comparison and a select).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -62,6 +62,20 @@ void BM_canopy_jit_chain(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data<float>());
   }
   state.SetBytesProcessed(state.iterations() * 8 * n);
+}
+
+/// relu's backward pass, where(x > 0, g, 0), jitted: one fused kernel, a comparison and a select,
+/// as in every training step of W3 and W4. Its comparison loop is meant to vectorise as the
+/// arithmetic does. GB/s = 12n/t (two inputs read, one output written).
+void BM_canopy_jit_relu_backward(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const canopy::Array x = input(n), g = x * 0.5f;
+  auto backward = canopy::jit([](const canopy::Array& x, const canopy::Array& g) { return canopy::where(x > 0, g, 0.0f); });
+  for (auto _ : state) {
+    canopy::Array dx = backward(x, g);
+    benchmark::DoNotOptimize(dx.data<float>());
+  }
+  state.SetBytesProcessed(state.iterations() * 12 * n);
 }
 
 /// sum(chain): eager (three passes and a reduction) or jitted (one kernel that writes nothing).
@@ -143,6 +157,7 @@ void BM_memcpy(benchmark::State& state) {
 BENCHMARK(BM_memcpy)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
 BENCHMARK(BM_canopy_eager_chain)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
 BENCHMARK(BM_canopy_jit_chain)->Arg(1 << 20)->Arg(1 << 24)->UseRealTime();
+BENCHMARK(BM_canopy_jit_relu_backward)->Arg(1 << 16)->Arg(1 << 20)->UseRealTime();
 BENCHMARK(BM_hand_loop_chain)->ArgsProduct({{1 << 20, 1 << 24}, {0, 1}})->UseRealTime();
 BENCHMARK(BM_canopy_chain_sum)->ArgsProduct({{1 << 24}, {0, 1}})->UseRealTime();
 BENCHMARK_MAIN();

@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -143,10 +144,16 @@ template <UnaryOp op, class F>
   switch (op) { CANOPY_UNARY_OPS(CANOPY_FUSED_UNARY_CASE) } \
   throw std::logic_error("canopy kernels: not a unary op");
 
-// Bools travel as 0/1 floats, comparisons give 0/1 (math::binary_<op>'s float forms).
-#define CANOPY_FUSED_BINARY_CASE(name, ...)                                                 \
-  case BinaryOp::name:                                                                      \
-    return map2(x, z, y, n, [](float a, float b) { return static_cast<float>(math::binary_##name(a, b)); });
+// Bools travel as 0/1 floats, comparisons give 0/1 (math::binary_<op>'s float forms). A
+// comparison's bool becomes 1 or 0 through a select: GCC 12 vectorises that, but not a bool-to-float
+// conversion, which would leave the comparison's loop (relu's backward pass) one element at a time.
+template <class R>
+[[gnu::always_inline]] inline float as_register(R r) {
+  if constexpr (std::is_same_v<R, bool>) return r ? 1.0f : 0.0f;
+  else return r;
+}
+#define CANOPY_FUSED_BINARY_CASE(name, ...) \
+  case BinaryOp::name: return map2(x, z, y, n, [](float a, float b) { return as_register(math::binary_##name(a, b)); });
 #define CANOPY_FUSED_BINARY_BODY                      \
   switch (op) { CANOPY_BINARY_OPS(CANOPY_FUSED_BINARY_CASE) } \
   throw std::logic_error("canopy kernels: not a binary op");
