@@ -6,7 +6,7 @@
 // for the same instruction set, vector math comes from the same libmvec variants, a partial last
 // block is padded to 16 lanes, and steps of scalars run once on a padded block as the
 // interpreter runs them. An op is written inline where this file has a spelling of it (the speed
-// table below); any other op runs as the interpreter runs it, a 16-lane loop of the library's own
+// table, spellings.cpp); any other op runs as the interpreter runs it, a 16-lane loop of the library's own
 // element math (math::unary_<name>, math::binary_<name>, whose headers the source embeds) in a
 // function of its own, so a new op of the lists needs nothing here. Programs with steps it does
 // not write (random streams, row steps, sums, rows) get no source: the interpreter runs them.
@@ -27,81 +27,6 @@ namespace {
 
 using Kind = FusedStep::Kind;
 using Mode = FusedInput::Mode;
-
-// ---- The speed table: ops spelled inline, vectorised with the rest of the element's steps.
-
-/// The inline expression of unary `op` on `x`, as loops/fused.cpp computes it (math::unary_<op>,
-/// with the rational tanh), or nullopt for an op run through the element math.
-std::optional<std::string> fast_unary(UnaryOp op, const std::string& x) {
-  switch (op) {
-    case UnaryOp::neg: return cat({"(-", x, ")"});
-    case UnaryOp::abs: return cat({"__builtin_fabsf(", x, ")"});
-    case UnaryOp::sign: return cat({"(", x, " > 0 ? 1.0f : (", x, " < 0 ? -1.0f : ", x, "))"});
-    case UnaryOp::exp: return cat({"expf(", x, ")"});
-    case UnaryOp::log: return cat({"logf(", x, ")"});
-    case UnaryOp::log1p: return cat({"log1pf(", x, ")"});
-    case UnaryOp::expm1: return cat({"expm1f(", x, ")"});
-    case UnaryOp::sin: return cat({"sinf(", x, ")"});
-    case UnaryOp::cos: return cat({"cosf(", x, ")"});
-    case UnaryOp::tan: return cat({"tanf(", x, ")"});
-    case UnaryOp::erf: return cat({"erff(", x, ")"});
-    case UnaryOp::exp2: return cat({"exp2f(", x, ")"});
-    case UnaryOp::sqrt: return cat({"__builtin_sqrtf(", x, ")"});
-    case UnaryOp::rsqrt: return cat({"(1.0f / __builtin_sqrtf(", x, "))"});
-    case UnaryOp::tanh: return cat({"tanh_rational(", x, ")"});
-    case UnaryOp::logistic: return cat({"(1.0f / (1.0f + expf(-", x, ")))"});
-    case UnaryOp::is_finite: return cat({"(__builtin_isfinite(", x, ") ? 1.0f : 0.0f)"});
-    case UnaryOp::logical_not: return cat({"(", x, " != 0 ? 0.0f : 1.0f)"});
-    default: return std::nullopt;
-  }
-}
-
-/// The inline expression of binary `op`, as loops/fused.cpp computes it (math::binary_<op>), or
-/// nullopt for an op run through the element math.
-std::optional<std::string> fast_binary(BinaryOp op, const std::string& a, const std::string& b) {
-  const std::string x = cat({"(", a, ")"}), y = cat({"(", b, ")"});
-  auto test = [&](const char* relation) { return cat({"(", x, relation, y, " ? 1.0f : 0.0f)"}); };
-  switch (op) {
-    case BinaryOp::add: return cat({"(", x, " + ", y, ")"});
-    case BinaryOp::sub: return cat({"(", x, " - ", y, ")"});
-    case BinaryOp::mul: return cat({"(", x, " * ", y, ")"});
-    case BinaryOp::div: return cat({"(", x, " / ", y, ")"});
-    case BinaryOp::max: return cat({"(", x, " != ", x, " ? ", x, " : (", y, " != ", y, " ? ", y, " : (", x, " > ", y, " ? ", x, " : ", y, ")))"});
-    case BinaryOp::min: return cat({"(", x, " != ", x, " ? ", x, " : (", y, " != ", y, " ? ", y, " : (", x, " < ", y, " ? ", x, " : ", y, ")))"});
-    case BinaryOp::eq: return test(" == ");
-    case BinaryOp::ne: return test(" != ");
-    case BinaryOp::lt: return test(" < ");
-    case BinaryOp::le: return test(" <= ");
-    case BinaryOp::gt: return test(" > ");
-    case BinaryOp::ge: return test(" >= ");
-    case BinaryOp::logical_and: return cat({"(", x, " * ", y, ")"});
-    case BinaryOp::logical_or: return cat({"(", x, " > ", y, " ? ", x, " : ", y, ")"});
-    case BinaryOp::logical_xor: return test(" != ");
-    default: return std::nullopt;
-  }
-}
-
-// XLA's rational tanh (canopy/kernels/tanh_rational.hpp), with MADD fusing exactly where GCC fuses.
-const char* kTanhRational = R"(static inline float tanh_rational(float x) {
-  float c = x > 9.0f ? 9.0f : x;  // two selects (the same values): nested ones made GCC divide twice
-  c = c < -9.0f ? -9.0f : c;
-  const float t = c * c;
-  float p = -8.488475629e-14f;
-  p = MADD(p, t, 5.277860440e-11f);
-  p = MADD(p, t, -2.022505008e-08f);
-  p = MADD(p, t, 1.115426585e-05f);
-  p = MADD(p, t, 3.103952389e-03f);
-  p = MADD(p, t, 1.308400631e-01f);
-  p = MADD(p, t, 1.0f);
-  float q = 2.546139585e-04f;
-  q = MADD(q, t, 2.449516207e-02f);
-  q = MADD(q, t, 4.641733468e-01f);
-  q = MADD(q, t, 1.0f);
-  const float r = c * p / q;
-  const float h = r > 1.0f ? 1.0f : r;
-  return h < -1.0f ? -1.0f : h;
-}
-)";
 
 /// The embedded element math headers as one text for the system compiler: each header's own
 /// includes of canopy headers and #pragma once dropped (they are all here, in include order),
@@ -476,14 +401,6 @@ std::string Writer::source() {
 }
 
 }  // namespace
-
-std::span<const char* const> vector_math_functions() {
-  // loops/fused.cpp declares the same functions SIMD-enabled: generated code and the interpreter
-  // call libmvec for exactly these, and glibc's scalar libm for any other.
-  static const char* const kFunctions[] = {"expf",  "logf",  "erff",  "log1pf", "expm1f", "sinf",   "cosf",   "tanf",  "exp2f",
-                                           "asinf", "acosf", "atanf", "asinhf", "acoshf", "atanhf", "sinhf",  "coshf", "cbrtf"};
-  return kFunctions;
-}
 
 std::optional<std::string> fused_source(const FusedProgram& p, Isa isa) {
   if (!writable(p)) return std::nullopt;
