@@ -1,6 +1,6 @@
 // Generated code for fused elementwise programs (CANOPY_JIT_CODEGEN): each program the generator
 // writes, built by the system compiler into a temporary kernel cache, gives the interpreter's
-// values bit for bit: every unary and binary op it writes over probe values (NaN, infinities,
+// values bit for bit: every unary and binary op over probe values (NaN, infinities,
 // zeros of both signs, tiny and huge values, the rational tanh's clamps), full and scalar
 // operands, bools and selects, a partial last block, an output over its own input; jit programs
 // with the switch on equal those with it off; a compiler that cannot run leaves the interpreter.
@@ -146,23 +146,29 @@ FusedProgram unary_program(std::span<const UnaryOp> ops, std::int64_t n, std::ve
 
 }  // namespace
 
-TEST_CASE("codegen: every unary op the generator writes gives the interpreter's values bit for bit") {
+TEST_CASE("codegen: every unary op gives the interpreter's values bit for bit") {
   if (!codegen_here()) return;
   TemporaryKernelCache cache;
   const std::int64_t n = (1 << 14) + 37;  // large enough to be compiled, with a partial last block
-  const std::vector<float> x = probe_values(n, 6.0f);
+  const std::vector<float> x = probe_values(n, 6.0f), unit = probe_values(n, 1.0f);
   const float s = 0.75f;
-  // A few ops per program, as fused chains hold them.
+  // A few ops per program, as fused chains hold them: ops of the generator's own spellings, and
+  // ops it runs through the library's element math (floor to erf_inv), beside spelled ones.
   const std::vector<std::vector<UnaryOp>> groups = {
       {UnaryOp::neg, UnaryOp::abs, UnaryOp::sign, UnaryOp::sqrt, UnaryOp::rsqrt},
       {UnaryOp::exp, UnaryOp::log, UnaryOp::log1p, UnaryOp::expm1},
       {UnaryOp::tanh, UnaryOp::logistic, UnaryOp::is_finite},
       {UnaryOp::sin, UnaryOp::tan, UnaryOp::erf, UnaryOp::exp2},
-      {UnaryOp::cos}};
+      {UnaryOp::cos},
+      {UnaryOp::floor, UnaryOp::exp, UnaryOp::ceil},
+      {UnaryOp::round_even, UnaryOp::round_away, UnaryOp::tanh},
+      {UnaryOp::erf_inv, UnaryOp::log1p}};
   for (const auto& ops : groups) {
-    CAPTURE(static_cast<int>(ops[0]));
+    CAPTURE(kernels::op_name(ops[0]));
+    // erf_inv's domain is [-1, 1]: its probes mostly there.
+    const std::vector<float>& in = ops[0] == UnaryOp::erf_inv ? unit : x;
     std::vector<std::size_t> bytes;
-    check_compiled_equals_interpreted(unary_program(ops, n, bytes), {x.data(), &s}, bytes);
+    check_compiled_equals_interpreted(unary_program(ops, n, bytes), {in.data(), &s}, bytes);
   }
 }
 
@@ -188,7 +194,7 @@ TEST_CASE("codegen: a program whose loop the compiler does not vectorise stays i
   }
 }
 
-TEST_CASE("codegen: binary ops, selects and bools give the interpreter's values bit for bit") {
+TEST_CASE("codegen: every binary op, selects and bools give the interpreter's values bit for bit") {
   if (!codegen_here()) return;
   TemporaryKernelCache cache;
   const std::int64_t n = (1 << 14) + 5;
@@ -213,6 +219,12 @@ TEST_CASE("codegen: binary ops, selects and bools give the interpreter's values 
   for (BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div, BinaryOp::max, BinaryOp::min, BinaryOp::eq,
                       BinaryOp::ne, BinaryOp::lt, BinaryOp::le, BinaryOp::gt, BinaryOp::ge})
     for (auto [a, b] : {std::pair{0, 1}, std::pair{0, 2}, std::pair{2, 0}}) {
+      p.steps.push_back({K::binary, u8(op), a, b});
+      output(DType::f32);
+    }
+  // The ops run through the library's element math, beside spelled ones in the same loop.
+  for (BinaryOp op : {BinaryOp::pow, BinaryOp::rem, BinaryOp::atan2})
+    for (auto [a, b] : {std::pair{0, 1}, std::pair{0, 2}, std::pair{2, 0}, std::pair{2, 2}}) {
       p.steps.push_back({K::binary, u8(op), a, b});
       output(DType::f32);
     }
@@ -259,18 +271,20 @@ TEST_CASE("codegen: programs it does not write, small ones and a compiler that c
   if (!codegen_here()) return;
   TemporaryKernelCache cache;
   const std::int64_t n = 1 << 15;
+  FusedProgram rows;  // a row input (a bias broadcast over rows): not one to build
+  rows.elements = n;
+  rows.inputs = {{FusedInput::Mode::full, DType::f32, n}, {FusedInput::Mode::row, DType::f32, 64}};
+  rows.steps = {{K::load, 0, 0}, {K::load, 0, 1}, {K::binary, u8(BinaryOp::add), 0, 1}};
+  rows.outputs = {{2, DType::f32}};
+  kernels::cpu::plan_fused_program(rows);
+  CHECK(kernels::cpu::compile_fused_program(rows).empty());
+  CHECK_FALSE(static_cast<bool>(rows.compiled));
   FusedProgram p;
   p.elements = n;
   p.inputs = {{FusedInput::Mode::full, DType::f32, n}};
-  p.steps = {{K::load, 0, 0}, {K::unary, u8(UnaryOp::erf_inv), 0}};
+  p.steps = {{K::load, 0, 0}, {K::unary, u8(UnaryOp::exp), 0}};
   p.outputs = {{1, DType::f32}};
   kernels::cpu::plan_fused_program(p);
-  for (UnaryOp op : {UnaryOp::erf_inv, UnaryOp::floor, UnaryOp::ceil}) {  // not ones to build
-    p.steps[1].op = u8(op);
-    CHECK(kernels::cpu::compile_fused_program(p).empty());
-    CHECK_FALSE(static_cast<bool>(p.compiled));
-  }
-  p.steps[1] = {K::unary, u8(UnaryOp::exp), 0};
   p.elements = 1000;
   CHECK(kernels::cpu::compile_fused_program(p).empty());  // too small to be worth a compiler run
   CHECK_FALSE(static_cast<bool>(p.compiled));

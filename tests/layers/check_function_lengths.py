@@ -29,15 +29,6 @@ LIBRARY = ["pytree", "kernels", "transforms", "random", "train"]
 SUFFIXES = (".cpp", ".hpp", ".cu", ".cuh", ".h", ".inc")
 LIMIT = 80
 
-# Functions over the limit whose split into steps is under way, as (path from the source root,
-# function name). A function leaves this list when it is split; nothing else belongs here.
-ALLOWED = {
-    ("kernels/cpu/codegen/fused_source.cpp", "fused_source"),
-    ("kernels/cpu/loops/fused.cpp", "fused_elementwise"),
-    ("kernels/cpu/loops/select_window.cpp", "selections"),
-    ("transforms/src/jit/passes/fuse_elementwise.cpp", "fuse_groups"),
-}
-
 RAW_STRING = re.compile(r'R"([^()\\\s]{0,16})\(')  # R"delimiter( ... )delimiter"
 
 
@@ -167,14 +158,10 @@ def main(argv):
         for n, name, path, line in found[: int(argv[3])]:
             print(f"{n:5d}  {name}  {path}:{line}")
         return 0
-    too_long = [f for f in found if f[0] > LIMIT and (f[2], f[1]) not in ALLOWED]
+    too_long = [f for f in found if f[0] > LIMIT]
     for n, name, path, line in too_long:
         print(f"{path}:{line}: {name} is {n} lines long, over the limit of {LIMIT}; split it into named steps")
-    still_long = {(f[2], f[1]) for f in found if f[0] > LIMIT}
-    for path, name in sorted(ALLOWED - still_long):
-        print(f"note: {path}: {name} is allowed over {LIMIT} lines but is no longer; remove it from ALLOWED")
-    print(f"check_function_lengths: {len(found)} functions checked, {len(too_long)} over {LIMIT} lines"
-          f" ({len(ALLOWED & still_long)} allowed while their split is under way)")
+    print(f"check_function_lengths: {len(found)} functions checked, {len(too_long)} over {LIMIT} lines")
     return 1 if too_long else 0
 
 

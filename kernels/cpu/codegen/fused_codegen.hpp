@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -22,8 +23,23 @@ Isa host_isa();
 /// The source of `canopy_fused_kernel(in, out, begin, end)` for program `p` on `isa`: elements
 /// [begin, end) of every output, with the interpreter's values (and, where every output is f32,
 /// `canopy_fused_kernel_stream`, the same with non-temporal stores); nullopt when `p` has a step,
-/// input or output the generator does not write.
+/// input or output the generator does not write (random streams, row steps, sums, row inputs).
+/// Every unary and binary op is written: inline where the generator has a spelling of it, else
+/// through the library's element math, whose headers the source then embeds.
 std::optional<std::string> fused_source(const FusedProgram& p, Isa isa);
+
+/// The speed table (spellings.cpp): the inline expression of unary `op` on `x` / binary `op` on
+/// `a` and `b`, with the interpreter's values, or nullopt for an op without a spelling (the
+/// generator then calls the library's element math).
+std::optional<std::string> fast_unary(UnaryOp op, const std::string& x);
+std::optional<std::string> fast_binary(BinaryOp op, const std::string& a, const std::string& b);
+/// XLA's rational tanh as source (`tanh_rational(x)`, fast_unary's tanh), its multiply-adds
+/// written MADD(a, b, c), which the source defines for its instruction set.
+extern const char* const kTanhRational;
+
+/// The math functions generated code calls in their vector forms (libmvec), as the interpreter
+/// does: a scalar call of one of them in a built object means a loop was not vectorised.
+std::span<const char* const> vector_math_functions();
 
 /// A built program's functions: the kernel, and (for programs of f32 outputs only) its form with
 /// non-temporal stores.

@@ -4,12 +4,12 @@
 
 #include <cstddef>
 
+#include "../../cpu/codegen/embedded_headers.hpp"
+
 namespace canopy::kernels::cuda::generated {
 
-struct EmbeddedHeader {
-  const char* path;  ///< where it is in the source tree
-  const char* text;
-};
+using cpu::codegen::EmbeddedHeader;
+/// nvrtc_std.hpp, then the element math's headers (kernels/meson.build's lists).
 extern const EmbeddedHeader kEmbeddedHeaders[];
 extern const std::size_t kEmbeddedHeaderCount;
 

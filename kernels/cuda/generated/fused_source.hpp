@@ -54,7 +54,7 @@ std::string fused_kernel_source(const FusedProgram& p, const FusedLayout& layout
 /// The headers a generated kernel is compiled with, as one text for NVRTC (which has no include
 /// path into canopy's sources): nvrtc_std.hpp, then the library's element math and what it
 /// needs, each header's #include and #pragma once lines dropped (the list, in include order, is
-/// kernels/meson.build's nvrtc_embedded_headers).
+/// kernels/meson.build's element_math_headers, after nvrtc_std.hpp).
 const std::string& nvrtc_prelude();
 /// The paths of those headers in the source tree, in order (for tests that compile a body for the host).
 std::vector<std::string> embedded_header_paths();

@@ -22,7 +22,7 @@ inline constexpr std::int64_t kMinCompiledElements = 1 << 14;
 /// Builds `program` into machine code with the system C++ compiler (cached on disk by source, so
 /// once per machine) and sets program.compiled, when it is large enough and has only steps the
 /// generator writes (full and scalar operands; unary, binary, select and bool steps; no sums,
-/// rows, random streams or erf_inv). Its values are the interpreter's, bit for bit. Returns why
+/// rows or random streams). Its values are the interpreter's, bit for bit. Returns why
 /// nothing was built ("" when it was, or when the program is not one to build).
 std::string compile_fused_program(FusedProgram& program);
 /// Whether compile_fused_program can build anything: not where the kernels themselves are built

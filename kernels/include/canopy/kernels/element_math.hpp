@@ -1,7 +1,10 @@
-// What one element of each elementwise op is on the GPU: the same definitions as the CPU loops
-// (kernels/cpu/loops/unary.cpp, binary.cpp, convert.cpp), written once as __host__ __device__
-// functions so that the CUDA kernels use them and the CPU test suite checks them, compiled for the
-// host, against the CPU kernels op by op and dtype by dtype (tests/cuda_test.cpp).
+// What one element of each elementwise op is, on every backend: the ops' math, written in the op
+// lists themselves (ops.hpp's CANOPY_UNARY_OPS and CANOPY_BINARY_OPS), made into __host__
+// __device__ functions here (math::unary_<name>, math::binary_<name>) with the helpers that math
+// calls, and the switches over the ops. The CPU loops (kernels/cpu/loops/unary.cpp, binary.cpp,
+// fused.cpp), the CUDA kernels and the code generators' kernels all run these; the CPU test
+// suite checks them, compiled for the host, against the CPU kernels op by op and dtype by dtype
+// (tests/cuda_test.cpp, tests/elementwise_ops_test.cpp).
 #pragma once
 
 #include <cmath>
@@ -33,7 +36,7 @@ CANOPY_HD constexpr T store(C v) {
 }
 
 // The C math library under one name per function for float and double: glibc's on the host,
-// CUDA's (same names) on the device.
+// CUDA's (same names) on the device. An op's math in the lists calls these (m_exp(x)).
 #define CANOPY_MATH1(name)                                        \
   template <class C>                                              \
   CANOPY_HD inline C m_##name(C x) {                              \
@@ -45,6 +48,8 @@ CANOPY_MATH1(tanh) CANOPY_MATH1(sin) CANOPY_MATH1(cos) CANOPY_MATH1(tan) CANOPY_
 CANOPY_MATH1(ceil) CANOPY_MATH1(nearbyint) CANOPY_MATH1(round) CANOPY_MATH1(erf) CANOPY_MATH1(exp2)
 CANOPY_MATH1(fabs) CANOPY_MATH1(asin) CANOPY_MATH1(acos) CANOPY_MATH1(atan) CANOPY_MATH1(asinh)
 CANOPY_MATH1(acosh) CANOPY_MATH1(atanh) CANOPY_MATH1(sinh) CANOPY_MATH1(cosh) CANOPY_MATH1(cbrt)
+CANOPY_MATH1(log2) CANOPY_MATH1(log10) CANOPY_MATH1(trunc) CANOPY_MATH1(rint) CANOPY_MATH1(erfc)
+CANOPY_MATH1(lgamma) CANOPY_MATH1(tgamma)
 #undef CANOPY_MATH1
 #define CANOPY_MATH2(name)                                          \
   template <class C>                                                \
@@ -81,96 +86,37 @@ CANOPY_HD constexpr bool is_finite(C x) {
   return x - x == x - x;  // inf - inf and NaN - NaN are NaN; finite - finite is 0
 }
 
-// ---- Unary ops: unary_<name>(x) for each op of CANOPY_UNARY_OPS, for compute type C (float or
-// double; integers and bool only for the ops unary_defined admits). The math library's functions
-// read their operand's bits, so they get it through denormal_as_zero.
+// ---- The helpers the unary ops' math (CANOPY_UNARY_OPS) calls, for compute type C (float or
+// double; integers and bool where the op has them). The math library's functions read their
+// operand's bits, so the lists hand them it through denormal_as_zero.
 
+/// -x; integers wrap (the lowest value is its own negation).
 template <class C>
-CANOPY_HD inline C unary_neg(C x) {
-  if constexpr (std::is_integral_v<C>) return static_cast<C>(wrapping_t<C>(0) - wrapping_t<C>(x));  // wraps
+CANOPY_HD inline C wrapping_neg(C x) {
+  if constexpr (std::is_integral_v<C>) return static_cast<C>(wrapping_t<C>(0) - wrapping_t<C>(x));
   else return -x;
 }
+/// |x| (integers: the lowest value is its own magnitude, as it wraps).
 template <class C>
-CANOPY_HD inline C unary_abs(C x) {
-  if constexpr (std::is_integral_v<C>) return std::is_signed_v<C> && x < 0 ? unary_neg(x) : x;
+CANOPY_HD inline C absolute(C x) {
+  if constexpr (std::is_integral_v<C>) return std::is_signed_v<C> && x < 0 ? wrapping_neg(x) : x;
   else return m_fabs(x);
 }
+/// -1, 0 or 1 (floats: zeros and NaN give themselves).
 template <class C>
-CANOPY_HD inline C unary_sign(C x) {
+CANOPY_HD inline C signum(C x) {
   if constexpr (std::is_integral_v<C>) return static_cast<C>((x > 0) - (x < 0));
   else return x > 0 ? C(1) : (x < 0 ? C(-1) : x);
 }
 /// bool: not; integers: bitwise not; floats: bools as 0/1 (a fused program's registers).
 template <class C>
-CANOPY_HD inline C unary_logical_not(C x) {
+CANOPY_HD inline C logical_not(C x) {
   if constexpr (std::is_same_v<C, bool>) return !x;
   else if constexpr (std::is_integral_v<C>) return static_cast<C>(~x);
   else return x != C(0) ? C(0) : C(1);
 }
-template <class C> CANOPY_HD inline C unary_exp(C x) { return m_exp(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_log(C x) { return m_log(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_log1p(C x) { return m_log1p(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_expm1(C x) { return m_expm1(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_sqrt(C x) { return m_sqrt(x); }
-template <class C> CANOPY_HD inline C unary_rsqrt(C x) { return C(1) / m_sqrt(x); }
-template <class C> CANOPY_HD inline C unary_tanh(C x) { return m_tanh(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_logistic(C x) { return C(1) / (C(1) + m_exp(-denormal_as_zero(x))); }
-template <class C> CANOPY_HD inline C unary_sin(C x) { return m_sin(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_cos(C x) { return m_cos(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_tan(C x) { return m_tan(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_floor(C x) { return m_floor(x); }
-template <class C> CANOPY_HD inline C unary_ceil(C x) { return m_ceil(x); }
-template <class C> CANOPY_HD inline C unary_round_even(C x) { return m_nearbyint(x); }
-template <class C> CANOPY_HD inline C unary_round_away(C x) { return m_round(x); }
-/// 1 or 0 (the kernels store it as bool).
-template <class C> CANOPY_HD inline C unary_is_finite(C x) { return is_finite(x) ? C(1) : C(0); }
-template <class C> CANOPY_HD inline C unary_erf(C x) { return m_erf(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_exp2(C x) { return m_exp2(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_erf_inv(C x) { return m_erf_inv(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_asin(C x) { return m_asin(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_acos(C x) { return m_acos(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_atan(C x) { return m_atan(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_asinh(C x) { return m_asinh(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_acosh(C x) { return m_acosh(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_atanh(C x) { return m_atanh(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_sinh(C x) { return m_sinh(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_cosh(C x) { return m_cosh(denormal_as_zero(x)); }
-template <class C> CANOPY_HD inline C unary_cbrt(C x) { return m_cbrt(denormal_as_zero(x)); }
 
-/// Whether unary `op` is defined for compute type C (the primitives' abstract_eval admits no other).
-template <class C>
-CANOPY_HD constexpr bool unary_defined(UnaryOp op) {
-  if constexpr (std::is_same_v<C, bool>) return op == UnaryOp::logical_not;
-  else if constexpr (std::is_integral_v<C>) return on_integers(op);
-  else return op != UnaryOp::logical_not;
-}
-
-/// op(x) for compute type C (is_finite gives 1 or 0; the kernels store it as bool).
-template <class C>
-CANOPY_HD inline C unary(UnaryOp op, C x) {
-  switch (op) {
-#define CANOPY_UNARY_CASE(name, ...)                                  \
-  case UnaryOp::name:                                                 \
-    if constexpr (unary_defined<C>(UnaryOp::name)) return unary_##name(x); \
-    else break;
-    CANOPY_UNARY_OPS(CANOPY_UNARY_CASE)
-#undef CANOPY_UNARY_CASE
-  }
-  return x;  // not defined for C: abstract_eval admits no such call
-}
-
-/// op(x) of a fused program's register (f32, bools as 0/1): every op, logical_not included.
-CANOPY_HD inline float fused_unary(UnaryOp op, float x) {
-  switch (op) {
-#define CANOPY_FUSED_UNARY_CASE(name, ...) \
-  case UnaryOp::name: return unary_##name(x);
-    CANOPY_UNARY_OPS(CANOPY_FUSED_UNARY_CASE)
-#undef CANOPY_FUSED_UNARY_CASE
-  }
-  return x;
-}
-
-// ---- Binary ops: binary_<name>(x, y) for each op of CANOPY_BINARY_OPS (comparisons give bool).
+// ---- The helpers the binary ops' math (CANOPY_BINARY_OPS) calls.
 
 /// Integer power by squaring; negative exponents give 0 except for bases 1 and -1.
 template <class C>
@@ -208,74 +154,118 @@ CANOPY_HD constexpr C int_rem(C x, C y) {
 
 // Integer arithmetic wraps, in unsigned arithmetic (no signed-overflow UB); division by 0 as XLA's.
 template <class C>
-CANOPY_HD inline C binary_add(C x, C y) {
+CANOPY_HD inline C wrapping_add(C x, C y) {
   if constexpr (std::is_integral_v<C>) return static_cast<C>(wrapping_t<C>(x) + wrapping_t<C>(y));
   else return x + y;
 }
 template <class C>
-CANOPY_HD inline C binary_sub(C x, C y) {
+CANOPY_HD inline C wrapping_sub(C x, C y) {
   if constexpr (std::is_integral_v<C>) return static_cast<C>(wrapping_t<C>(x) - wrapping_t<C>(y));
   else return x - y;
 }
 template <class C>
-CANOPY_HD inline C binary_mul(C x, C y) {
+CANOPY_HD inline C wrapping_mul(C x, C y) {
   if constexpr (std::is_integral_v<C>) return static_cast<C>(wrapping_t<C>(x) * wrapping_t<C>(y));
   else return x * y;
 }
 template <class C>
-CANOPY_HD inline C binary_div(C x, C y) {
+CANOPY_HD inline C quotient(C x, C y) {
   if constexpr (std::is_integral_v<C>) return int_div(x, y);
   else return x / y;
 }
+/// lax.rem: the remainder with x's sign (C's %, fmod for floats).
 template <class C>
-CANOPY_HD inline C binary_rem(C x, C y) {
+CANOPY_HD inline C remainder_of(C x, C y) {
   if constexpr (std::is_integral_v<C>) return int_rem(x, y);
   else return m_fmod(denormal_as_zero(x), denormal_as_zero(y));
 }
 template <class C>
-CANOPY_HD inline C binary_pow(C x, C y) {
+CANOPY_HD inline C power(C x, C y) {
   if constexpr (std::is_integral_v<C>) return int_pow(x, y);
   else return m_pow(denormal_as_zero(x), denormal_as_zero(y));
 }
-template <class C> CANOPY_HD inline C binary_atan2(C x, C y) { return m_atan2(denormal_as_zero(x), denormal_as_zero(y)); }
 /// bool: or / and; floats: NaN-propagating, like lax.max / lax.min.
 template <class C>
-CANOPY_HD inline C binary_max(C x, C y) {
+CANOPY_HD inline C nan_max(C x, C y) {
   if constexpr (std::is_same_v<C, bool>) return x || y;
   else if constexpr (std::is_integral_v<C>) return x > y ? x : y;
   else return x != x ? x : (y != y ? y : (x > y ? x : y));
 }
 template <class C>
-CANOPY_HD inline C binary_min(C x, C y) {
+CANOPY_HD inline C nan_min(C x, C y) {
   if constexpr (std::is_same_v<C, bool>) return x && y;
   else if constexpr (std::is_integral_v<C>) return x < y ? x : y;
   else return x != x ? x : (y != y ? y : (x < y ? x : y));
 }
-template <class C> CANOPY_HD inline bool binary_eq(C x, C y) { return x == y; }
-template <class C> CANOPY_HD inline bool binary_ne(C x, C y) { return x != y; }
-template <class C> CANOPY_HD inline bool binary_lt(C x, C y) { return x < y; }
-template <class C> CANOPY_HD inline bool binary_le(C x, C y) { return x <= y; }
-template <class C> CANOPY_HD inline bool binary_gt(C x, C y) { return x > y; }
-template <class C> CANOPY_HD inline bool binary_ge(C x, C y) { return x >= y; }
 // The logical ops: bool's; bitwise on integers; on floats, bools as 0/1 (a fused program's
 // registers): and is the product, or the maximum, xor the difference.
 template <class C>
-CANOPY_HD inline C binary_logical_and(C x, C y) {
+CANOPY_HD inline C logical_and(C x, C y) {
   if constexpr (std::is_same_v<C, bool>) return x && y;
   else if constexpr (std::is_integral_v<C>) return static_cast<C>(x & y);
   else return x * y;
 }
 template <class C>
-CANOPY_HD inline C binary_logical_or(C x, C y) {
+CANOPY_HD inline C logical_or(C x, C y) {
   if constexpr (std::is_same_v<C, bool>) return x || y;
   else if constexpr (std::is_integral_v<C>) return static_cast<C>(x | y);
   else return x > y ? x : y;
 }
 template <class C>
-CANOPY_HD inline C binary_logical_xor(C x, C y) {
+CANOPY_HD inline C logical_xor(C x, C y) {
   if constexpr (std::is_same_v<C, bool>) return x != y;
   else if constexpr (std::is_integral_v<C>) return static_cast<C>(x ^ y);
   else return x != y ? C(1) : C(0);
+}
+
+// ---- The ops: unary_<name>(x) and binary_<name>(x, y), each its entry's math in ops.hpp's lists.
+#define CANOPY_UNARY_MATH(name, integers, math) \
+  template <class C>                            \
+  CANOPY_HD inline C unary_##name(C x) {        \
+    return math;                                \
+  }
+CANOPY_UNARY_OPS(CANOPY_UNARY_MATH)
+#undef CANOPY_UNARY_MATH
+// Comparisons give bool, the rest C.
+#define CANOPY_BINARY_MATH(name, kind, math)  \
+  template <class C>                          \
+  CANOPY_HD inline auto binary_##name(C x, C y) { \
+    return math;                              \
+  }
+CANOPY_BINARY_OPS(CANOPY_BINARY_MATH)
+#undef CANOPY_BINARY_MATH
+
+/// Whether unary `op` is defined for compute type C (the primitives' abstract_eval admits no other).
+template <class C>
+CANOPY_HD constexpr bool unary_defined(UnaryOp op) {
+  if constexpr (std::is_same_v<C, bool>) return op == UnaryOp::logical_not;
+  else if constexpr (std::is_integral_v<C>) return on_integers(op);
+  else return op != UnaryOp::logical_not;
+}
+
+/// op(x) for compute type C (is_finite gives 1 or 0; the kernels store it as bool).
+template <class C>
+CANOPY_HD inline C unary(UnaryOp op, C x) {
+  switch (op) {
+#define CANOPY_UNARY_CASE(name, ...)                                  \
+  case UnaryOp::name:                                                 \
+    if constexpr (unary_defined<C>(UnaryOp::name)) return unary_##name(x); \
+    else break;
+    CANOPY_UNARY_OPS(CANOPY_UNARY_CASE)
+#undef CANOPY_UNARY_CASE
+  }
+  return x;  // not defined for C: abstract_eval admits no such call
+}
+
+/// op(x) of a fused program's register (f32, bools as 0/1): every op, logical_not included.
+CANOPY_HD inline float fused_unary(UnaryOp op, float x) {
+  switch (op) {
+#define CANOPY_FUSED_UNARY_CASE(name, ...) \
+  case UnaryOp::name: return unary_##name(x);
+    CANOPY_UNARY_OPS(CANOPY_FUSED_UNARY_CASE)
+#undef CANOPY_FUSED_UNARY_CASE
+  }
+  return x;
 }
 
 using ::canopy::kernels::is_comparison;

@@ -1,9 +1,9 @@
 // The operations every backend's kernels implement, named once for all of them: the elementwise
-// ops as one list each (CANOPY_UNARY_OPS, CANOPY_BINARY_OPS) that generates their enums here and
-// the switches over them (element_math.hpp's, which the CUDA kernels run, the CPU loops', the CPU
-// fused kernel's), plus the reductions. Adding an elementwise op: one line in a list, its scalar
-// math in element_math.hpp (unary_<name> / binary_<name>), and its spelling in the code
-// generator's switch (cpu/codegen/fused_source.cpp; nullopt leaves it to the fused interpreter).
+// ops as one list each (CANOPY_UNARY_OPS, CANOPY_BINARY_OPS), whose entries carry each op's math,
+// plus the reductions. The lists generate the enums here, the element math (element_math.hpp's
+// math::unary_<name> / binary_<name>, which the CPU loops, the fused kernels and the CUDA
+// kernels run, and which the code generators' kernels call) and every switch over the ops.
+// Adding an elementwise op here is one line in its list: its name, its dtypes and its math.
 #pragma once
 
 #include <cstdint>
@@ -11,24 +11,70 @@
 
 namespace canopy::kernels {
 
-// X(name, integers): every elementwise one-input op, in enum order; `integers` says whether
+// X(name, integers, math): every elementwise one-input op, in enum order. `integers`: whether
 // integer dtypes have it (bool has logical_not only; float dtypes all but logical_not).
-// is_finite writes bool, the rest keep the dtype.
-#define CANOPY_UNARY_OPS(X)                                                                                    \
-  X(neg, true) X(abs, true) X(sign, true) X(exp, false) X(log, false) X(log1p, false) X(expm1, false)          \
-  X(sqrt, false) X(rsqrt, false) X(tanh, false) X(logistic, false) X(sin, false) X(cos, false) X(floor, false) \
-  X(ceil, false) X(round_even, false) X(round_away, false) X(is_finite, false) X(erf, false)                    \
-  X(logical_not, true) X(tan, false) X(exp2, false) X(erf_inv, false) X(asin, false) X(acos, false)            \
-  X(atan, false) X(asinh, false) X(acosh, false) X(atanh, false) X(sinh, false) X(cosh, false) X(cbrt, false)
+// `math`: one element, an expression of x of compute type C (float or double; an integer or
+// bool where the op has them), which element_math.hpp makes math::unary_<name>; the functions it
+// calls are defined there (m_<f>: the C math library's f for float and double). Here only the
+// names count: an includer that wants the enum compiles none of the math. is_finite writes bool
+// (its math gives 1 or 0), the rest keep the dtype.
+#define CANOPY_UNARY_OPS(X)                                         \
+  X(neg,         true,  wrapping_neg(x))                            \
+  X(abs,         true,  absolute(x))                                \
+  X(sign,        true,  signum(x))                                  \
+  X(exp,         false, m_exp(denormal_as_zero(x)))                 \
+  X(log,         false, m_log(denormal_as_zero(x)))                 \
+  X(log1p,       false, m_log1p(denormal_as_zero(x)))               \
+  X(expm1,       false, m_expm1(denormal_as_zero(x)))               \
+  X(sqrt,        false, m_sqrt(x))                                  \
+  X(rsqrt,       false, C(1) / m_sqrt(x))                           \
+  X(tanh,        false, m_tanh(denormal_as_zero(x)))                \
+  X(logistic,    false, C(1) / (C(1) + m_exp(-denormal_as_zero(x)))) \
+  X(sin,         false, m_sin(denormal_as_zero(x)))                 \
+  X(cos,         false, m_cos(denormal_as_zero(x)))                 \
+  X(floor,       false, m_floor(x))                                 \
+  X(ceil,        false, m_ceil(x))                                  \
+  X(round_even,  false, m_nearbyint(x))                             \
+  X(round_away,  false, m_round(x))                                 \
+  X(is_finite,   false, is_finite(x) ? C(1) : C(0))                 \
+  X(erf,         false, m_erf(denormal_as_zero(x)))                 \
+  X(logical_not, true,  logical_not(x))                             \
+  X(tan,         false, m_tan(denormal_as_zero(x)))                 \
+  X(exp2,        false, m_exp2(denormal_as_zero(x)))                \
+  X(erf_inv,     false, m_erf_inv(denormal_as_zero(x)))             \
+  X(asin,        false, m_asin(denormal_as_zero(x)))                \
+  X(acos,        false, m_acos(denormal_as_zero(x)))                \
+  X(atan,        false, m_atan(denormal_as_zero(x)))                \
+  X(asinh,       false, m_asinh(denormal_as_zero(x)))               \
+  X(acosh,       false, m_acosh(denormal_as_zero(x)))               \
+  X(atanh,       false, m_atanh(denormal_as_zero(x)))               \
+  X(sinh,        false, m_sinh(denormal_as_zero(x)))                \
+  X(cosh,        false, m_cosh(denormal_as_zero(x)))                \
+  X(cbrt,        false, m_cbrt(denormal_as_zero(x)))
 
-// X(name, kind): every elementwise two-input op, in enum order. `kind`: arithmetic (every dtype
-// but bool; bool has max and min), float_only, comparison (writes bool) or logical (bool and
-// integers, bitwise on integers).
-#define CANOPY_BINARY_OPS(X)                                                                                       \
-  X(add, arithmetic) X(sub, arithmetic) X(mul, arithmetic) X(div, arithmetic) X(pow, arithmetic) X(max, arithmetic) \
-  X(min, arithmetic) X(atan2, float_only) X(rem, arithmetic) X(eq, comparison) X(ne, comparison) X(lt, comparison)  \
-  X(le, comparison) X(gt, comparison) X(ge, comparison) X(logical_and, logical) X(logical_or, logical)               \
-  X(logical_xor, logical)
+// X(name, kind, math): every elementwise two-input op, in enum order. `kind`: arithmetic (every
+// dtype but bool; bool has max and min), float_only, comparison (writes bool) or logical (bool
+// and integers, bitwise on integers). `math`: one element, an expression of x and y of compute
+// type C, as in CANOPY_UNARY_OPS (math::binary_<name>; comparisons give bool).
+#define CANOPY_BINARY_OPS(X)                                                            \
+  X(add,         arithmetic, wrapping_add(x, y))                                        \
+  X(sub,         arithmetic, wrapping_sub(x, y))                                        \
+  X(mul,         arithmetic, wrapping_mul(x, y))                                        \
+  X(div,         arithmetic, quotient(x, y))                                            \
+  X(pow,         arithmetic, power(x, y))                                               \
+  X(max,         arithmetic, nan_max(x, y))                                             \
+  X(min,         arithmetic, nan_min(x, y))                                             \
+  X(atan2,       float_only, m_atan2(denormal_as_zero(x), denormal_as_zero(y)))         \
+  X(rem,         arithmetic, remainder_of(x, y))                                        \
+  X(eq,          comparison, x == y)                                                    \
+  X(ne,          comparison, x != y)                                                    \
+  X(lt,          comparison, x < y)                                                     \
+  X(le,          comparison, x <= y)                                                    \
+  X(gt,          comparison, x > y)                                                     \
+  X(ge,          comparison, x >= y)                                                    \
+  X(logical_and, logical,    logical_and(x, y))                                         \
+  X(logical_or,  logical,    logical_or(x, y))                                          \
+  X(logical_xor, logical,    logical_xor(x, y))
 
 /// Elementwise one-input operations (is_finite writes bool; the rest keep the dtype).
 enum class UnaryOp : std::uint8_t {
@@ -72,7 +118,7 @@ constexpr std::string_view op_name(BinaryOp op) {
 /// Whether integer dtypes have unary `op`.
 constexpr bool on_integers(UnaryOp op) {
   switch (op) {
-#define CANOPY_ON_INTEGERS_CASE(name, integers) \
+#define CANOPY_ON_INTEGERS_CASE(name, integers, ...) \
   case UnaryOp::name: return integers;
     CANOPY_UNARY_OPS(CANOPY_ON_INTEGERS_CASE)
 #undef CANOPY_ON_INTEGERS_CASE
@@ -84,7 +130,7 @@ constexpr bool on_integers(UnaryOp op) {
 enum class BinaryKind : std::uint8_t { arithmetic, float_only, comparison, logical };
 constexpr BinaryKind binary_kind(BinaryOp op) {
   switch (op) {
-#define CANOPY_KIND_CASE(name, kind) \
+#define CANOPY_KIND_CASE(name, kind, ...) \
   case BinaryOp::name: return BinaryKind::kind;
     CANOPY_BINARY_OPS(CANOPY_KIND_CASE)
 #undef CANOPY_KIND_CASE
