@@ -6,6 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,7 @@
 #include <canopy/core/registry.hpp>
 
 #include "../transforms/src/devices/verify_against_cpu.hpp"
+#include "../transforms/src/primitives/linalg/matmul_shape.hpp"
 
 using namespace canopy;
 
@@ -89,6 +93,47 @@ TEST_CASE("GPU verification: integer results are exact; sums and convolutions ar
   CHECK(mismatch_text(conv_p, c, {exact}).empty());
   const double term = std::abs(c.inputs[0].reshape({-1}).to_vector<float>()[0] * c.inputs[1].reshape({-1}).to_vector<float>()[0]);
   CHECK_FALSE(mismatch_text(conv_p, c, {changed(cpu, 0, 1, term > 1e-3 ? term : 1e-3)}).empty());
+}
+
+namespace {
+
+/// x with each f32 element's mantissa cut to TF32's 10 bits (toward zero: the worst a tensor core's
+/// conversion does).
+Array truncated_to_tf32(const Array& x) {
+  std::vector<float> v = x.to_vector<float>();
+  for (float& f : v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    bits &= ~((1u << 13) - 1);
+    std::memcpy(&f, &bits, sizeof bits);
+  }
+  return array(v, x.shape());
+}
+
+ErasedSample dot_at(const Array& a, const Array& b, Precision precision) {
+  DotDimensionNumbers dims;
+  dims.lhs_contracting = {1};
+  dims.rhs_contracting = {0};
+  auto params = std::make_shared<detail::DotGeneralParams>(detail::DotGeneralParams{dims, std::pair{precision, precision}});
+  return {{a, b}, params, &typeid(detail::DotGeneralParams), "f32 matmul"};
+}
+
+}  // namespace
+
+TEST_CASE("GPU verification: f32 products at Precision::high are held to TF32's rounding, the others to f32's") {
+  const PrimitiveInfo& dot_p = *find_primitive("dot_general");
+  const Array a = random::normal(random::PRNGKey(1), {8, 64}, DType::f32);
+  const Array b = random::normal(random::PRNGKey(2), {64, 5}, DType::f32);
+  // What a TF32 tensor core computes: the truncated operands' exact products, summed in f32.
+  const Array tf32 = matmul(truncated_to_tf32(a), truncated_to_tf32(b), Precision::highest);
+  CHECK(mismatch_text(dot_p, dot_at(a, b, Precision::high), {tf32}).empty());
+  const std::string exact = mismatch_text(dot_p, dot_at(a, b, Precision::highest), {tf32});
+  CAPTURE(exact);
+  CHECK(exact.find("tolerance") != std::string::npos);
+  CHECK_FALSE(mismatch_text(dot_p, dot_at(a, b, Precision::default_), {tf32}).empty());
+  // TF32's allowance is a fraction of the terms' magnitude, not a license: a result off by one
+  // unit (the sum of 64 products of magnitude ~0.64 is ~41) still raises at `high`.
+  CHECK_FALSE(mismatch_text(dot_p, dot_at(a, b, Precision::high), {changed(tf32, 3, 1, 1.0)}).empty());
 }
 
 TEST_CASE("GPU verification: off by default, set for a scope, and restored after it") {

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "canopy/kernels/fused_program.hpp"
+#include "canopy/kernels/ops.hpp"
 
 namespace canopy::kernels::cpu::codegen {
 

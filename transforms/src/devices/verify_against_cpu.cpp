@@ -47,6 +47,14 @@ double rtol(DType d) {
 }
 double accumulator_eps(DType d) { return d == DType::f64 ? 0x1p-53 : 0x1p-24; }
 
+/// The relative error of each product a GPU kernel of `p` may make beyond f32's rounding: f32
+/// operands at Precision::high run on TF32 tensor cores, which keep 10 of the 23 mantissa bits of
+/// each operand (rounded, or truncated at worst: 2^-10 each), so a product moves by up to 2^-9.
+double product_rounding(const PrimitiveInfo& p, const ParamsRef& params, DType d) {
+  if (d != DType::f32 || !p.product_precision) return 0;
+  return p.product_precision(params) == Precision::high ? 0x1p-9 : 0;
+}
+
 Arrays run_on_cpu(const PrimitiveInfo& p, std::span<const Array> host_in, const ParamsRef& params) {
   // Kernels of pass primitives apply ops: on the eager trace, on committed host arrays (a GPU
   // pmap's device thread has the GPU as its default device).
@@ -135,6 +143,7 @@ void verify_against_cpu(const PrimitiveInfo& p, std::span<const Array> in, std::
   };
   for (std::size_t o = 0; o < out.size(); ++o) {
     const Array got = host_copy(out[o]);
+    const double tf32 = product_rounding(p, params, got.dtype());
     const DType d = got.dtype();
     const auto n = static_cast<std::size_t>(got.size());
     const std::size_t item = itemsize(d);
@@ -169,7 +178,7 @@ void verify_against_cpu(const PrimitiveInfo& p, std::span<const Array> in, std::
               k = terms[o].to_vector<double>();
             }
             // |m|: a primitive that subtracts (sub, neg) gives |a| - |b| on magnitudes; its results are exact anyway.
-            tol += 4 * accumulator_eps(d) * std::sqrt(std::max(k[i], 1.0)) * std::abs(m[i]);
+            tol += (4 * accumulator_eps(d) * std::sqrt(std::max(k[i], 1.0)) + tf32) * std::abs(m[i]);
             if (std::abs(gi - wi) <= tol) continue;
           }
           raise_mismatch(p, in, out[o], o, static_cast<std::int64_t>(i), concat(gi), concat(wi), tol, params);

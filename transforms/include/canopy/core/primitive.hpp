@@ -18,6 +18,7 @@
 #include "canopy/core/params.hpp"
 #include "canopy/core/params_perturb.hpp"
 #include "canopy/core/registry.hpp"
+#include "canopy/precision.hpp"
 #include "canopy/core/trace.hpp"
 #include "canopy/device.hpp"
 
@@ -169,6 +170,10 @@ struct PrimitiveInfo {
   /// (scatter-add: linear in operand and updates, not in the indices). Linear and bilinear
   /// primitives sum too; GPU verification gives all of them a tolerance for the order of summation.
   bool accumulates = false;
+  /// For primitives that multiply floats (dot_general, conv_general_dilated): the precision a GPU
+  /// computes their f32 products at for these params (null: exact). GPU verification allows TF32's
+  /// rounding where it is Precision::high. From `P::product_precision(params)`.
+  Precision (*product_precision)(const ParamsRef& params) = nullptr;
   /// Its evaluation is the same code on every device (control flow and calls run sub-programs,
   /// whose steps run their own kernels; a callback runs host code): no backend kernel of its own,
   /// its `evaluate` fills every slot of `kernels`, and GPU verification leaves it to its steps.
@@ -279,6 +284,8 @@ void add_evaluation(PrimitiveInfo& i) {
     };
     for (std::size_t k = 0; k < Device::kinds; ++k) i.kernels.set(static_cast<Device::Kind>(k), evaluate);
   }
+  if constexpr (requires(const Params& p) { Precision{P::product_precision(p)}; })
+    i.product_precision = [](const ParamsRef& params) { return P::product_precision(params.get<Params>()); };
   if constexpr (requires { bool{P::device_neutral}; }) {
     static_assert(!P::device_neutral || requires { &P::evaluate; },
                   "canopy: a device-neutral primitive gives its one evaluation as `evaluate`");

@@ -57,6 +57,9 @@ const PrimitiveInfo& bias_primitive() {
     PrimitiveInfo i = pass_primitive<BiasRowParams>("dot_general_bias", run_unfused);
     i.kernels.set(Device::Kind::cuda, run_cuda);
     i.bilinear = true;  // a product plus a row: its magnitude is |x| @ |w| + |bias|
+    i.product_precision = [](const ParamsRef& params) {
+      return effective_precision(params.get<BiasRowParams>().epilogue->dot.precision);
+    };
     return i;
   }();
   return info;

@@ -81,6 +81,7 @@ struct ConvGeneralDilated {
     std::int64_t feature_group_count = 1;
     OperandPrecision precision;  ///< lax's; the gradient convolutions inherit it
   };
+  static Precision product_precision(const Params& p) { return detail::effective_precision(p.precision); }
   // Bilinear, like dot_general: jvp conv(t_lhs, rhs) + conv(lhs, t_rhs), a transpose per operand.
   static Aval abstract_eval(std::span<const Aval> avals, const Params& p) {
     const Aval &l = avals[0], &r = avals[1];

@@ -121,6 +121,7 @@ struct DotGeneral {
   static constexpr Arity arity = Arity::exactly(2);
   static constexpr bool bilinear = true;
   using Params = detail::DotGeneralParams;
+  static Precision product_precision(const Params& p) { return detail::effective_precision(p.precision); }
   // Bilinear, not linear: its jvp is dot(t_lhs, rhs) + dot(lhs, t_rhs), its transpose per operand.
   static Aval abstract_eval(std::span<const Aval> avals, const Params& p) {
     const DotDimensionNumbers& params = p.dimension_numbers;
