@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,16 @@ TEST_CASE("GPU verification: the CPU kernel's results pass; one element off rais
   const ErasedSample nan_sample{{nan_in}, l.params, l.type, "log of -1"};
   CHECK(mismatch_text(log_p, nan_sample, {log(nan_in)}).empty());
   CHECK_FALSE(mismatch_text(log_p, nan_sample, {array({std::nanf(""), std::nanf("")})}).empty());
+
+  // Infinities are exact: a finite number, or the other infinity, where the CPU overflows to inf.
+  const Array overflow = array({100.0f, 1.0f});
+  const ErasedSample inf_sample{{overflow}, s.params, s.type, "exp of 100"};
+  const float inf = std::numeric_limits<float>::infinity(), e = exp(overflow).to_vector<float>()[1];
+  CHECK(mismatch_text(exp_p, inf_sample, {array({inf, e})}).empty());
+  const std::string inf_text = mismatch_text(exp_p, inf_sample, {array({3e38f, e})});
+  CAPTURE(inf_text);
+  CHECK(inf_text.find("(NaN and infinities are exact)") != std::string::npos);
+  CHECK_FALSE(mismatch_text(exp_p, inf_sample, {array({-inf, e})}).empty());
 }
 
 TEST_CASE("GPU verification: integer results are exact; sums and convolutions are held to their terms' magnitude") {

@@ -75,7 +75,8 @@ std::chrono::milliseconds collective_timeout();
 /// to the operands' absolute values): the two devices add in different orders, and in f32 (eps
 /// 2^-24; f64 for f64 operands) that moves a sum by about eps * sqrt(n) of its terms' magnitude.
 /// Everything else has n = m = 0. f32 products computed at Precision::high (TF32 tensor cores,
-/// which keep 10 mantissa bits of each operand) add 2^-9 * m: each product may move by 2^-9.
+/// which keep 10 mantissa bits of each operand) add (2^-9 + 2^-20) * m: each product may move by
+/// that much of its magnitude.
 void set_gpu_verify(bool on);
 bool gpu_verify();
 /// Sets GPU verification for a scope and restores the previous setting when it ends.
