@@ -53,7 +53,7 @@ inline void print_usage(std::ostream& os) {
      << "  --host-data         cut each batch on the host and copy it to the device (the default on the CPU)\n"
      << "  --scan-epoch        run each epoch as one jitted scan over its batches, stacked on the device (implies\n"
      << "                      --device-data; the last partial batch runs as one more step). Same states and metrics\n"
-     << "                      as step by step, but the per-step losses and the progress bar arrive at the epoch's\n"
+     << "                      as step by step (bit for bit on the CPU), but the per-step losses and the progress bar arrive at the epoch's\n"
      << "                      end; evaluation and checkpoints are at epoch boundaries, as always\n"
      << "  --no-progress       no progress bar\n"
      << "  --keep N            checkpoints to keep (" << d.keep_checkpoints << ")\n"

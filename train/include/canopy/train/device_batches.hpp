@@ -76,7 +76,8 @@ class DeviceBatches {
   std::int64_t full_batches() const { return plan_->full_batches(); }
   /// Batches [first, full_batches()) as one T whose Array leaves have a leading axis of batches:
   /// [full_batches() - first, batch_size, ...], element k holding batch first + k (the shuffled
-  /// copy's rows reshaped on the device; lax.scan's xs for an epoch). ValueError naming
+  /// copy's rows reshaped on the device, a view only when every batch is full and first is 0,
+  /// else a device copy of those rows; lax.scan's xs for an epoch). ValueError naming
   /// DeviceBatches::stacked when first is not in [0, full_batches()).
   T stacked(std::int64_t first = 0) const { return replace_arrays(data_, plan_->stacked(first)); }
 
