@@ -75,10 +75,10 @@ struct ScatterCase {
 
 // The GPU scatter's algorithm, run on the host.
 template <class T>
-void scatter_on_host(kernels::cpu::ScatterOp op, const ScatterCase& c, const T* upd, T* operand) {
+void scatter_on_host(kernels::ScatterOp op, const ScatterCase& c, const T* upd, T* operand) {
   const auto nw = static_cast<I64>(c.op_window.size()), total = static_cast<I64>(c.op_batch.size()) * nw;
   const bool disjoint = ix::windows_disjoint(c.op_batch, c.op_window);
-  if (op == kernels::cpu::ScatterOp::set && !disjoint) {
+  if (op == kernels::ScatterOp::set && !disjoint) {
     std::vector<std::pair<std::uint64_t, I64>> pairs;
     for (I64 t = 0; t < total; ++t)
       pairs.push_back({static_cast<std::uint64_t>(ix::scatter_target(t, nw, c.op_batch.data(), c.op_window.data()) + 1), t});
@@ -97,7 +97,7 @@ void scatter_on_host(kernels::cpu::ScatterOp op, const ScatterCase& c, const T* 
     const I64 dst = ix::scatter_target(t, nw, c.op_batch.data(), c.op_window.data());
     if (dst < 0) continue;
     const T v = upd[ix::scatter_source(t, nw, c.upd_batch.data(), c.upd_window.data())];
-    operand[dst] = op == kernels::cpu::ScatterOp::add ? ix::add_value(operand[dst], v) : v;
+    operand[dst] = op == kernels::ScatterOp::add ? ix::add_value(operand[dst], v) : v;
   }
 }
 
@@ -152,7 +152,7 @@ TEST_CASE("cuda indexing math: scatter set and add equal the CPU scatter for eve
                                        ScatterCase({8, 8, -1, 1, 9, 8}),     // duplicates and overlaps
                                        ScatterCase({-1, -1}),                // all dropped
                                        ScatterCase({31, 0, 31, 22, 23, 0})};  // last wins, twice
-  for (const kernels::cpu::ScatterOp op : {kernels::cpu::ScatterOp::set, kernels::cpu::ScatterOp::add})
+  for (const kernels::ScatterOp op : {kernels::ScatterOp::set, kernels::ScatterOp::add})
     for (std::size_t ci = 0; ci < cases.size(); ++ci)
       for (DType d : kAllDTypes)
         visit_dtype(d, [&]<class T>(std::type_identity<T>) {

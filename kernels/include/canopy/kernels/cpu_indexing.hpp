@@ -8,6 +8,7 @@
 #include <span>
 
 #include "canopy/dtype.hpp"
+#include "canopy/kernels/ops.hpp"  // ScatterOp
 
 namespace canopy::kernels::cpu {
 
@@ -25,8 +26,6 @@ void gather_windows(std::size_t itemsize, const void* in, std::span<const std::i
                     std::span<const std::int64_t> in_window, const void* fill_value, void* out,
                     std::span<const std::int64_t> out_batch, std::span<const std::int64_t> out_window);
 
-/// How scatter combines an update with the operand element it lands on.
-enum class ScatterOp : std::uint8_t { set, add };
 /// Window scatter, in place on `operand`, batches in increasing order (so for `set` the last
 /// duplicate wins). For each batch b with op_batch[b] >= 0 and each window element w:
 /// operand[op_batch[b] + op_window[w]] = op(that element, updates[upd_batch[b] + upd_window[w]]).

@@ -8,11 +8,9 @@
 #include <span>
 
 #include "canopy/dtype.hpp"
-#include "canopy/kernels/cpu_indexing.hpp"
+#include "canopy/kernels/ops.hpp"
 
 namespace canopy::kernels::cuda {
-
-using cpu::ScatterOp;
 
 /// Window gather (cpu::gather_windows) on `device`; `fill_value` is one element in host memory.
 void gather_windows(std::size_t itemsize, const void* in, std::span<const std::int64_t> in_batch,

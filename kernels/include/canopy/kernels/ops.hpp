@@ -1,6 +1,6 @@
 // The operations every backend's kernels implement, named once for all of them: the elementwise
 // ops as one list each (CANOPY_UNARY_OPS, CANOPY_BINARY_OPS), whose entries carry each op's math,
-// plus the reductions. The lists generate the enums here, the element math (element_math.hpp's
+// plus the reductions and scatter's combining ops. The lists generate the enums here, the element math (element_math.hpp's
 // math::unary_<name> / binary_<name>, which the CPU loops, the fused kernels and the CUDA
 // kernels run, and which the code generators' kernels call) and every switch over the ops.
 // Adding an elementwise op here is one line in its list: its name, its dtypes and its math.
@@ -144,5 +144,7 @@ constexpr bool is_comparison(BinaryOp op) { return binary_kind(op) == BinaryKind
 enum class ReduceOp : std::uint8_t { sum, max, min };
 /// Cumulative reductions along one axis (lax.cumsum, cumprod, cummax, cummin).
 enum class CumulativeOp : std::uint8_t { sum, prod, max, min };
+/// How scatter combines an update with the operand element it lands on.
+enum class ScatterOp : std::uint8_t { set, add };
 
 }  // namespace canopy::kernels

@@ -21,7 +21,7 @@ void gather(std::span<const Array> in, std::span<Array> out, const GatherParams&
 }
 
 // The operand copied, then the update windows combined into it.
-template <kernels::cpu::ScatterOp op>
+template <kernels::ScatterOp op>
 void scatter(std::span<const Array> in, std::span<Array> out, const ScatterParams& params) {
   const Array &a = in[0], &u = in[2];
   std::memcpy(mutable_data(out[0]), cdata(a), static_cast<std::size_t>(a.size()) * itemsize(a.dtype()));
@@ -92,7 +92,7 @@ void iota(std::span<const Array>, std::span<Array> out, const IotaParams& params
                      mutable_data(out[0]));
 }
 
-using kernels::cpu::ScatterOp;
+using kernels::ScatterOp;
 [[maybe_unused]] const bool registered = register_kernels(Device::Kind::cpu, {
     typed_kernel<GatherParams, gather>("gather"),
     typed_kernel<ScatterParams, scatter<ScatterOp::set>>("scatter"),

@@ -17,7 +17,7 @@ void gather(std::span<const Array> in, std::span<Array> out, const GatherParams&
                                 t.out_batch, t.out_window, gpu_of(out[0]));
 }
 
-template <kernels::cpu::ScatterOp op>
+template <kernels::ScatterOp op>
 void scatter(std::span<const Array> in, std::span<Array> out, const ScatterParams& params) {
   const Array &a = in[0], &u = in[2];
   const int gpu = gpu_of(out[0]);
@@ -49,7 +49,7 @@ void iota(std::span<const Array>, std::span<Array> out, const IotaParams& params
                       mutable_data(out[0]), gpu_of(out[0]));
 }
 
-using kernels::cpu::ScatterOp;
+using kernels::ScatterOp;
 [[maybe_unused]] const bool registered = register_kernels(Device::Kind::cuda, {
     typed_kernel<GatherParams, gather>("gather"),
     typed_kernel<ScatterParams, scatter<ScatterOp::set>>("scatter"),
