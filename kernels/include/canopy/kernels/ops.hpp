@@ -1,9 +1,9 @@
-// The operations every backend's kernels implement, named once for all of them: the elementwise
-// ops as one list each (CANOPY_UNARY_OPS, CANOPY_BINARY_OPS), whose entries carry each op's math,
-// plus the reductions and scatter's combining ops. The lists generate the enums here, the element math (element_math.hpp's
-// math::unary_<name> / binary_<name>, which the CPU loops, the fused kernels and the CUDA
-// kernels run, and which the code generators' kernels call) and every switch over the ops.
-// Adding an elementwise op here is one line in its list: its name, its dtypes and its math.
+// The operations every backend's kernels implement, named once for all of them: the elementwise ops
+// as one list each (CANOPY_UNARY_OPS, CANOPY_BINARY_OPS), whose entries carry each op's math, plus
+// the reductions and scatter's combining ops. The lists generate the enums here, the element math
+// (element_math.hpp's math::unary_<name> / binary_<name>, which the CPU loops, the fused kernels
+// and the CUDA kernels run, and which the code generators' kernels call) and every switch over the
+// ops. Adding an elementwise op here is one line in its list: its name, its dtypes and its math.
 #pragma once
 
 #include <cstdint>
