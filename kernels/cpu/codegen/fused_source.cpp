@@ -33,18 +33,7 @@ using Mode = FusedInput::Mode;
 /// includes of canopy headers and #pragma once dropped (they are all here, in include order),
 /// its standard library includes kept.
 const std::string& element_math_prelude() {
-  static const std::string text = [] {
-    std::string t;
-    for (std::size_t h = 0; h < kEmbeddedHeaderCount; ++h) {
-      t += cat({"// ---- ", kEmbeddedHeaders[h].path, "\n"});
-      std::istringstream lines(kEmbeddedHeaders[h].text);
-      for (std::string line; std::getline(lines, line);) {
-        const bool own = line.rfind("#include \"", 0) == 0 || line.rfind("#pragma once", 0) == 0;
-        t += own ? "\n" : line + "\n";
-      }
-    }
-    return t;
-  }();
+  static const std::string text = concatenated(kEmbeddedHeaders, kEmbeddedHeaderCount, true);
   return text;
 }
 

@@ -177,28 +177,7 @@ std::string fused_kernel_source(const FusedProgram& p, const FusedLayout& layout
 }
 
 const std::string& nvrtc_prelude() {
-  static const std::string text = [] {
-    std::string t;
-    for (std::size_t h = 0; h < kEmbeddedHeaderCount; ++h) {
-      t += "// ---- ";
-      t += kEmbeddedHeaders[h].path;
-      t += "\n";
-      std::istringstream lines(kEmbeddedHeaders[h].text);
-      for (std::string line; std::getline(lines, line);) {
-        std::size_t at = line.find_first_not_of(" \t");
-        if (at != std::string::npos && line[at] == '#') {
-          at = line.find_first_not_of(" \t", at + 1);
-          if (line.compare(at, 7, "include") == 0 || line.compare(at, 11, "pragma once") == 0) {
-            t += "\n";  // keeps the line numbers of NVRTC's diagnostics within each header
-            continue;
-          }
-        }
-        t += line;
-        t += "\n";
-      }
-    }
-    return t;
-  }();
+  static const std::string text = cpu::codegen::concatenated(kEmbeddedHeaders, kEmbeddedHeaderCount, false);
   return text;
 }
 
