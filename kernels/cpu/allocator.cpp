@@ -62,7 +62,7 @@ std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes) {
   void* p = cache().acquire(bytes, &cb);
   if (!p) raise_failed(bytes);
   try {
-    return std::make_shared<Buffer>(p, bytes, cb, nullptr);
+    return std::make_shared<Buffer>(p, bytes, cb, nullptr, true);
   } catch (const std::bad_alloc&) {
     cache().release(p, cb);
   }
@@ -70,7 +70,11 @@ std::shared_ptr<Buffer> Buffer::allocate(std::size_t bytes) {
 }
 
 std::shared_ptr<Buffer> Buffer::wrap(void* data, std::size_t bytes, std::shared_ptr<void> owner) {
-  return std::make_shared<Buffer>(data, bytes, 0, std::move(owner));
+  return std::make_shared<Buffer>(data, bytes, 0, std::move(owner), false);
+}
+
+std::shared_ptr<Buffer> Buffer::adopt_block(void* data, std::size_t bytes, std::shared_ptr<void> owner) {
+  return std::make_shared<Buffer>(data, bytes, 0, std::move(owner), true);
 }
 
 Buffer::~Buffer() {

@@ -66,7 +66,7 @@ std::shared_ptr<Buffer> allocate(std::size_t bytes, int device) {
                                            "the GPU has less free memory");
   // The block goes back to the device's cache when the last array on it dies.
   std::shared_ptr<void> owner(p, [&c, cb](void* q) { c.release(q, cb); });
-  return Buffer::wrap(p, bytes, std::move(owner));
+  return Buffer::adopt_block(p, bytes, std::move(owner));
 }
 
 AllocatorStats allocator_stats(int device) { return cache(device).stats(); }

@@ -213,6 +213,37 @@ TEST_CASE("jit on cuda:0: captured GPU arrays and constant results stay on the G
   CHECK(doubled(device_put(rows, kGpu)).to_vector<float>() == doubled(rows).to_vector<float>());
 }
 
+TEST_CASE("jit on cuda:0: the planned program keeps intermediates in one device arena and gives donated blocks to the updates") {
+  // Two SGD steps of a layer, the parameters donated, every kernel of the plan checked against the CPU's.
+  auto loss = [](const Array& w, const Array& b, const Array& x) { return sum(tanh(matmul(x, w) + b)); };
+  auto step = [&](const Array& w, const Array& b, const Array& x) {
+    const auto [gw, gb] = grad(loss, argnums<0, 1>)(w, b, x);
+    return std::pair{w - gw * 0.1f, b - gb * 0.1f};
+  };
+  const Array w = random::normal(random::key(1), {64, 32}), b = random::normal(random::key(2), {32});
+  const Array x = random::normal(random::key(3), {128, 64});
+  auto cpu_step = jit(step);
+  const auto [ew1, eb1] = cpu_step(w, b, x);
+  const auto [ew2, eb2] = cpu_step(ew1, eb1, x);
+  auto jstep = jit(step, donate_argnums<0, 1>);
+  Array gw = device_put(w, kGpu), gb = device_put(b, kGpu);
+  const Array gx = device_put(x, kGpu);
+  CHECK(jstep.lower(gw, gb, gx).memory_analysis(Device::Kind::cuda).alias_bytes == (64 * 32 + 32) * 4);
+  GpuVerifyScope verify;
+  const auto [w1, b1] = jstep(gw, gb, gx);  // the first call also uploads the plan's constants
+  CHECK(gw.is_deleted());
+  check_close(w1, ew1, "w after a step");
+  check_close(b1, eb1, "b after a step");
+  // A later call allocates nothing that outlives it: the updates are in the donated blocks, and
+  // the arena and the kernels' scratch went back to the cache.
+  const std::size_t live = kernels::cuda::allocator_stats(0).live_bytes;
+  const auto [w2, b2] = jstep(w1, b1, gx);
+  CHECK(kernels::cuda::allocator_stats(0).live_bytes == live);
+  CHECK(w1.is_deleted());
+  check_close(w2, ew2, "w after two steps");
+  check_close(b2, eb2, "b after two steps");
+}
+
 TEST_CASE("pmap over GPUs (on_devices): every collective gives what vmap with the axis name gives on the CPU") {
   // Every GPU, or cuda:0 twice on a one-GPU machine, so that two device threads meet, read each
   // other's operands and index their rows.

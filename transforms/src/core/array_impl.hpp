@@ -33,8 +33,9 @@ struct ArrayImpl {
 /// its byte count does not fit in int64, ResourceError when the machine or GPU has not the memory,
 /// both naming `api` (shape_check.cpp).
 std::shared_ptr<kernels::Buffer> allocate_buffer(std::string_view api, const Aval& aval, Device dev = Device::cpu());
-/// The arena of a compiled program's intermediates (`bytes` > 0); ResourceError naming `api`.
-std::shared_ptr<kernels::Buffer> allocate_arena(std::string_view api, std::int64_t bytes);
+/// The arena of a compiled program's intermediates (`bytes` > 0) in `dev`'s memory; ResourceError
+/// naming `api`.
+std::shared_ptr<kernels::Buffer> allocate_arena(std::string_view api, std::int64_t bytes, Device dev);
 /// `<api>: allocation (f32[..]) of N bytes failed; the machine has less memory` (ResourceError).
 [[noreturn]] void raise_allocation_failed(std::string_view api, const Aval& aval);
 

@@ -73,12 +73,12 @@ std::shared_ptr<kernels::Buffer> allocate_buffer(std::string_view api, const Ava
   }
 }
 
-std::shared_ptr<kernels::Buffer> allocate_arena(std::string_view api, std::int64_t bytes) {
+std::shared_ptr<kernels::Buffer> allocate_arena(std::string_view api, std::int64_t bytes, Device dev) {
   try {
-    return kernels::Buffer::allocate(static_cast<std::size_t>(bytes));
+    return backend(dev.kind).allocate(static_cast<std::size_t>(bytes), dev.index);
   } catch (const ResourceError&) {
     raise<ResourceError>(api, "allocation", "intermediates' arena", concat("of ", bytes, " bytes failed"),
-                         "the machine has less memory");
+                         in_device_memory(dev) ? "the GPU has less free memory" : "the machine has less memory");
   }
 }
 

@@ -1,7 +1,8 @@
-// Executable: a simplified Program resolved into a vector of kernel calls over numbered slots.
+// Executable: a simplified Program resolved into a vector of kernel calls over numbered slots,
+// one plan per device kind (the CPU's from the compiled program, a GPU's from the GPU program).
 // A call reuses a per-thread slot array, runs each kernel into outputs placed by the buffer plan
-// (intermediates in one arena block per call, results in buffers of their own or in a donated
-// input's), and drops every intermediate after its last reader.
+// (intermediates in one arena block per call in the device's memory, results in buffers of their
+// own or in a donated input's), and drops every intermediate after its last reader.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -11,9 +12,12 @@
 #include <utility>
 
 #include "../core/array_impl.hpp"
+#include "../core/device_backend.hpp"
 #include "../core/profiler_hooks.hpp"
+#include "../devices/verify_against_cpu.hpp"
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
+#include "canopy/devices.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/environment.hpp"
 #include "canopy/kernels/cpu_runtime.hpp"
@@ -29,12 +33,13 @@ struct Executable::Plan {
     const PrimitiveInfo* prim;
     ParamsRef params;
     const Executable* callee = nullptr;  ///< a nested jit_call runs its executable in place
-    KernelFn kernel = nullptr;           ///< otherwise: the primitive's CPU kernel
+    KernelFn kernel = nullptr;           ///< otherwise: the primitive's kernel for the plan's kind
     std::vector<int> in;                 ///< operand slots
     int out = 0;                         ///< first result slot (results are consecutive)
     std::vector<Aval> out_avals;
     std::vector<int> release;            ///< slots whose last reader this step is
   };
+  Device::Kind kind = Device::Kind::cpu;  ///< the devices whose kernels the steps call
   std::vector<Step> steps;
   std::size_t num_slots = 0;
   std::vector<std::pair<int, Array>> constants;  ///< slot, value (zero outputs included)
@@ -47,13 +52,14 @@ struct Executable::Plan {
   std::vector<std::vector<int>> donatable;
   std::vector<std::size_t> constant_results;  ///< positions in out_slots holding a constant
 
-  /// The plan of `p`, step by step below; `name` is the executable's, for errors.
-  static std::unique_ptr<const Plan> of(const Program& p, const std::string& name);
+  /// The plan of `p` on devices of `kind`, step by step below; `name` is the executable's, for
+  /// errors. Its constants are where `p` holds them (on_device moves them).
+  static std::unique_ptr<Plan> of(const Program& p, const std::string& name, Device::Kind kind);
+  /// A copy of this plan whose constants live in `device`'s memory, uploaded once rather than
+  /// at every call.
+  std::unique_ptr<const Plan> on_device(const Device& device) const;
 
-  struct Call;  ///< one run of the plan on the CPU
-  /// Executable::run for arguments or constants on GPU `device`: the GPU program, equation by
-  /// equation (the plan is the CPU's).
-  static Arrays run_in_device_memory(const Executable& exe, std::span<const Array> inputs, const Device& device, bool committed);
+  struct Call;  ///< one run of the plan on a device of its kind
 
  private:
   /// When each slot is written (the step, -1 for inputs and constants), read last (-1: never),
@@ -142,17 +148,24 @@ Executable::Executable(Program program, std::string name, bool fuse)
   compiled_ = program_;
   detail::run_passes(compiled_, detail::PassStage::lower, detail::target(Device::Kind::cpu), {fuse_, epilogues_}, name_);
   fused_ = compiled_.eqns.size() != program_.eqns.size();
-  plan_ = Plan::of(compiled_, name_);
+  plan_ = Plan::of(compiled_, name_, Device::Kind::cpu);
 }
 
-std::unique_ptr<const Executable::Plan> Executable::Plan::of(const Program& p, const std::string& name) {
+std::unique_ptr<Executable::Plan> Executable::Plan::of(const Program& p, const std::string& name, Device::Kind kind) {
   auto plan = std::make_unique<Plan>();
+  plan->kind = kind;
   plan->assign_slots(p, name);
   const Lifetimes life = plan->schedule_releases();
   plan->plan_arena(p, life);
   plan->find_donations(p, life);
   plan->pair_donations();
   return plan;
+}
+
+std::unique_ptr<const Executable::Plan> Executable::Plan::on_device(const Device& device) const {
+  auto placed = std::make_unique<Plan>(*this);
+  for (auto& [s, c] : placed->constants) c = detail::to_device_memory(c, device, false);
+  return placed;
 }
 
 // Slots: inputs, then constants, then each equation's results, consecutively.
@@ -183,8 +196,12 @@ void Executable::Plan::assign_slots(const Program& p, const std::string& name) {
       s.out_avals.push_back(p.var_avals[v]);
     }
     if (e.prim->call_program) s.callee = detail::executable_of(*e.prim, s.params);
-    else if (!(s.kernel = e.prim->kernel(Device::Kind::cpu)))
+    else if (!(s.kernel = e.prim->kernel(kind)) && kind == Device::Kind::cpu)
       detail::raise<UnimplementedRule>(name, "primitive", e.prim->name, "has no CPU kernel");
+    else if (!s.kernel)  // as the eager interpreter says it, at the call
+      detail::raise<DeviceError>(name, "primitive", e.prim->name,
+                                 detail::concat("has no ", detail::backend(kind).name, " kernel yet"),
+                                 "device_get the arguments and call it on a CPU device");
     steps.push_back(std::move(s));
   }
   for (std::size_t i = 0; i < p.outs.size(); ++i) out_slots.push_back(slot_of(p.outs[i], p.out_avals[i]));
@@ -307,8 +324,9 @@ std::shared_ptr<const void> Executable::derived(const std::string& key,
   return derived_.try_emplace(key, std::move(made)).first->second;
 }
 
-MemoryAnalysis Executable::memory_analysis(const std::vector<bool>& donated) const {
-  const Plan& plan = *plan_;
+MemoryAnalysis Executable::memory_analysis(const std::vector<bool>& donated, Device::Kind kind) const {
+  const std::shared_ptr<const Plan> device = kind == Device::Kind::cpu ? nullptr : device_plan(kind, fuse_);
+  const Plan& plan = device ? *device : *plan_;
   MemoryAnalysis m;
   for (int s : plan.in_slots) m.argument_bytes += plan.bytes[static_cast<std::size_t>(s)];
   for (std::size_t k = 0; k < plan.out_slots.size(); ++k) {
@@ -344,10 +362,24 @@ std::shared_ptr<const Program> Executable::gpu_program(bool fuse) const {
 
 const Program& Executable::gpu_program() const { return *gpu_program(fuse_); }
 
-/// One call of the planned program on the CPU: its slots, its arena, and the buffers it has given
-/// to results (result destinations, donated inputs, arena views).
+std::shared_ptr<const Executable::Plan> Executable::device_plan(Device::Kind kind, bool fuse) const {
+  const std::string key = detail::concat(fuse ? "plan" : "plan unfused", " for ", detail::backend(kind).name);
+  return std::static_pointer_cast<const Plan>(derived(key, [&] {
+    // The plan's steps point into the program's equations: the program is derived once and kept.
+    return std::shared_ptr<const void>(Plan::of(*gpu_program(fuse), name_, kind));
+  }));
+}
+
+std::shared_ptr<const Executable::Plan> Executable::device_plan(const Device& device, bool fuse) const {
+  const std::string key = detail::concat(fuse ? "plan" : "plan unfused", " on ", to_string(device));
+  return std::static_pointer_cast<const Plan>(
+      derived(key, [&] { return std::shared_ptr<const void>(device_plan(device.kind, fuse)->on_device(device)); }));
+}
+
+/// One call of a planned program on a device of the plan's kind: its slots, its arena, and the
+/// buffers it has given to results (result destinations, donated inputs, arena views).
 struct Executable::Plan::Call {
-  Call(const Executable& exe, std::span<const Array> inputs, const std::vector<bool>& donated,
+  Call(const Executable& exe, const Plan& plan, std::span<const Array> inputs, const std::vector<bool>& donated,
        const detail::Placement& place, const detail::ResultDestinations* destinations, bool profiled);
   Arrays run();
 
@@ -364,6 +396,7 @@ struct Executable::Plan::Call {
   const std::vector<bool>& donated_;
   const detail::Placement place_;
   const bool profiled_, check_nans_;
+  const bool verify_;  ///< gpu_verify() on a device with memory of its own: each kernel against the CPU's
   std::vector<std::shared_ptr<kernels::Buffer>> destination_of_;  ///< per slot, when one was given
   SlotLease lease_;
   std::vector<Array>& slots_;
@@ -382,8 +415,11 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
         place = {c.device(), c.impl()->committed};
         break;
       }
-  if (detail::in_device_memory(place.device)) return Plan::run_in_device_memory(*this, inputs, place.device, place.committed);
-  if (fused_ && debug_nans()) {
+  std::shared_ptr<const Plan> device;
+  if (detail::in_device_memory(place.device)) {
+    // The GPU program's plan (unfused under debug_nans, which names the primitive making a NaN).
+    device = device_plan(place.device, fuse_ && !debug_nans());
+  } else if (fused_ && debug_nans()) {
     // jax_debug_nans names the primitive that made the NaN: run the unfused program, step by step.
     auto unfused = derived("unfused", [&] { return std::make_shared<const Executable>(program_, name_, false); });
     return static_cast<const Executable*>(unfused.get())->run(inputs, donated);
@@ -393,37 +429,15 @@ Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& d
   const bool profiled = profiler::detail::recording();
   profiler::detail::Enclosing call(profiled, profiler::Event::Kind::call, "jit(", name_, place.device);
   TraceGuard eager(&EvalTrace::instance());  // kernels never trace, whatever is current
-  return Plan::Call(*this, inputs, donated, place, destinations, profiled).run();
+  return Plan::Call(*this, device ? *device : *plan_, inputs, donated, place, destinations, profiled).run();
 }
 
-Arrays Executable::Plan::run_in_device_memory(const Executable& exe, std::span<const Array> inputs, const Device& device,
-                                    bool committed) {
-  profiler::detail::Enclosing call(profiler::detail::recording(), profiler::Event::Kind::call, "jit(", exe.name_, device);
-  // On a GPU the simplified program runs equation by equation, its matmuls with their bias and
-  // relu as one cuBLASLt call each and its elementwise chains as one CUDA kernel each; the
-  // planned arena and donation are CPU-only so far. (Unfused with fusion off, and under
-  // debug_nans, which names the primitive making a NaN.)
-  const bool fuse = exe.fuse_ && !debug_nans();
-  auto gpu = std::static_pointer_cast<const Program>(exe.derived(detail::concat(fuse ? "gpu" : "gpu unfused", " on ", device.index), [&] {
-    // The constants it captured live on this GPU, uploaded once rather than at every call.
-    auto q = std::make_shared<Program>(*exe.gpu_program(fuse));
-    for (Array& c : q->consts)
-      if (c.device() != device) c = detail::to_device_memory(c, device, false);
-    return std::shared_ptr<const void>(std::move(q));
-  }));
-  TraceGuard eager(&EvalTrace::instance());
-  Arrays results = detail::eval_program(*gpu, inputs);
-  // Every result is a new handle on the program's device (as jax's outputs are), never the
-  // cached constant itself nor a host array (a constant or symbolic zero output).
-  for (Array& r : results) r = detail::to_device_memory(r, device, committed);
-  return results;
-}
-
-Executable::Plan::Call::Call(const Executable& exe, std::span<const Array> inputs, const std::vector<bool>& donated,
-                       const detail::Placement& place, const detail::ResultDestinations* destinations, bool profiled)
-    : exe_(exe), plan_(*exe.plan_), inputs_(inputs), donated_(donated), place_(place),
-      profiled_(profiled), check_nans_(debug_nans()), lease_(plan_.num_slots), slots_(*lease_.slots),
-      given_(inputs.size(), false) {
+Executable::Plan::Call::Call(const Executable& exe, const Plan& plan, std::span<const Array> inputs,
+                             const std::vector<bool>& donated, const detail::Placement& place,
+                             const detail::ResultDestinations* destinations, bool profiled)
+    : exe_(exe), plan_(plan), inputs_(inputs), donated_(donated), place_(place), profiled_(profiled),
+      check_nans_(debug_nans()), verify_(detail::in_device_memory(place.device) && gpu_verify()),
+      lease_(plan_.num_slots), slots_(*lease_.slots), given_(inputs.size(), false) {
   // The first result of each slot that a kernel of this program writes goes straight to its destination.
   if (destinations) {
     destination_of_.resize(plan_.num_slots);
@@ -433,9 +447,16 @@ Executable::Plan::Call::Call(const Executable& exe, std::span<const Array> input
       if (d && !destination_of_[slot] && d->bytes() == static_cast<std::size_t>(plan_.bytes[slot])) destination_of_[slot] = d;
     }
   }
-  for (std::size_t i = 0; i < plan_.in_slots.size(); ++i) slots_[plan_.in_slots[i]] = inputs[i];
-  for (const auto& [s, c] : plan_.constants) slots_[s] = detail::in_device_memory(c) ? detail::host_copy(c) : c;  // CPU kernels read host memory
-  if (plan_.buffers.arena_bytes > 0) arena_ = detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes);
+  // An argument in another memory than the call's device (an uncommitted host array beside GPU
+  // ones, or a GPU array beside committed CPU ones) is copied there, as the eager interpreter does.
+  for (std::size_t i = 0; i < plan_.in_slots.size(); ++i)
+    slots_[plan_.in_slots[i]] = detail::shares_memory(inputs[i].impl()->device, place_.device)
+                                    ? inputs[i]
+                                    : detail::to_device_memory(inputs[i], place_.device, false);
+  // A GPU plan's constants are on its device already; a CPU kernel reads host memory.
+  for (const auto& [s, c] : plan_.constants)
+    slots_[s] = detail::shares_memory(c.impl()->device, place_.device) ? c : detail::to_device_memory(c, place_.device, false);
+  if (plan_.buffers.arena_bytes > 0) arena_ = detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes, place_.device);
 }
 
 Arrays Executable::Plan::Call::run() {
@@ -449,8 +470,9 @@ std::shared_ptr<kernels::Buffer> Executable::Plan::Call::take_donated(std::size_
   for (int i : plan_.donatable[s]) {
     const auto u = static_cast<std::size_t>(i);
     if (u >= donated_.size() || !donated_[u] || given_[u]) continue;
+    if (!detail::shares_memory(inputs_[u].impl()->device, place_.device)) continue;  // copied in: not its block
     const std::shared_ptr<kernels::Buffer>& b = inputs_[u].impl()->buffer;
-    if (!b || !b->from_allocator() || b.use_count() != 1) continue;
+    if (!b || !b->whole_block() || b.use_count() != 1) continue;
     // The same array may sit in other live slots: another input, a constant (captured by f),
     // or a result a cond/while/scan/nested call forwarded unchanged.
     bool shared = false;
@@ -503,6 +525,7 @@ void Executable::Plan::Call::run_step(std::size_t k) {
   } else {
     place_results(s, out);
     profiler::detail::run_kernel(s.kernel, *s.prim, operands, out, s.params, place_.device, static_cast<int>(k));
+    if (verify_) detail::verify_against_cpu(*s.prim, operands, out, s.params);
     if (check_nans_) detail::check_nans(*s.prim, out, "jit(" + exe_.name_ + ")");
   }
   for (int r : s.release) slots_[r] = Array();
@@ -519,6 +542,8 @@ Arrays Executable::Plan::Call::results() {
     if (res[k].valid() && !res[k].is_tracer()) {
       auto impl = std::make_shared<detail::ArrayImpl>(*res[k].impl());
       impl->deleted = false;
+      impl->device = place_.device;  // on the call's device, as its other results
+      impl->committed = place_.committed;
       res[k] = Array(std::move(impl));
     }
   if (!arena_) return res;
@@ -531,7 +556,7 @@ Arrays Executable::Plan::Call::results() {
     const auto* d = static_cast<const char*>(detail::cdata(r));
     if (d < lo || d >= hi) continue;
     Array own = detail::make_concrete(r.aval(), r.impl()->device, exe_.name_, r.impl()->committed);
-    std::memcpy(detail::mutable_data(own), d, static_cast<std::size_t>(nbytes(r.aval())));
+    detail::copy_bytes(own, 0, r, 0, static_cast<std::size_t>(nbytes(r.aval())));
     r = std::move(own);
   }
   return res;

@@ -15,25 +15,30 @@ class Buffer {
   /// cannot be had is a canopy::ResourceError (`allocate: allocation of N bytes failed; ...`),
   /// never std::bad_alloc, and leaves the allocator usable.
   static std::shared_ptr<Buffer> allocate(std::size_t bytes);
-  /// Wraps memory owned by `owner` (zero-copy adoption, e.g. a moved-in Eigen matrix).
+  /// Wraps memory owned by `owner` (zero-copy adoption, e.g. a moved-in Eigen matrix, or a view
+  /// into another buffer).
   static std::shared_ptr<Buffer> wrap(void* data, std::size_t bytes, std::shared_ptr<void> owner);
+  /// Wraps a whole block of another allocator (a GPU's cache) that `owner` gives back: like an
+  /// allocate()d block, it may be handed to a new array whole.
+  static std::shared_ptr<Buffer> adopt_block(void* data, std::size_t bytes, std::shared_ptr<void> owner);
 
-  Buffer(void* data, std::size_t bytes, std::size_t block, std::shared_ptr<void> owner)
-      : data_(data), bytes_(bytes), block_(block), owner_(std::move(owner)) {}
+  Buffer(void* data, std::size_t bytes, std::size_t block, std::shared_ptr<void> owner, bool whole)
+      : data_(data), bytes_(bytes), block_(block), whole_(whole), owner_(std::move(owner)) {}
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
-  /// Whether the block is the allocator's own (not memory wrapped from an owner, such as a view
-  /// into another buffer): only such a block may be handed to a new array whole.
-  bool from_allocator() const { return block_ != 0; }
+  /// Whether the buffer is a whole allocator block (not memory wrapped from an owner, such as a
+  /// view into another buffer): only such a block may be handed to a new array whole (donation).
+  bool whole_block() const { return whole_; }
 
  private:
   void* data_;
   std::size_t bytes_;
-  std::size_t block_;  // allocator size class; 0 for wrapped memory
+  std::size_t block_;  // host allocator size class; 0 for wrapped memory
+  bool whole_;
   std::shared_ptr<void> owner_;
 };
 

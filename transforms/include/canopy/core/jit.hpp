@@ -55,8 +55,9 @@ class Executable {
   /// buffer, when no other array shares that buffer; the caller then deletes the input.
   Arrays run(std::span<const Array> inputs, const std::vector<bool>& donated = {}) const;
   /// Buffer sizes: inputs, outputs, the intermediates' arena, and the results that take donated
-  /// inputs' buffers under the mask `donated` (as run).
-  MemoryAnalysis memory_analysis(const std::vector<bool>& donated = {}) const;
+  /// inputs' buffers under the mask `donated` (as run), of the program that runs on devices of
+  /// `kind` (the compiled program on a CPU, gpu_program() on a GPU; planned without a device).
+  MemoryAnalysis memory_analysis(const std::vector<bool>& donated = {}, Device::Kind kind = Device::Kind::cpu) const;
   /// The simplified program (what transformations of the compiled call start from).
   const Program& program() const { return program_; }
   /// The program that runs: the simplified one with its elementwise chains fused.
@@ -78,6 +79,10 @@ class Executable {
   struct Plan;
   /// The GPU program, fused or not, derived once each.
   std::shared_ptr<const Program> gpu_program(bool fuse) const;
+  /// The plan of the GPU program (fused or not) for devices of `kind`, and a copy of it with its
+  /// constants on `device`; derived once each.
+  std::shared_ptr<const Plan> device_plan(Device::Kind kind, bool fuse) const;
+  std::shared_ptr<const Plan> device_plan(const Device& device, bool fuse) const;
   Program program_;
   Program compiled_;
   bool fuse_ = false;       ///< fusion passes were asked for (the `fuse` argument)
@@ -97,8 +102,11 @@ struct Lowered {
   /// The program's inputs for the arguments it was lowered with (their Array leaves, then the
   /// arrays f captured): what profile() runs it on.
   Arrays arguments;
-  /// Buffer sizes of the compiled program (jax's `compile().memory_analysis()`).
-  MemoryAnalysis memory_analysis() const { return executable->memory_analysis(donated); }
+  /// Buffer sizes of the compiled program (jax's `compile().memory_analysis()`), on a CPU or
+  /// (gpu_program()'s plan) on a GPU.
+  MemoryAnalysis memory_analysis(Device::Kind kind = Device::Kind::cpu) const {
+    return executable->memory_analysis(donated, kind);
+  }
   /// The simplified program as jaxpr text.
   std::string as_text() const { return to_string(executable->program()); }
   /// The program that runs, fused_elementwise equations included (jax's `compile().as_text()`).

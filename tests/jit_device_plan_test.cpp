@@ -1,0 +1,55 @@
+// jit's plan for a GPU, checked on the host: the program a GPU call runs is planned as the CPU's
+// is (its intermediates in one arena, a donated input's buffer for the result that replaces it),
+// with the GPU's kernels resolved for every step, all without a device. The run itself is in
+// tests/gpu/gpu_test.cpp.
+#include <doctest/doctest.h>
+
+#include <canopy/canopy.hpp>
+#include <canopy/kernels/cuda.hpp>
+#include <canopy/random.hpp>
+
+namespace {
+using namespace canopy;
+
+Array uniform_array(std::uint32_t seed, const Shape& s) { return random::uniform(random::key(seed), s, DType::f32, -1, 1); }
+
+/// One SGD step of a two-layer MLP on a batch; the parameters' gradients from jax's grad.
+struct Mlp {
+  Array w1, b1, w2, b2;
+};
+Array loss(const Mlp& p, const Array& x, const Array& y) {
+  const Array h = nn::relu(matmul(x, p.w1) + p.b1);
+  return mean(square(matmul(h, p.w2) + p.b2 - y));
+}
+Mlp sgd(const Mlp& p, const Array& x, const Array& y) {
+  const Mlp g = grad([&](const Mlp& q) { return loss(q, x, y); })(p);
+  return {p.w1 - g.w1 * 0.1f, p.b1 - g.b1 * 0.1f, p.w2 - g.w2 * 0.1f, p.b2 - g.b2 * 0.1f};
+}
+
+}  // namespace
+
+TEST_CASE("jit's GPU plan: intermediates in one arena, donated parameters hold their updates, planned without a GPU") {
+  const Mlp p{uniform_array(1, {64, 128}), uniform_array(2, {128}), uniform_array(3, {128, 10}), uniform_array(4, {10})};
+  const Array x = uniform_array(5, {32, 64}), y = uniform_array(6, {32, 10});
+  const std::int64_t param_bytes = (64 * 128 + 128 + 128 * 10 + 10) * 4;
+  const Lowered plain = jit(sgd).lower(p, x, y);
+  const Lowered donating = jit(sgd, donate_argnums<0>).lower(p, x, y);
+  if (!kernels::cuda::built()) {  // no cuda kernels to plan with
+    CHECK_THROWS_AS((void)plain.memory_analysis(Device::Kind::cuda), DeviceError);
+    return;
+  }
+  const MemoryAnalysis cpu = plain.memory_analysis(), gpu = plain.memory_analysis(Device::Kind::cuda);
+  CHECK(gpu.argument_bytes == cpu.argument_bytes);
+  CHECK(gpu.output_bytes == cpu.output_bytes);
+  CHECK(gpu.output_bytes == param_bytes);
+  // The GPU program (matmuls with their bias rows for cuBLASLt, its own fusion) has intermediates
+  // of its own; planning overlaps those whose lives do not meet.
+  CAPTURE(gpu.temp_bytes);
+  CAPTURE(gpu.temp_unplanned_bytes);
+  CHECK(gpu.temp_bytes > 0);
+  CHECK(gpu.temp_bytes < gpu.temp_unplanned_bytes);
+  CHECK(gpu.alias_bytes == 0);
+  // Donated: each parameter's update takes its buffer on the GPU as on the CPU.
+  CHECK(donating.memory_analysis(Device::Kind::cuda).alias_bytes == param_bytes);
+  CHECK(donating.memory_analysis().alias_bytes == param_bytes);
+}
