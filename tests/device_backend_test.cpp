@@ -49,6 +49,9 @@ TEST_CASE("device backends: every device kind has a complete interface and its o
     CHECK(is_set(b.strided_copy));
     CHECK(is_set(b.convert));
     CHECK(is_set(b.combine));
+    // Graphs are for kinds with memory of their own; the CPU runs each kernel as it is called.
+    CHECK(is_set(b.record) == !b.host_memory);
+    CHECK(is_set(b.replay) == !b.host_memory);
     // Device names print and parse through the backend, by name and by JAX's platform name.
     CHECK(to_string(Device{k, 3}) == std::string(b.name) + ":3");
     CHECK(Device::parse(std::string(b.name) + ":2") == Device{k, 2});

@@ -3,6 +3,7 @@
 // copy of a device runs on its one stream, so a block freed after the work that used it was
 // issued is only written again by work issued later.
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <vector>
@@ -66,7 +67,10 @@ std::shared_ptr<Buffer> allocate(std::size_t bytes, int device) {
                                            "the GPU has less free memory");
   // The block goes back to the device's cache when the last array on it dies.
   std::shared_ptr<void> owner(p, [&c, cb](void* q) { c.release(q, cb); });
-  return Buffer::adopt_block(p, bytes, std::move(owner));
+  std::shared_ptr<Buffer> block = Buffer::adopt_block(p, bytes, std::move(owner));
+  // A graph being recorded writes this block at every replay: it keeps the block.
+  if (detail::Recording* r = detail::recording_for(device)) r->blocks.push_back(block);
+  return block;
 }
 
 AllocatorStats allocator_stats(int device) { return cache(device).stats(); }
@@ -74,12 +78,22 @@ void empty_cache(int device) { cache(device).empty(); }
 
 void copy_to_device(const void* host, void* dst, std::size_t bytes, int device) {
   if (bytes == 0) return;
+  if (detail::Recording* r = detail::recording_for(device)) {
+    // A graph's copy reads its source at every replay: the bytes go to pinned memory it keeps.
+    void* pinned = nullptr;
+    detail::check(cudaMallocHost(&pinned, bytes), "device_put");
+    r->pinned.push_back(pinned);
+    std::memcpy(pinned, host, bytes);
+    detail::check(cudaMemcpyAsync(dst, pinned, bytes, cudaMemcpyHostToDevice, r->stream), "device_put");
+    return;
+  }
   // From pageable memory cudaMemcpyAsync returns once the bytes are staged (CUDA's documented
   // behaviour for pageable host-to-device copies), so nothing need keep `host` alive after.
   detail::check(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, detail::stream(device)), "device_put");
 }
 
 void copy_to_host(const void* src, void* host, std::size_t bytes, int device) {
+  detail::refuse_while_recording(device, "device_get");
   cudaStream_t s = detail::stream(device);
   if (bytes) detail::check(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, s), "device_get");
   detail::check(cudaStreamSynchronize(s), "device_get");
@@ -93,6 +107,8 @@ void copy_device(const void* src, int src_device, void* dst, int dst_device, std
   }
   // The source is complete once its stream is drained; the copy then runs on the destination's
   // stream, which is drained before returning because the source block may be freed after.
+  detail::refuse_while_recording(src_device, "device_put");
+  detail::refuse_while_recording(dst_device, "device_put");
   synchronize(src_device);
   cudaStream_t s = detail::stream(dst_device);
   detail::check(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, bytes, s), "device_put");

@@ -41,6 +41,7 @@ int device_count() { return devices().count; }
 std::string unavailable_reason() { return devices().reason; }
 
 void synchronize(int device) {
+  detail::refuse_while_recording(device, "cuda::synchronize");
   detail::check(cudaStreamSynchronize(detail::stream(device)), "cuda::synchronize");
 }
 
@@ -62,6 +63,10 @@ cudaStream_t stream(int device) {
     ::canopy::detail::raise<DeviceError>("cuda", "device", ::canopy::detail::concat("cuda:", device),
                                          "is not one of this process's GPUs",
                                          device_count() == 0 ? unavailable_reason() : "");
+  if (Recording* r = recording_for(device)) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    return r->stream;
+  }
   static std::mutex mu;
   static std::vector<cudaStream_t>* streams = new std::vector<cudaStream_t>(static_cast<std::size_t>(device_count()));
   check(cudaSetDevice(device), "cudaSetDevice");

@@ -2,20 +2,46 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
+#include <vector>
 
 #include <cuda_runtime_api.h>
+
+#include "canopy/kernels/buffer.hpp"
 
 namespace canopy::kernels::cuda::detail {
 
 /// Makes `device` current on the calling thread and returns its stream (created on first use;
-/// one per device: every kernel and copy for the device is ordered on it). DeviceError for a
-/// device this process does not have.
+/// one per device: every kernel and copy for the device is ordered on it), or, while the thread
+/// records a graph for the device, the recording's stream. DeviceError for a device this process
+/// does not have.
 cudaStream_t stream(int device);
 /// DeviceError naming `api` and CUDA's message for a failed call; ResourceError for out of memory.
 void check(cudaError_t status, std::string_view api);
 /// check(cudaGetLastError()) after a kernel launch.
 void check_launch(std::string_view api);
+
+/// This thread's recording of a CUDA graph for one device (graph.cpp): the stream it captures on
+/// (what stream() returns to this thread meanwhile, so that no other thread's work is captured),
+/// the device blocks allocated meanwhile and the pinned host staging of host-to-device copies,
+/// both kept by the graph.
+struct Recording {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  std::vector<std::shared_ptr<Buffer>> blocks;
+  std::vector<void*> pinned;
+  bool refused = false;  ///< something that cannot be recorded was asked for
+};
+/// This thread's recording for `device`, or null.
+Recording* recording_for(int device);
+/// What refuse_while_recording throws: `api` cannot be recorded into a graph.
+struct Unrecordable {
+  std::string_view api;
+};
+/// Throws Unrecordable when this thread records for `device` (a host read of device memory, a
+/// wait for the device: neither can be part of a graph).
+void refuse_while_recording(int device, std::string_view api);
 
 /// Threads per block of the elementwise kernels.
 inline constexpr int kThreads = 256;

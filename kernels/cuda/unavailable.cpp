@@ -3,6 +3,7 @@
 // memory calls still answer with a DeviceError rather than fail to link.
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
+#include "canopy/kernels/cuda_graph.hpp"
 
 namespace canopy::kernels::cuda {
 namespace {
@@ -23,6 +24,13 @@ void copy_to_device(const void*, void*, std::size_t, int) { unavailable("device_
 void copy_to_host(const void*, void*, std::size_t, int) { unavailable("device_get"); }
 void copy_device(const void*, int, void*, int, std::size_t) { unavailable("device_put"); }
 void synchronize(int) { unavailable("synchronize"); }
+class Graph {};
+std::shared_ptr<const Graph> record(int, const std::function<void()>&) { unavailable("cuda::record"); }
+void replay(const Graph&) { unavailable("cuda::replay"); }
+bool recording(int) { return false; }
+std::int64_t graph_recordings() { return 0; }
+std::int64_t graph_replays() { return 0; }
+std::int64_t graph_refusals() { return 0; }
 void unary(UnaryOp, DType, const void*, void*, std::int64_t, int) { unavailable("unary"); }
 void binary(BinaryOp, DType, const void*, const Shape&, const void*, const Shape&, void*, const Shape&, int) {
   unavailable("binary");

@@ -64,6 +64,13 @@ struct DeviceBackend {
   void (*convert)(DType from, DType to, const void* in, void* out, std::int64_t n, int device) = nullptr;
   void (*combine)(kernels::BinaryOp op, DType dtype, const void* a, const void* b, void* out, std::int64_t n,
                   int device) = nullptr;
+
+  /// Graphs, where the kind has them (null for the CPU's, whose kernels run as they are called):
+  /// `record` runs `issue(context)`, recording the work it gives `device` (none of it runs) as a
+  /// graph that keeps every block allocated meanwhile; null where that work cannot be recorded (a
+  /// host read of device memory, a wait for the device). `replay` issues one run of such a graph.
+  std::shared_ptr<const void> (*record)(int device, void (*issue)(void* context), void* context) = nullptr;
+  void (*replay)(const void* graph) = nullptr;
 };
 
 /// Device::Kind's values, in order.

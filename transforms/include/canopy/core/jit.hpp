@@ -195,6 +195,16 @@ bool epilogue_fusion();
 /// when the environment sets CANOPY_JIT_CODEGEN=1. Applies to programs compiled afterwards.
 void set_fused_codegen(bool on);
 bool fused_codegen();
+/// Whether a jitted call on a GPU runs its kernels as one CUDA graph: recorded at the second call
+/// of a compiled program on a device (the first builds the libraries' plans and the generated
+/// kernels), replayed with one launch after. The graph reads its inputs from blocks of its own
+/// (an argument elsewhere is copied there first, unless it is the block a donated result came
+/// back in) and writes its results to blocks of its own (copied out, except a donated input's
+/// update, which stays in its block). Programs with control flow, nested calls or collectives, and
+/// calls under gpu_verify(), debug_nans() or the profiler, run kernel by kernel. On by default;
+/// off when the environment sets CANOPY_JIT_GRAPHS=0. Applies to calls made afterwards.
+void set_device_graphs(bool on);
+bool device_graphs();
 /// Empties the cache of every jitted function (compiled programs are traced again on next call).
 void clear_jit_caches();
 

@@ -1,8 +1,9 @@
-// The cuda device kind: this process's GPUs, their memory and copies on kernels/cuda (its caching
-// allocator, one stream per device). In a build without CUDA the same calls find no device and
-// raise the DeviceError of kernels/cuda/unavailable.cpp.
+// The cuda device kind: this process's GPUs, their memory, copies and graphs on kernels/cuda (its
+// caching allocator, one stream per device). In a build without CUDA the same calls find no
+// device and raise the DeviceError of kernels/cuda/unavailable.cpp.
 #include "../../core/device_backend.hpp"
 #include "canopy/kernels/cuda.hpp"
+#include "canopy/kernels/cuda_graph.hpp"
 
 namespace canopy::detail {
 namespace {
@@ -21,6 +22,11 @@ void combine(kernels::BinaryOp op, DType dtype, const void* a, const void* b, vo
   const Shape shape{n};
   cuda::binary(op, dtype, a, shape, b, shape, out, shape, device);
 }
+
+std::shared_ptr<const void> record(int device, void (*issue)(void*), void* context) {
+  return cuda::record(device, [&] { issue(context); });
+}
+void replay(const void* graph) { cuda::replay(*static_cast<const cuda::Graph*>(graph)); }
 
 }  // namespace
 
@@ -42,6 +48,8 @@ constinit const DeviceBackend cuda_backend{
     .strided_copy = strided_copy,
     .convert = cuda::convert,
     .combine = combine,
+    .record = record,
+    .replay = replay,
 };
 
 }  // namespace canopy::detail

@@ -1,0 +1,34 @@
+// CUDA graphs: the work one thread issues to a GPU's stream, recorded once and replayed with one
+// launch. While a thread records, nothing it issues runs; every device block allocated meanwhile
+// is kept by the graph (a replay writes the addresses the recording wrote, so no later array may
+// get them), and host tables copied to the device are staged in pinned memory the graph keeps.
+// A host read of device memory or a wait for the device cannot be recorded: either ends the
+// recording without a graph.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace canopy::kernels::cuda {
+
+/// A recorded graph, instantiated and ready to replay on the device it was recorded on.
+class Graph;
+
+/// Runs `issue`, recording what it gives `device`'s stream on this thread into a graph (nothing
+/// of it runs). Null where the work cannot be recorded (it reads device memory on the host,
+/// waits for the device, or CUDA refuses the capture): nothing has run then, and the blocks it
+/// allocated are back in the cache. Other exceptions of `issue` propagate after the recording
+/// has been ended.
+std::shared_ptr<const Graph> record(int device, const std::function<void()>& issue);
+/// Issues one replay of `graph` to its device's stream.
+void replay(const Graph& graph);
+/// Whether this thread is recording work for `device` now.
+bool recording(int device);
+
+/// Graphs recorded, replays issued, and recordings that ended without a graph, so far.
+std::int64_t graph_recordings();
+std::int64_t graph_replays();
+std::int64_t graph_refusals();
+
+}  // namespace canopy::kernels::cuda

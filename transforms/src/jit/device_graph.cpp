@@ -1,0 +1,163 @@
+// A planned call as a graph (set_device_graphs): the plan's kernels on one device, recorded once
+// and replayed with one launch. The graph owns every block its kernels touch: the blocks it reads
+// its inputs from (an argument is copied in unless it is that block already), the blocks it
+// writes its results to (copied out, except a donated input's update, which comes back in the
+// input's block for the next call to hand in again), its arena, and the scratch its kernels
+// allocated while it was recorded. A replay therefore writes no memory an array outside it holds.
+#include <algorithm>
+#include <mutex>
+
+#include "../core/device_backend.hpp"
+#include "canopy/kernels/environment.hpp"
+#include "plan.hpp"
+
+namespace canopy {
+
+namespace {
+constinit kernels::EnvSwitch graphs_flag{"CANOPY_JIT_GRAPHS", true};
+}  // namespace
+
+void set_device_graphs(bool on) { graphs_flag.set(on); }
+bool device_graphs() { return graphs_flag.get(); }
+
+/// A plan's graph on one device for one donation mask, and the blocks it reads and writes.
+struct Executable::Plan::Graph {
+  std::mutex mutex;      ///< one call replays it at a time (another meanwhile runs kernel by kernel)
+  int calls = 0;         ///< calls made before it was recorded
+  bool refused = false;  ///< the device could not record it: kernel by kernel from then on
+  std::shared_ptr<const void> graph;
+  std::vector<std::shared_ptr<kernels::Buffer>> inputs;   ///< where it reads input i
+  std::vector<int> donated_into;                          ///< per result: the input whose block holds it, or -1
+  std::vector<std::shared_ptr<kernels::Buffer>> results;  ///< where it writes the others
+  std::shared_ptr<kernels::Buffer> arena;
+
+  const std::shared_ptr<kernels::Buffer>& result_block(std::size_t j) const {
+    return donated_into[j] >= 0 ? inputs[static_cast<std::size_t>(donated_into[j])] : results[j];
+  }
+};
+
+bool Executable::Plan::Call::graph_allowed() const {
+  return plan_.graphable && detail::backend(place_.device.kind).record && device_graphs() && !verify_ && !check_nans_ &&
+         !profiled_ && destination_of_.empty();
+}
+
+std::optional<Arrays> Executable::Plan::Call::run_graph() {
+  std::string key = detail::concat("graph of plan ", static_cast<const void*>(&plan_), " donating ");
+  for (std::size_t i = 0; i < inputs_.size(); ++i) key += i < donated_.size() && donated_[i] ? '1' : '0';
+  // The graph's state changes under its mutex; derived() hands out what it keeps as const.
+  auto state = std::const_pointer_cast<Graph>(std::static_pointer_cast<const Graph>(
+      exe_.derived(key, [] { return std::shared_ptr<const void>(std::make_shared<Graph>()); })));
+  std::unique_lock<std::mutex> lock(state->mutex, std::try_to_lock);
+  if (!lock.owns_lock() || state->refused) return std::nullopt;
+  if (!state->graph) {
+    // The first call builds what a recording cannot: the libraries' plans, the generated kernels.
+    if (++state->calls < 2) return std::nullopt;
+    if (!record_graph(*state)) {
+      state->refused = true;
+      return std::nullopt;
+    }
+  }
+  if (!stage_inputs(*state)) return std::nullopt;
+  detail::backend(place_.device.kind).replay(state->graph.get());
+  return graph_results(*state);
+}
+
+bool Executable::Plan::Call::record_graph(Graph& g) {
+  const detail::DeviceBackend& device = detail::backend(place_.device.kind);
+  const int index = place_.device.index;
+  auto block = [&](std::int64_t bytes) { return device.allocate(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1)), index); };
+  const std::size_t n_in = plan_.in_slots.size(), n_out = plan_.out_slots.size();
+  g.inputs.clear();
+  for (std::size_t i = 0; i < n_in; ++i) g.inputs.push_back(block(plan_.bytes[static_cast<std::size_t>(plan_.in_slots[i])]));
+  // Each donated input's block holds the first result the plan pairs it with (as take_donated
+  // gives it); the kernel writing a result's slot first writes straight into its block.
+  g.donated_into.assign(n_out, -1);
+  g.results.assign(n_out, nullptr);
+  destination_of_.assign(plan_.num_slots, nullptr);
+  std::vector<bool> taken(n_in, false), seen(plan_.num_slots, false);
+  for (std::size_t j = 0; j < n_out; ++j) {
+    const auto s = static_cast<std::size_t>(plan_.out_slots[j]);
+    if (!seen[s])
+      for (int i : plan_.donatable[s]) {
+        const auto u = static_cast<std::size_t>(i);
+        if (u >= donated_.size() || !donated_[u] || taken[u]) continue;
+        taken[u] = true;
+        g.donated_into[j] = i;
+        break;
+      }
+    if (g.donated_into[j] < 0) g.results[j] = block(plan_.bytes[s]);
+    if (!seen[s]) destination_of_[s] = g.result_block(j);
+    seen[s] = true;
+  }
+  g.arena = plan_.buffers.arena_bytes > 0 ? detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes, place_.device) : nullptr;
+  arena_ = g.arena;
+  take_donations_ = false;
+  struct Reset {  // the recording ran no kernel: its slots go, and the call starts afresh
+    Call& c;
+    ~Reset() {
+      for (Array& a : c.slots_) a = Array();
+      c.lease_.placed->assign(c.plan_.num_slots, {});
+      c.arena_.reset();
+      c.destination_of_.clear();
+      c.take_donations_ = true;
+    }
+  } reset{*this};
+  auto issue = [&] {
+    for (std::size_t i = 0; i < n_in; ++i)
+      slots_[static_cast<std::size_t>(plan_.in_slots[i])] = detail::on_buffer(inputs_[i].aval(), g.inputs[i], place_);
+    load_constants();
+    for (std::size_t k = 0; k < plan_.steps.size(); ++k) run_step(k);
+    // A result no kernel wrote into its block (an input or constant returned, an output two
+    // results share) is copied there as part of the graph.
+    for (std::size_t j = 0; j < n_out; ++j) {
+      const Array& r = slots_[static_cast<std::size_t>(plan_.out_slots[j])];
+      const std::shared_ptr<kernels::Buffer>& into = g.result_block(j);
+      const auto bytes = static_cast<std::size_t>(detail::nbytes(plan_.out_avals[j]));
+      if (bytes > 0 && detail::cdata(r) != into->data()) device.copy(detail::cdata(r), index, into->data(), index, bytes);
+    }
+  };
+  g.graph = device.record(index, [](void* work) { (*static_cast<decltype(issue)*>(work))(); }, &issue);
+  if (!g.graph) {
+    g.inputs.clear();
+    g.results.clear();
+    g.arena.reset();
+  }
+  return g.graph != nullptr;
+}
+
+// Each argument goes into the block the graph reads it from, unless it is that block already (a
+// donated result handed back). No block that an array outside the graph holds is written: such a
+// call runs kernel by kernel instead.
+bool Executable::Plan::Call::stage_inputs(const Graph& g) {
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    const bool there = inputs_[i].impl()->buffer == g.inputs[i];
+    if (g.inputs[i].use_count() != (there ? 2 : 1)) return false;  // the graph, and this argument when there
+  }
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    if (inputs_[i].impl()->buffer == g.inputs[i]) continue;
+    const Aval& aval = inputs_[i].aval();
+    detail::copy_bytes(detail::on_buffer(aval, g.inputs[i], place_), 0, inputs_[i], 0,
+                       static_cast<std::size_t>(detail::nbytes(aval)));
+  }
+  return true;
+}
+
+// A donated input's update is handed out in the input's block; every other result is copied out
+// of the graph's block into one of its own.
+Arrays Executable::Plan::Call::graph_results(const Graph& g) {
+  Arrays res;
+  res.reserve(plan_.out_slots.size());
+  for (std::size_t j = 0; j < plan_.out_slots.size(); ++j) {
+    const Aval& aval = plan_.out_avals[j];
+    if (g.donated_into[j] >= 0) {
+      res.push_back(detail::on_buffer(aval, g.result_block(j), place_));
+      continue;
+    }
+    Array own = detail::make_concrete(aval, place_.device, exe_.name_, place_.committed);
+    detail::copy_bytes(own, 0, detail::on_buffer(aval, g.results[j], place_), 0, static_cast<std::size_t>(detail::nbytes(aval)));
+    res.push_back(std::move(own));
+  }
+  return res;
+}
+
+}  // namespace canopy

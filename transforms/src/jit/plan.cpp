@@ -1,0 +1,162 @@
+// Executable::Plan: a program resolved into kernel calls over numbered slots for one device
+// kind: each step's kernel, when each intermediate is released, its place in the arena, and which
+// donated inputs' buffers the results may take.
+#include <algorithm>
+
+#include "../core/device_backend.hpp"
+#include "canopy/error.hpp"
+#include "canopy/numpy.hpp"
+#include "passes/passes.hpp"
+#include "plan.hpp"
+
+namespace canopy {
+
+std::unique_ptr<Executable::Plan> Executable::Plan::of(const Program& p, const std::string& name, Device::Kind kind) {
+  auto plan = std::make_unique<Plan>();
+  plan->kind = kind;
+  plan->assign_slots(p, name);
+  const Lifetimes life = plan->schedule_releases();
+  plan->plan_arena(p, life);
+  plan->find_donations(p, life);
+  plan->pair_donations();
+  return plan;
+}
+
+std::unique_ptr<const Executable::Plan> Executable::Plan::on_device(const Device& device) const {
+  auto placed = std::make_unique<Plan>(*this);
+  for (auto& [s, c] : placed->constants) c = detail::to_device_memory(c, device, false);
+  return placed;
+}
+
+// Slots: inputs, then constants, then each equation's results, consecutively.
+void Executable::Plan::assign_slots(const Program& p, const std::string& name) {
+  std::vector<int> var_slot(p.var_avals.size(), -1);
+  std::vector<int> const_slot(p.consts.size(), -1);
+  int next = 0;
+  for (int v : p.in_vars) {
+    var_slot[v] = next;
+    in_slots.push_back(next++);
+  }
+  for (std::size_t c = 0; c < p.consts.size(); ++c) {
+    const_slot[c] = next;
+    constants.emplace_back(next++, p.consts[c]);
+  }
+  auto slot_of = [&](const Atom& a, const Aval& zero_aval) {
+    if (a.is_var()) return var_slot[a.index];
+    if (a.is_constant()) return const_slot[a.index];
+    TraceGuard eager(&EvalTrace::instance());
+    constants.emplace_back(next, zeros(zero_aval.shape, zero_aval.dtype));
+    return next++;
+  };
+  for (const Eqn& e : p.eqns) {
+    Step s{e.prim, e.params_ref(), nullptr, nullptr, {}, next, {}, {}};
+    for (const Atom& a : e.in) s.in.push_back(slot_of(a, Aval{}));
+    for (int v : e.out) {
+      var_slot[v] = next++;
+      s.out_avals.push_back(p.var_avals[v]);
+    }
+    if (e.prim->call_program) s.callee = detail::executable_of(*e.prim, s.params);
+    else if (!(s.kernel = e.prim->kernel(kind)) && kind == Device::Kind::cpu)
+      detail::raise<UnimplementedRule>(name, "primitive", e.prim->name, "has no CPU kernel");
+    else if (!s.kernel)  // as the eager interpreter says it, at the call
+      detail::raise<DeviceError>(name, "primitive", e.prim->name,
+                                 detail::concat("has no ", detail::backend(kind).name, " kernel yet"),
+                                 "device_get the arguments and call it on a CPU device");
+    steps.push_back(std::move(s));
+  }
+  for (std::size_t i = 0; i < p.outs.size(); ++i) out_slots.push_back(slot_of(p.outs[i], p.out_avals[i]));
+  out_avals = p.out_avals;
+  graphable = std::none_of(steps.begin(), steps.end(),
+                           [](const Step& st) { return st.callee || st.prim->sub_programs || st.prim->collective; });
+  num_slots = static_cast<std::size_t>(next);
+  std::vector<bool> is_constant(num_slots, false);
+  for (const auto& [s, c] : constants) is_constant[static_cast<std::size_t>(s)] = true;
+  for (std::size_t k = 0; k < out_slots.size(); ++k)
+    if (is_constant[static_cast<std::size_t>(out_slots[k])]) constant_results.push_back(k);
+}
+
+// Each intermediate is released by the last step that reads it, unless it is an output.
+Executable::Plan::Lifetimes Executable::Plan::schedule_releases() {
+  Lifetimes life{std::vector<int>(num_slots, -1), std::vector<int>(num_slots, -1), std::vector<bool>(num_slots, false)};
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    for (int s : steps[k].in) life.last_reader[s] = static_cast<int>(k);
+    for (std::size_t i = 0; i < steps[k].out_avals.size(); ++i) life.first[static_cast<std::size_t>(steps[k].out) + i] = static_cast<int>(k);
+  }
+  for (int s : out_slots) life.kept[s] = true;
+  for (auto& [s, c] : constants) life.kept[s] = true;
+  for (int s : in_slots) life.kept[s] = true;  // the caller's arrays: released with the lease
+  for (std::size_t s = 0; s < num_slots; ++s)
+    if (!life.kept[s] && life.last_reader[s] >= 0)
+      steps[static_cast<std::size_t>(life.last_reader[s])].release.push_back(static_cast<int>(s));
+  return life;
+}
+
+// Buffer planning: every intermediate a kernel writes (not a result, not a nested call's) gets
+// a place in the arena for its life, from the step that writes it to its last reader.
+void Executable::Plan::plan_arena(const Program& p, const Lifetimes& life) {
+  std::vector<int> last(num_slots, -1);
+  std::vector<std::int64_t> place(num_slots, 0);
+  bytes.assign(num_slots, 0);
+  for (std::size_t s = 0; s < in_slots.size(); ++s)
+    bytes[static_cast<std::size_t>(in_slots[s])] = detail::nbytes(p.var_avals[static_cast<std::size_t>(p.in_vars[s])]);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const Step& st = steps[k];
+    for (std::size_t i = 0; i < st.out_avals.size(); ++i) {
+      const auto s = static_cast<std::size_t>(st.out) + i;
+      bytes[s] = detail::nbytes(st.out_avals[i]);
+      last[s] = std::max(static_cast<int>(k), life.last_reader[s]);
+      if (!life.kept[s] && !st.callee) place[s] = bytes[s];
+    }
+  }
+  buffers = detail::plan_buffers(place, life.first, last);
+}
+
+// Donation: a result may take an input's buffer once nothing reads the input any more.
+void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
+  const std::vector<int>& first = life.first;
+  const std::vector<int>& last_reader = life.last_reader;
+  donatable.assign(num_slots, {});
+  std::vector<bool> is_result(num_slots, false);
+  for (int s : out_slots) is_result[static_cast<std::size_t>(s)] = true;
+  for (int o : out_slots) {
+    const auto s = static_cast<std::size_t>(o);
+    if (first[s] < 0 || !donatable[s].empty()) continue;  // an input, a constant, or seen
+    const Step& writer = steps[static_cast<std::size_t>(first[s])];
+    // Control flow (cond, while, scan) hands back its body's arrays instead of writing into the
+    // ones it is given: a donated block given to it would be dropped.
+    if (writer.callee || writer.prim->sub_programs) continue;
+    const Aval& aval = writer.out_avals[s - static_cast<std::size_t>(writer.out)];
+    for (std::size_t i = 0; i < in_slots.size(); ++i) {
+      const auto in = static_cast<std::size_t>(in_slots[i]);
+      if (is_result[in]) continue;  // returned as it is: its bytes must stay the input's
+      if (!(p.var_avals[static_cast<std::size_t>(p.in_vars[i])].shape == aval.shape) ||
+          p.var_avals[static_cast<std::size_t>(p.in_vars[i])].dtype != aval.dtype)
+        continue;
+      const bool read_before = last_reader[in] < first[s];
+      // Read by the writer itself: by a fused elementwise kernel (each element before it is
+      // written), or by a matmul epilogue as the one addend it adds in place.
+      const auto uses = std::count(writer.in.begin(), writer.in.end(), static_cast<int>(in));
+      const auto at = static_cast<std::size_t>(std::find(writer.in.begin(), writer.in.end(), static_cast<int>(in)) - writer.in.begin());
+      const bool read_by_writer =
+          last_reader[in] == first[s] && (detail::is_fused_elementwise(*writer.prim) ||
+                                          (uses == 1 && detail::epilogue_reads_in_place(*writer.prim, writer.params, at)));
+      if (read_before || read_by_writer) donatable[s].push_back(static_cast<int>(i));
+    }
+  }
+}
+
+// As jax pairs them: each result in order takes the first donated input of its aval not taken
+// by an earlier result (p, m, v -> p2, m2, v2), whichever step writes it first; that input goes
+// first in its list.
+void Executable::Plan::pair_donations() {
+  std::vector<bool> taken(in_slots.size(), false);
+  for (int o : out_slots) {
+    std::vector<int>& list = donatable[static_cast<std::size_t>(o)];
+    auto it = std::find_if(list.begin(), list.end(), [&](int i) { return !taken[static_cast<std::size_t>(i)]; });
+    if (it == list.end()) continue;
+    taken[static_cast<std::size_t>(*it)] = true;
+    std::rotate(list.begin(), it, it + 1);
+  }
+}
+
+}  // namespace canopy
