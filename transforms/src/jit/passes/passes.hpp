@@ -76,6 +76,14 @@ void splice_fused(Program& p, const std::vector<bool>& absorbed, std::vector<std
 /// its BIAS epilogue. Not relu: cuBLASLt's turns NaN into 0. Runs before fuse_elementwise_for_cuda;
 /// for running, not for transformations. On a CPU that equation runs the two steps.
 void fuse_epilogues_for_cuda(Program& p);
+/// For programs that run on a GPU: replaces each 2-D `dot_general` of f32, bf16 or f16 (no batch
+/// dims, operands read in place) that contracts an operand g over its leading axis alone, together
+/// with a `reduce_sum` of the same g over that axis alone, by one `dot_general_bias_grad` equation
+/// with both results (a dense layer's dw and db): one cuBLASLt matmul with its BGRADA/BGRADB
+/// epilogue. Where the program's order allows (the equation goes after both operands' definitions
+/// and before either result's first reader). For running, not for transformations. On a CPU that
+/// equation runs the two steps.
+void fuse_bias_gradients_for_cuda(Program& p);
 
 /// Replaces each maximal group of two or more elementwise equations of one output shape (f32
 /// and bool values; operands of that shape, scalars or trailing rows; random_uniform01 streams of
