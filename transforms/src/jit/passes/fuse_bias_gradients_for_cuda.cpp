@@ -5,13 +5,13 @@
 // as it reads g (kernels/cuda/cublaslt_matmul.cpp).
 //
 // The sum's accumulation: canopy's reduce_sum adds in double on both devices, cuBLASLt's epilogue
-// in its compute type, f32, and writes the sums in g's dtype. f32 accumulation is what XLA's GPU
-// reduction of f32 (and of bf16/f16, which it widens to f32) does, and the GPU verification
-// (CANOPY_GPU_VERIFY) holds a sum of k terms to 4 * 2^-24 * sqrt(k) * sum|terms| beyond rtol, the
-// allowance it already gives cuBLAS's f32 accumulation of the k products of the same matmul; for
-// bf16/f16 the rounding of the result to 8 or 11 bits (rtol 1e-2) dwarfs f32's accumulation error.
-// A sum in another dtype than g's (a reduction of a widened copy) reads another variable and
-// never matches.
+// in f32 (the compute type every plan here has) and writes the sums in g's dtype. f32 accumulation
+// is JAX's own on a GPU (XLA reduces f32 in f32; jnp.sum widens bf16/f16 to f32 first), and GPU
+// verification (CANOPY_GPU_VERIFY) allows a sum of k terms 4 * 2^-24 * sqrt(k) * sum|terms| beyond
+// rtol: the allowance it already gives cuBLAS's f32 accumulation of the k products of the same
+// matmul. For bf16/f16 the rounding of the result to 8 or 11 bits (rtol 1e-2) dwarfs f32's
+// accumulation error. A sum in a wider dtype than g's (a reduction of a widened copy) reads
+// another variable and never matches.
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -40,6 +40,7 @@ struct BiasGradParams {
   std::string ops;  ///< the fused primitives' names, for printing
   std::vector<Aval> out_avals;  ///< the product's, then the sums'
   const void* identity() const { return epilogue.get(); }
+  Precision precision() const { return effective_precision(epilogue->dot.precision); }
 };
 
 bool is_matmul_dtype(DType d) { return d == DType::f32 || d == DType::bf16 || d == DType::f16; }
@@ -69,15 +70,8 @@ void run_cuda(std::span<const Array> in, std::span<Array> out, const ParamsRef& 
 }
 
 const PrimitiveInfo& bias_grad_primitive() {
-  static const PrimitiveInfo info = [] {
-    PrimitiveInfo i = pass_primitive<BiasGradParams>("dot_general_bias_grad", run_unfused);
-    i.kernels.set(Device::Kind::cuda, run_cuda);
-    i.bilinear = true;  // a product and a sum: their magnitudes are |x| @ |g| and sum |g|
-    i.product_precision = [](const ParamsRef& params) {
-      return effective_precision(params.get<BiasGradParams>().epilogue->dot.precision);
-    };
-    return i;
-  }();
+  // A product and a sum: their magnitudes are |x| @ |g| and sum |g|.
+  static const PrimitiveInfo info = matmul_pass_primitive<BiasGradParams>("dot_general_bias_grad", run_unfused, run_cuda);
   return info;
 }
 

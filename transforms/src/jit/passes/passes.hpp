@@ -40,6 +40,18 @@ PrimitiveInfo pass_primitive(std::string_view name, KernelFn cpu_kernel) {
   return i;
 }
 
+/// pass_primitive for an equation that is one matmul with an epilogue (dot_general_bias,
+/// dot_general_bias_grad): `cuda_kernel` fills its GPU slot, and GPU verification holds it to the
+/// tolerance of a product (bilinear) computed at the precision P::precision() gives.
+template <class P>
+PrimitiveInfo matmul_pass_primitive(std::string_view name, KernelFn cpu_kernel, KernelFn cuda_kernel) {
+  PrimitiveInfo i = pass_primitive<P>(name, cpu_kernel);
+  i.kernels.set(Device::Kind::cuda, cuda_kernel);
+  i.bilinear = true;
+  i.product_precision = [](const ParamsRef& params) { return params.get<P>().precision(); };
+  return i;
+}
+
 /// Merges equations that apply the same primitive with equal params to the same operands, and
 /// equal scalar literals; later uses read the first result.
 void eliminate_common_subexpressions(Program& p);
