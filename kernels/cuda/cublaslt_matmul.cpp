@@ -213,17 +213,15 @@ bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, vo
 }
 
 // Row-major C = op(a) @ op(b) is cuBLASLt's column-major D = C^T = op(b)^T @ op(a)^T, with its A
-// our b and its B our a (cublaslt_layout.hpp). BGRADA sums cuBLASLt's op(A) (n x k) over k, one
-// value per row of D: our b's columns over its k rows, n values. BGRADB sums op(B) (k x m) over k,
-// one value per column of D: our a's columns over its k rows, m values. cuBLASLt offers BGRADA
-// only for an A it does not transpose and BGRADB only for a B it does: b stored k x n (!trans_b)
-// and a stored k x m (trans_a), which are exactly the layouts whose leading axis is the one
-// contracted, so no other layout is asked for.
+// our b and its B our a: our b's column sums are BGRADA's, our a's BGRADB's (cublaslt_layout.hpp).
 bool matmul_bias_grad(DType dtype, const void* a, const void* b, void* c, void* sums, std::int64_t m, std::int64_t k,
                       std::int64_t n, bool trans_a, bool trans_b, bool sum_b, int device, Precision precision) {
-  if (sum_b ? trans_b : !trans_a) return false;
-  return matmul_with_epilogue("matmul_bias_grad", sum_b ? CUBLASLT_EPILOGUE_BGRADA : CUBLASLT_EPILOGUE_BGRADB, dtype, a, b,
-                              sums, c, 1, m, k, n, trans_a, trans_b, device, precision);
+  const detail::LtBiasGrad which = detail::lt_bias_grad(sum_b, trans_a, trans_b);
+  if (which == detail::LtBiasGrad::none) return false;
+  const cublasLtEpilogue_t epilogue =
+      which == detail::LtBiasGrad::a_of_lt ? CUBLASLT_EPILOGUE_BGRADA : CUBLASLT_EPILOGUE_BGRADB;
+  return matmul_with_epilogue("matmul_bias_grad", epilogue, dtype, a, b, sums, c, 1, m, k, n, trans_a, trans_b, device,
+                              precision);
 }
 
 }  // namespace canopy::kernels::cuda
