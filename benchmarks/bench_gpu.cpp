@@ -3,9 +3,10 @@
 // settings (no TF32), and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU (as its
 // generated kernel and on the fused interpreter kernel) next to a device-to-device copy of the
 // same bytes; W4's two convolutions (NHWC, HWIO, 3x3 SAME, batch 64)
-// on cuDNN next to canopy's direct kernel; the jitted W3 (MLP SGD) and W4 (CNN SGD) steps on the
-// GPU next to the same steps on the CPU in the same run. Every timed iteration ends with the
-// stream drained.
+// on cuDNN next to canopy's direct kernel; a dense layer's jitted backward pass (W3's first
+// layer) with dw and db as one cuBLASLt call next to a matmul and a reduction; the jitted W3 (MLP
+// SGD) and W4 (CNN SGD) steps on the GPU next to the same steps on the CPU in the same run. Every
+// timed iteration ends with the stream drained.
 #include <cstdio>
 #include <string>
 
@@ -136,6 +137,25 @@ void conv_w4(benchmark::State& state, bool cudnn) {
       benchmark::Counter(2.0 * 64 * hw * hw * out * in * 9 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// W3's first layer backwards (x 128x784, w 784x512): dw = x^T @ g and db = sum(g, 0) for a loss
+// linear in the layer's output (so the forward matmul is dead code), jitted on the GPU with
+// epilogue fusion on (one cuBLASLt matmul with its bias-gradient epilogue) or off (a cuBLAS matmul
+// and a reduction kernel). Fusion is read when the program is built, at the first call.
+void dense_backward(benchmark::State& state, bool fused) {
+  const Array x = on_gpu({128, 784}, DType::f32, 1), w = on_gpu({784, 512}, DType::f32, 2);
+  const Array b = on_gpu({512}, DType::f32, 3), y = on_gpu({128, 512}, DType::f32, 4);
+  auto loss = [](const Array& w, const Array& b, const Array& x, const Array& y) { return sum((matmul(x, w) + b) * y); };
+  auto step = jit(grad(loss, argnums<0, 1>));
+  set_epilogue_fusion(fused);
+  (void)step(w, b, x, y);
+  set_epilogue_fusion(true);
+  drain();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(step(w, b, x, y));
+    drain();
+  }
+}
+
 // W3: the jitted SGD step of the MLP at batch 128, its state and batch on the GPU or the CPU.
 void w3_step(benchmark::State& state, bool gpu) {
   w3::Mlp m = w3::make_mlp();
@@ -199,6 +219,10 @@ int main(int argc, char** argv) {
   for (bool cudnn : {true, false})
     benchmark::RegisterBenchmark(cudnn ? "w4_conv/cudnn" : "w4_conv/direct", conv_w4, cudnn)
         ->Args({28, 1, 32})->Args({14, 32, 64})->UseRealTime()->Unit(benchmark::kMicrosecond);
+  for (bool fused : {true, false})
+    benchmark::RegisterBenchmark(fused ? "dense_backward/bias_grad_epilogue" : "dense_backward/matmul_and_sum",
+                                 dense_backward, fused)
+        ->UseRealTime()->Unit(benchmark::kMicrosecond);
   for (bool gpu : {true, false}) {
     benchmark::RegisterBenchmark(gpu ? "w3_mlp_step/gpu" : "w3_mlp_step/cpu", w3_step, gpu)
         ->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -1,8 +1,9 @@
 // The cuBLASLt matmul's host-side logic, checked on any machine: the column-major layouts a
 // row-major batched matmul is handed over as (kernels/cuda/cublaslt_layout.hpp), run through a
-// reference of what cuBLASLt computes with its bias epilogue; the alignments it is told; and
-// the entry point's DeviceError where there is no GPU. The cuBLASLt call itself runs in
-// tests/gpu/gpu_test.cpp.
+// reference of what cuBLASLt computes with its bias epilogue and of what its bias-gradient
+// epilogues sum, as its documentation defines them; the alignments it is told; and the entry
+// points' DeviceError where there is no GPU. The cuBLASLt calls themselves run in
+// tests/gpu/gpu_test.cpp (a reference shares any misreading of the documentation).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -97,6 +98,56 @@ TEST_CASE("cuBLASLt layouts: a row-major batched matmul with a bias row, read co
         }
 }
 
+TEST_CASE("cuBLASLt bias gradients: BGRADA sums our b's columns, BGRADB our a's, for the layouts cuBLASLt offers them") {
+  using canopy::kernels::cuda::detail::LtBiasGrad;
+  const std::int64_t m = 3, k = 5, n = 4;
+  auto fill = [](std::int64_t size, int seed) {
+    std::vector<float> v(static_cast<std::size_t>(size));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(static_cast<int>((i * 5 + static_cast<std::size_t>(seed)) % 7) - 3);
+    return v;
+  };
+  const std::vector<float> a = fill(m * k, 1), b = fill(k * n, 2);
+  for (bool trans_a : {false, true})
+    for (bool trans_b : {false, true})
+      for (bool sum_b : {false, true}) {
+        CAPTURE(trans_a);
+        CAPTURE(trans_b);
+        CAPTURE(sum_b);
+        const LtBiasGrad which = canopy::kernels::cuda::detail::lt_bias_grad(sum_b, trans_a, trans_b);
+        // Only the operand stored with k rows (its leading axis contracted) has its columns summed.
+        const bool offered = sum_b ? !trans_b : trans_a;
+        CHECK((which != LtBiasGrad::none) == offered);
+        if (!offered) continue;
+        const LtMatmulLayout l = canopy::kernels::cuda::detail::lt_matmul_layout(1, m, k, n, trans_a, trans_b);
+        // BGRADA: per row i of D, the sum over k of op(A)(i, p) (cuBLASLt's A is our b's buffer,
+        // which it must not transpose); BGRADB: per column j of D, the sum over k of op(B)(p, j)
+        // (its B is our a's buffer, which it must transpose).
+        std::vector<float> got;
+        if (which == LtBiasGrad::a_of_lt) {
+          CHECK_FALSE(l.a.transposed);
+          for (std::uint64_t i = 0; i < l.d.rows; ++i) {
+            float s = 0;
+            for (std::uint64_t p = 0; p < static_cast<std::uint64_t>(k); ++p) s += op_at(b, l.a, 0, i, p);
+            got.push_back(s);
+          }
+        } else {
+          CHECK(l.b.transposed);
+          for (std::uint64_t j = 0; j < l.d.cols; ++j) {
+            float s = 0;
+            for (std::uint64_t p = 0; p < static_cast<std::uint64_t>(k); ++p) s += op_at(a, l.b, 0, p, j);
+            got.push_back(s);
+          }
+        }
+        // Row-major: b stored k x n, a stored k x m; the column sums over their k rows.
+        const std::vector<float>& x = sum_b ? b : a;
+        const std::int64_t cols = sum_b ? n : m;
+        std::vector<float> want(static_cast<std::size_t>(cols), 0.f);
+        for (std::int64_t r = 0; r < k; ++r)
+          for (std::int64_t c = 0; c < cols; ++c) want[static_cast<std::size_t>(c)] += x[static_cast<std::size_t>(r * cols + c)];
+        CHECK(got == want);
+      }
+}
+
 TEST_CASE("cuBLASLt alignment: the largest power of two up to 256 dividing the address") {
   using canopy::kernels::cuda::detail::lt_alignment;
   alignas(256) static unsigned char block[512];
@@ -117,6 +168,17 @@ TEST_CASE("cuBLASLt matmul without a GPU: other dtypes are declined, the rest is
   if (canopy::kernels::cuda::built())
     CHECK_FALSE(canopy::kernels::cuda::matmul_bias(DType::f64, a, b, bias, c, 1, 2, 2, 2, false, false, 0));
   CHECK_THROWS_AS(canopy::kernels::cuda::matmul_bias(DType::f32, a, b, bias, c, 1, 2, 2, 2, false, false, 0),
+                  canopy::DeviceError);
+  // The bias gradient: declined for other dtypes and for a summed operand cuBLASLt would have to
+  // read the other way round (b stored n x k, a stored m x k).
+  if (canopy::kernels::cuda::built()) {
+    CHECK_FALSE(canopy::kernels::cuda::matmul_bias_grad(DType::f64, a, b, c, bias, 2, 2, 2, false, false, true, 0));
+    CHECK_FALSE(canopy::kernels::cuda::matmul_bias_grad(DType::f32, a, b, c, bias, 2, 2, 2, false, true, true, 0));
+    CHECK_FALSE(canopy::kernels::cuda::matmul_bias_grad(DType::f32, a, b, c, bias, 2, 2, 2, false, false, false, 0));
+  }
+  CHECK_THROWS_AS(canopy::kernels::cuda::matmul_bias_grad(DType::f32, a, b, c, bias, 2, 2, 2, false, false, true, 0),
+                  canopy::DeviceError);
+  CHECK_THROWS_AS(canopy::kernels::cuda::matmul_bias_grad(DType::f32, a, b, c, bias, 2, 2, 2, true, false, false, 0),
                   canopy::DeviceError);
   CHECK(canopy::kernels::cuda::cublaslt_calls() == 0);
 }

@@ -1,8 +1,9 @@
-// jit's GPU epilogue pass, checked on the host: the program a GPU call runs (Lowered::gpu_text)
+// jit's GPU epilogue passes, checked on the host: the program a GPU call runs (Lowered::gpu_text)
 // has dot_general + bias row as one dot_general_bias equation where every value in between has
-// one reader, and not otherwise (a relu stays elementwise: cuBLASLt's turns NaN into 0); that program evaluated on the CPU (each equation
-// bound eagerly, as a GPU call runs them) equals the original program. The cuBLASLt call itself
-// runs in tests/gpu/gpu_test.cpp.
+// one reader, and not otherwise (a relu stays elementwise: cuBLASLt's turns NaN into 0), and a
+// backward pass's x^T @ g and sum(g, 0) as one dot_general_bias_grad equation; that program
+// evaluated on the CPU (each equation bound eagerly, as a GPU call runs them) equals the original
+// program. The cuBLASLt calls themselves run in tests/gpu/gpu_test.cpp.
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -34,7 +35,10 @@ void check_gpu_program_values(const Lowered& l, const Arrays& args) {
   const Arrays want = detail::eval_program(l.program(), args);
   const Arrays got = detail::eval_program(l.executable->gpu_program(), args);
   REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) check_same(got[i], want[i]);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    check_same(got[i], want[i]);
+  }
 }
 
 using Fn3 = std::function<Array(const Array&, const Array&, const Array&)>;
@@ -214,4 +218,119 @@ TEST_CASE("gpu epilogue: a GPU program's pass-made equations run when bound one 
   CHECK(count(text, "fused_elementwise") == 0);
   CHECK(count(text, " tanh ") == 80);
   check_gpu_program_values(chain, {x, w, b});
+}
+
+TEST_CASE("gpu bias gradient: a dense layer's backward pass computes dw and db in one dot_general_bias_grad") {
+  for (DType d : {DType::f32, DType::bf16, DType::f16}) {
+    CAPTURE(name(d));
+    const Array x = uniform_array(1, {16, 8}, d), w = uniform_array(2, {8, 4}, d), b = uniform_array(3, {4}, d);
+    const Array y = uniform_array(4, {16, 4}, d);
+    // With respect to w and b: dw = x^T @ g and db = sum(g, 0) read the same cotangent g.
+    auto loss3 = [&](const Array& x, const Array& w, const Array& b) {
+      const Array e = nn::relu(matmul(x, w) + b) - y;
+      return sum(e * e) * 0.5f;
+    };
+    auto loss = [&](const Array& w, const Array& b) { return loss3(x, w, b); };
+    const Lowered l = jit(grad(loss, argnums<0, 1>)).lower(w, b);
+    std::string text = l.gpu_text();
+    CAPTURE(text);
+    CHECK(count(text, "dot_general_bias_grad[ops=dot_general,reduce_sum(rhs)]") == 1);
+    CHECK(count(text, "dot_general[") == 0);
+    CHECK(count(text, "reduce_sum[") == 0);
+    check_gpu_program_values(l, {w, b});
+    // With respect to x too: dx = g @ w^T contracts g's other axis and stays a dot_general.
+    const Lowered l3 = jit(grad(loss3, argnums<0, 1, 2>)).lower(x, w, b);
+    text = l3.gpu_text();
+    CHECK(count(text, "dot_general_bias_grad[ops=dot_general,reduce_sum(rhs)]") == 1);
+    CHECK(count(text, "dot_general[") == 1);
+    CHECK(count(text, "reduce_sum[") == 0);
+    check_gpu_program_values(l3, {x, w, b});
+  }
+}
+
+TEST_CASE("gpu bias gradient: every layer of an MLP, g read as the lhs, and either order of the pair") {
+  const Array x = uniform_array(1, {32, 8}), w1 = uniform_array(2, {8, 16}), b1 = uniform_array(3, {16});
+  const Array w2 = uniform_array(4, {16, 4}), b2 = uniform_array(5, {4});
+  auto loss = [&](const Array& w1, const Array& b1, const Array& w2, const Array& b2) {
+    const Array h = nn::relu(matmul(x, w1) + b1);
+    const Array e = matmul(h, w2) + b2;
+    return sum(e * e);
+  };
+  const Lowered mlp = jit(grad(loss, argnums<0, 1, 2, 3>)).lower(w1, b1, w2, b2);
+  std::string text = mlp.gpu_text();
+  CAPTURE(text);
+  CHECK(count(text, "dot_general_bias_grad[") == 2);
+  CHECK(count(text, "reduce_sum[") == 0);
+  check_gpu_program_values(mlp, {w1, b1, w2, b2});
+  // g^T @ x: g is the lhs, read transposed (k x m); the sum before or after the product.
+  const Array g = uniform_array(6, {32, 4});
+  using Fn2 = std::function<std::pair<Array, Array>(const Array&, const Array&)>;
+  const std::vector<std::pair<const char*, Fn2>> pairs = {
+      {"reduce_sum(lhs)", [](const Array& g, const Array& x) { return std::pair{dot_general(g, x, {{0}, {0}, {}, {}}), sum(g, 0)}; }},
+      {"reduce_sum(lhs)", [](const Array& g, const Array& x) {
+         const Array db = sum(g, 0);
+         return std::pair{dot_general(g, x, {{0}, {0}, {}, {}}), db};
+       }},
+      {"reduce_sum(rhs)", [](const Array& g, const Array& x) {
+         const Array db = sum(g, 0);
+         return std::pair{dot_general(x, g, {{0}, {0}, {}, {}}), db};
+       }},
+      // g^T @ g: both operands are g, the rhs's columns are summed.
+      {"reduce_sum(rhs)", [](const Array& g, const Array&) { return std::pair{dot_general(g, g, {{0}, {0}, {}, {}}), sum(g, 0)}; }},
+  };
+  for (const auto& [printed, f] : pairs) {
+    const Lowered l = jit(f).lower(g, x);
+    text = l.gpu_text();
+    CHECK(count(text, std::string("dot_general_bias_grad[ops=dot_general,") + printed + "]") == 1);
+    check_gpu_program_values(l, {g, x});
+  }
+}
+
+TEST_CASE("gpu bias gradient: no fusion over another axis, with batch dims, across an order it needs, or off") {
+  const Array x = uniform_array(1, {12, 8}), g = uniform_array(2, {12, 6}), wt = uniform_array(3, {5, 6});
+  const Array xs = uniform_array(4, {3, 12, 8}), gs = uniform_array(5, {3, 12, 6});
+  using Fn2 = std::function<std::pair<Array, Array>(const Array&, const Array&)>;
+  const DotDimensionNumbers over_rows{{0}, {0}, {}, {}};
+  struct Case {
+    const char* what;
+    Fn2 f;
+    Arrays args;
+  };
+  const std::vector<Case> cases = {
+      {"g summed over its other axis", [&](const Array& x, const Array& g) { return std::pair{dot_general(x, g, over_rows), sum(g, 1)}; },
+       {x, g}},
+      {"g summed over both axes", [&](const Array& x, const Array& g) { return std::pair{dot_general(x, g, over_rows), sum(g)}; },
+       {x, g}},
+      {"the dot contracting g's other axis",
+       [&](const Array& g, const Array& wt) { return std::pair{dot_general(g, wt, {{1}, {1}, {}, {}}), sum(g, 0)}; }, {g, wt}},
+      {"batch dims", [](const Array& xs, const Array& gs) {
+         return std::pair{dot_general(xs, gs, {{1}, {1}, {0}, {0}}), sum(gs, 1)};
+       },
+       {xs, gs}},
+      {"another array summed", [&](const Array& x, const Array& g) { return std::pair{dot_general(x, g, over_rows), sum(g * 2.f, 0)}; },
+       {x, g}},
+      // The sum is read (to scale x) before the product's other operand exists: no place for both.
+      {"the sum read before x is ready", [&](const Array& x, const Array& g) {
+         const Array db = sum(g, 0);
+         return std::pair{dot_general(x * sum(db), g, over_rows), db};
+       },
+       {x, g}},
+      {"f64", [&](const Array& x, const Array& g) { return std::pair{dot_general(x, g, over_rows), sum(g, 0)}; },
+       {x.astype(DType::f64), g.astype(DType::f64)}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const Lowered l = jit(c.f).lower(c.args[0], c.args[1]);
+    const std::string text = l.gpu_text();
+    CAPTURE(text);
+    CHECK(count(text, "dot_general_bias_grad[") == 0);
+    check_gpu_program_values(l, c.args);
+  }
+  // Epilogue fusion off: the pair stays as it is.
+  auto layer_grad = grad([&](const Array& w, const Array& b) { return sum(nn::relu(matmul(x, w) + b)); }, argnums<0, 1>);
+  const Array w = uniform_array(6, {8, 6}), b = uniform_array(7, {6});
+  set_epilogue_fusion(false);
+  CHECK(count(jit(layer_grad).lower(w, b).gpu_text(), "dot_general_bias_grad[") == 0);
+  set_epilogue_fusion(true);
+  CHECK(count(jit(layer_grad).lower(w, b).gpu_text(), "dot_general_bias_grad[") == 1);
 }

@@ -121,6 +121,15 @@ TEST_CASE("passes: fuse_epilogues_for_cuda makes x@w+b one dot_general_bias") {
   check_pass("fuse_epilogues_for_cuda", f, args, {{"dot_general_bias", 1}, {"dot_general", 0}, {"add", 0}});
 }
 
+TEST_CASE("passes: fuse_bias_gradients_for_cuda makes x^T@g and sum(g, 0) one dot_general_bias_grad") {
+  const Arrays args = {uniform_array(1, {6, 4}), uniform_array(2, {6, 5})};
+  auto f = [](const Arrays& a) {
+    const Array g = a[1] * 2.f;
+    return Arrays{dot_general(a[0], g, {{0}, {0}, {}, {}}), sum(g, 0)};
+  };
+  check_pass("fuse_bias_gradients_for_cuda", f, args, {{"dot_general_bias_grad", 1}, {"dot_general", 0}, {"reduce_sum", 0}});
+}
+
 TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only") {
   const Arrays args = {uniform_array(1, {64})};
   // Where the build has no CUDA backend no fused kernel can run on a GPU, so the pass leaves the
@@ -168,9 +177,9 @@ TEST_CASE("passes: dump_passes prints the program after each pass of the device 
   }
   CHECK(order == std::vector<std::string>{"fold_constants", "eliminate_common_subexpressions", "eliminate_dead_code",
                                           "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_cuda",
-                                          "fuse_elementwise_for_cuda"});
+                                          "fuse_bias_gradients_for_cuda", "fuse_elementwise_for_cuda"});
   CHECK(cpu_lines == 5);
-  REQUIRE(lines.size() == 7);
+  REQUIRE(lines.size() == 8);
   CHECK(lines[4].find("fused_elementwise") != std::string::npos);  // the program as it is then
   CHECK(lines[2].find("fused_elementwise") == std::string::npos);
   CHECK(lines.back().substr(lines.back().find('{')) == gpu);

@@ -1,6 +1,7 @@
-// How a row-major batched matmul is handed to cuBLASLt, which is column-major, and the alignments
-// its algorithms are chosen for. Plain integers, no CUDA headers: tests/cuda_backend_test.cpp
-// checks the mapping on the host against a column-major reference.
+// How a row-major batched matmul is handed to cuBLASLt, which is column-major, which bias-gradient
+// epilogue sums which operand, and the alignments its algorithms are chosen for. Plain integers, no
+// CUDA headers: tests/cuda_cublaslt_test.cpp checks the mapping on the host against a column-major
+// reference of cuBLASLt's definitions (the library itself runs in the GPU suite).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,18 @@ constexpr LtMatmulLayout lt_matmul_layout(std::int64_t batch, std::int64_t m, st
   l.d = LtMatrix{U(n), U(m), n, m * n, false};
   l.batch = batch;
   return l;
+}
+
+/// The bias-gradient epilogue that sums one operand of that matmul over k: `a_of_lt` is
+/// CUBLASLT_EPILOGUE_BGRADA (it sums op(A), n x k, over k: one value per row of D, so our b's
+/// columns, n values), `b_of_lt` is BGRADB (it sums op(B), k x m, over k: one value per column of
+/// D, so our a's columns, m values). cuBLASLt offers BGRADA only for an A it does not transpose and
+/// BGRADB only for a B it does (b stored k x n, a stored k x m: the layouts whose leading axis is
+/// the contracted one); `none` for the other layouts.
+enum class LtBiasGrad { none, a_of_lt, b_of_lt };
+constexpr LtBiasGrad lt_bias_grad(bool sum_b, bool trans_a, bool trans_b) {
+  if (sum_b) return trans_b ? LtBiasGrad::none : LtBiasGrad::a_of_lt;
+  return trans_a ? LtBiasGrad::b_of_lt : LtBiasGrad::none;
 }
 
 /// The largest power of two, up to 256, dividing the address: what cuBLASLt (and, capped at 16,

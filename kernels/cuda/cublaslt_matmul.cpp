@@ -1,7 +1,9 @@
-// jit's matmul epilogue on the GPU: one cuBLASLt matmul that adds a bias row as it writes the
-// product (CUBLASLT_EPILOGUE_BIAS). A plan (descriptors, layouts, the heuristic's algorithm) is
-// built once per shape, dtype, alignment, device and precision and reused; a call cuBLASLt has no algorithm
-// for, or refuses, is remembered too (nullptr), and the caller runs the plain matmul and the add.
+// jit's matmul epilogues on the GPU: one cuBLASLt matmul that adds a bias row as it writes the
+// product (CUBLASLT_EPILOGUE_BIAS), or that also writes the column sums of one operand, a dense
+// layer's bias gradient (CUBLASLT_EPILOGUE_BGRADA/BGRADB). A plan (descriptors, layouts, the
+// heuristic's algorithm) is built once per epilogue, shape, dtype, alignment, device and precision
+// and reused; a call cuBLASLt has no algorithm for, or refuses, is remembered too (nullptr), and
+// the caller runs the plain matmul and the add or the sum.
 // Not RELU_BIAS: cuBLASLt's relu turns a NaN into 0 (canopy's max(NaN, 0) is NaN).
 #include <cublasLt.h>
 
@@ -49,8 +51,9 @@ struct PlanKey {
   int device;
   std::uint32_t align_a, align_b, align_c, align_bias;
   bool tf32;  ///< f32 products may run on TF32 tensor cores (Precision::high)
+  cublasLtEpilogue_t epilogue;
   auto tie() const {
-    return std::tie(dtype, batch, m, k, n, trans_a, trans_b, device, align_a, align_b, align_c, align_bias, tf32);
+    return std::tie(dtype, batch, m, k, n, trans_a, trans_b, device, align_a, align_b, align_c, align_bias, tf32, epilogue);
   }
   bool operator<(const PlanKey& o) const { return tie() < o.tie(); }
 };
@@ -97,18 +100,18 @@ struct Preference {
   }
 };
 
-/// The plan for `key` with the given compute type, or nullptr where cuBLASLt refuses it.
-std::unique_ptr<Plan> try_plan(const PlanKey& key, cudaDataType_t type, cublasComputeType_t compute, const void* bias,
+/// The plan for `key` with the given compute type, or nullptr where cuBLASLt refuses it. `vector`:
+/// the bias the epilogue reads, or the bias gradient it writes (the same attribute).
+std::unique_ptr<Plan> try_plan(const PlanKey& key, cudaDataType_t type, cublasComputeType_t compute, const void* vector,
                                cublasLtHandle_t h) {
   const detail::LtMatmulLayout l = detail::lt_matmul_layout(key.batch, key.m, key.k, key.n, key.trans_a, key.trans_b);
   auto plan = std::make_unique<Plan>();
   if (cublasLtMatmulDescCreate(&plan->desc, compute, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return nullptr;
-  const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
   const cublasOperation_t op_a = l.a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, op_b = l.b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  // The bias type defaults to D's and its batch stride to 0: one row for every batch item.
+  // The bias (gradient) type defaults to D's and its batch stride to 0: one row for every batch item.
   if (!set(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, op_a) || !set(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, op_b) ||
-      !set(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue) ||
-      !set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias))
+      !set(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, key.epilogue) ||
+      !set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, vector))
     return nullptr;
   if (!make_layout(&plan->a, type, l.a, l.batch) || !make_layout(&plan->b, type, l.b, l.batch) ||
       !make_layout(&plan->d, type, l.d, l.batch))
@@ -150,12 +153,11 @@ std::atomic<std::int64_t>& calls() {
   return n;
 }
 
-}  // namespace
-
-std::int64_t cublaslt_calls() { return calls(); }
-
-bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch, std::int64_t m,
-                 std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, int device, Precision precision) {
+/// One cuBLASLt matmul with `epilogue`, whose vector (the bias read, or the bias gradient written)
+/// is `vector`; false, having run nothing, where cuBLASLt has no algorithm for it or refuses it.
+bool matmul_with_epilogue(const char* api, cublasLtEpilogue_t epilogue, DType dtype, const void* a, const void* b,
+                          const void* vector, void* c, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n,
+                          bool trans_a, bool trans_b, int device, Precision precision) {
   cudaDataType_t type;
   switch (dtype) {
     case DType::f32: type = CUDA_R_32F; break;
@@ -164,11 +166,13 @@ bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, vo
     default: return false;
   }
   if (k == 0 || batch > std::numeric_limits<std::int32_t>::max()) return false;
-  if (batch * m * n == 0) return true;
+  // An empty product: a bias has nothing to go to, but a bias gradient still has its sums (which
+  // the caller's path computes).
+  if (batch * m * n == 0) return epilogue == CUBLASLT_EPILOGUE_BIAS;
   cublasLtHandle_t h = handle(device);
   const bool tf32 = dtype == DType::f32 && f32_on_tensor_cores(precision);
   const PlanKey key{dtype, batch, m, k, n, trans_a, trans_b, device, detail::lt_alignment(a),
-                    detail::lt_alignment(b), detail::lt_alignment(c), detail::lt_alignment(bias), tf32};
+                    detail::lt_alignment(b), detail::lt_alignment(c), detail::lt_alignment(vector), tf32, epilogue};
   auto [it, fresh] = plans().try_emplace(key);
   if (fresh) {
     // f32: pedantic f32 arithmetic as the cuBLAS path has; where cuBLASLt has no such kernel, its
@@ -176,13 +180,13 @@ bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, vo
     // bf16/f16: tensor cores with f32 accumulation first, as the cuBLAS path. f32 at
     // Precision::high: TF32 tensor cores first, then the exact forms.
     const bool half = dtype != DType::f32;
-    if (tf32) it->second = try_plan(key, type, CUBLAS_COMPUTE_32F_FAST_TF32, bias, h);
-    if (!it->second) it->second = try_plan(key, type, half ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_PEDANTIC, bias, h);
-    if (!it->second) it->second = try_plan(key, type, half ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F, bias, h);
+    if (tf32) it->second = try_plan(key, type, CUBLAS_COMPUTE_32F_FAST_TF32, vector, h);
+    if (!it->second) it->second = try_plan(key, type, half ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_PEDANTIC, vector, h);
+    if (!it->second) it->second = try_plan(key, type, half ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F, vector, h);
   }
   Plan* plan = it->second.get();
   if (!plan) return false;
-  check_lt(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "matmul_bias");
+  check_lt(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector, sizeof vector), api);
   // Freed when this returns, reused by later work on the same stream only (memory.cpp).
   const std::shared_ptr<Buffer> workspace = plan->workspace ? allocate(plan->workspace, device) : nullptr;
   const float one = 1.0f, zero = 0.0f;
@@ -193,9 +197,31 @@ bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, vo
     it->second.reset();  // refused at run time: this key takes the plain path from now on
     return false;
   }
-  check_lt(st, "matmul_bias");
+  check_lt(st, api);
   ++calls();
   return true;
+}
+
+}  // namespace
+
+std::int64_t cublaslt_calls() { return calls(); }
+
+bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch, std::int64_t m,
+                 std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, int device, Precision precision) {
+  return matmul_with_epilogue("matmul_bias", CUBLASLT_EPILOGUE_BIAS, dtype, a, b, bias, c, batch, m, k, n, trans_a, trans_b,
+                              device, precision);
+}
+
+// Row-major C = op(a) @ op(b) is cuBLASLt's column-major D = C^T = op(b)^T @ op(a)^T, with its A
+// our b and its B our a: our b's column sums are BGRADA's, our a's BGRADB's (cublaslt_layout.hpp).
+bool matmul_bias_grad(DType dtype, const void* a, const void* b, void* c, void* sums, std::int64_t m, std::int64_t k,
+                      std::int64_t n, bool trans_a, bool trans_b, bool sum_b, int device, Precision precision) {
+  const detail::LtBiasGrad which = detail::lt_bias_grad(sum_b, trans_a, trans_b);
+  if (which == detail::LtBiasGrad::none) return false;
+  const cublasLtEpilogue_t epilogue =
+      which == detail::LtBiasGrad::a_of_lt ? CUBLASLT_EPILOGUE_BGRADA : CUBLASLT_EPILOGUE_BGRADB;
+  return matmul_with_epilogue("matmul_bias_grad", epilogue, dtype, a, b, sums, c, 1, m, k, n, trans_a, trans_b, device,
+                              precision);
 }
 
 }  // namespace canopy::kernels::cuda

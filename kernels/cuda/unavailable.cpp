@@ -60,6 +60,10 @@ bool matmul_bias(DType, const void*, const void*, const void*, void*, std::int64
                  std::int64_t, bool, bool, int, Precision) {
   unavailable("matmul_bias");
 }
+bool matmul_bias_grad(DType, const void*, const void*, void*, void*, std::int64_t, std::int64_t, std::int64_t, bool, bool,
+                      bool, int, Precision) {
+  unavailable("matmul_bias_grad");
+}
 std::int64_t cublaslt_calls() { return 0; }
 void set_generated_kernels(bool) {}
 bool generated_kernels() { return false; }

@@ -419,15 +419,61 @@ TEST_CASE("jit on cuda:0: gradients through a layer whose matmul and bias are on
   const std::string text = jg.lower(gw, gb, gx, gy).gpu_text();
   CAPTURE(text);
   CHECK(count(text, "dot_general_bias[") == 1);
+  CHECK(count(text, "dot_general_bias_grad[") == 1);  // dw and db: the backward pass's call
   const auto [ew, eb] = grad(loss, argnums<0, 1>)(w, b, x, y);
   const std::int64_t calls = kernels::cuda::cublaslt_calls();
   const auto [jw, jb] = jg(gw, gb, gx, gy);
-  CHECK(kernels::cuda::cublaslt_calls() == calls + 1);
+  CHECK(kernels::cuda::cublaslt_calls() == calls + 2);
   check_close(jw, ew, "jit(grad) dw");
   check_close(jb, eb, "jit(grad) db");
   const auto [hw, hb] = grad(jit(loss), argnums<0, 1>)(gw, gb, gx, gy);
   check_close(hw, ew, "grad(jit) dw");
   check_close(hb, eb, "grad(jit) db");
+}
+
+TEST_CASE("jit on cuda:0: a dense layer's dw and db run as one cuBLASLt call (BGRADA, BGRADB) with the CPU's values") {
+  // A loss linear in the layer's output: its cotangent g is y, so every gradient is a sum of exact
+  // grid products (exact in f32, then rounded once to bf16/f16 on both devices), and the forward
+  // matmul is dead code: the backward pass's call is the only cuBLASLt call.
+  auto linear = [](const Array& w, const Array& b, const Array& x, const Array& y) { return sum((matmul(x, w) + b) * y); };
+  // A squared error: the forward's bias epilogue too, and g = x @ w + b - y (f32: exact on the grid).
+  auto squared = [](const Array& w, const Array& b, const Array& x, const Array& y) {
+    const Array e = matmul(x, w) + b - y;
+    return sum(e * e) * 0.5f;
+  };
+  // g^T @ x and sum(g, 0): g is the product's lhs, its columns summed by BGRADB.
+  const Layer lhs_summed = [](const Array& g, const Array& x, const Array&) {
+    return concatenate({dot_general(g, x, {{0}, {0}, {}, {}}), sum(g, 0).reshape({-1, 1})}, 1);
+  };
+  using Loss = std::function<Array(const Array&, const Array&, const Array&, const Array&)>;
+  for (DType d : {DType::f32, DType::bf16, DType::f16}) {
+    CAPTURE(std::string(name(d)));
+    const Array x = grid_array(1, {128, 40}, d), w = grid_array(2, {40, 24}, d), b = grid_array(3, {24}, d);
+    const Array y = grid_array(4, {128, 24}, d);
+    const Arrays g = on_gpu({w, b, x, y});
+    std::vector<std::pair<Loss, int>> losses = {{linear, 1}};  // (loss, cuBLASLt calls per step)
+    if (d == DType::f32) losses.emplace_back(squared, 2);
+    for (const auto& [loss, cublaslt] : losses) {
+      auto jg = jit(grad(loss, argnums<0, 1>));
+      const std::string text = jg.lower(g[0], g[1], g[2], g[3]).gpu_text();
+      CAPTURE(text);
+      CHECK(count(text, "dot_general_bias_grad[ops=dot_general,reduce_sum(rhs)]") == 1);
+      const auto [ew, eb] = grad(loss, argnums<0, 1>)(w, b, x, y);
+      GpuVerifyScope verify;  // and each kernel against the CPU's, the fused one included
+      const std::int64_t calls = kernels::cuda::cublaslt_calls();
+      const auto [jw, jb] = jg(g[0], g[1], g[2], g[3]);
+      CHECK(kernels::cuda::cublaslt_calls() == calls + cublaslt);  // cuBLASLt ran (its fallback is quiet)
+      check_close(jw, ew, "dw");
+      check_close(jb, eb, "db");
+    }
+    const Array gs = grid_array(5, {128, 24}, d);
+    auto jl = jit(lhs_summed);
+    const Arrays gg = on_gpu({gs, x});
+    CHECK(count(jl.lower(gg[0], gg[1], gg[1]).gpu_text(), "dot_general_bias_grad[ops=dot_general,reduce_sum(lhs)]") == 1);
+    const std::int64_t calls = kernels::cuda::cublaslt_calls();
+    check_close(jl(gg[0], gg[1], gg[1]), lhs_summed(gs, x, x), "g^T @ x beside sum(g, 0)");
+    CHECK(kernels::cuda::cublaslt_calls() == calls + 1);
+  }
 }
 
 // A NaN in the product reaches the relu, an elementwise max after the cuBLASLt call (cuBLASLt's

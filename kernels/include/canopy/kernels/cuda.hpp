@@ -94,7 +94,18 @@ void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t bat
 bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch, std::int64_t m,
                  std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, int device,
                  Precision precision = Precision::default_);
-/// matmul_bias calls that ran on cuBLASLt so far (its fallback is quiet; the GPU suite checks this).
+/// matmul (f32, bf16, f16; one matrix, no batch) that also writes the column sums of one operand
+/// over k, a dense layer's bias gradient, as one cuBLASLt matmul with its BGRADA/BGRADB epilogue
+/// (f32 accumulation; f32 as matmul at `precision`): with `sum_b`, sums[j] = sum over r of B[r][j]
+/// for B stored k x n (trans_b false), n values; else sums[i] = sum over r of A[r][i] for A stored
+/// k x m (trans_a true), m values; in `dtype`. Returns false, having run nothing, where cuBLASLt
+/// has no algorithm for the call or refuses it (or another dtype or layout, or an empty product or
+/// k = 0): the caller then runs matmul and the reduction.
+bool matmul_bias_grad(DType dtype, const void* a, const void* b, void* c, void* sums, std::int64_t m, std::int64_t k,
+                      std::int64_t n, bool trans_a, bool trans_b, bool sum_b, int device,
+                      Precision precision = Precision::default_);
+/// matmul_bias and matmul_bias_grad calls that ran on cuBLASLt so far (their fallback is quiet;
+/// the GPU suite checks this).
 std::int64_t cublaslt_calls();
 /// Whether fused_elementwise runs `program` (no random streams, row steps or sums; bounded size).
 bool fused_supported(const FusedProgram& program);

@@ -25,6 +25,7 @@ struct BiasRowParams {
   std::string ops;  ///< the fused primitives' names, in order, for printing
   std::vector<Aval> out_avals;
   const void* identity() const { return epilogue.get(); }
+  Precision precision() const { return effective_precision(epilogue->dot.precision); }
 };
 
 bool is_matmul_dtype(DType d) { return d == DType::f32 || d == DType::bf16 || d == DType::f16; }
@@ -53,15 +54,8 @@ void run_cuda(std::span<const Array> in, std::span<Array> out, const ParamsRef& 
 }
 
 const PrimitiveInfo& bias_primitive() {
-  static const PrimitiveInfo info = [] {
-    PrimitiveInfo i = pass_primitive<BiasRowParams>("dot_general_bias", run_unfused);
-    i.kernels.set(Device::Kind::cuda, run_cuda);
-    i.bilinear = true;  // a product plus a row: its magnitude is |x| @ |w| + |bias|
-    i.product_precision = [](const ParamsRef& params) {
-      return effective_precision(params.get<BiasRowParams>().epilogue->dot.precision);
-    };
-    return i;
-  }();
+  // A product plus a row: its magnitude is |x| @ |w| + |bias|.
+  static const PrimitiveInfo info = matmul_pass_primitive<BiasRowParams>("dot_general_bias", run_unfused, run_cuda);
   return info;
 }
 

@@ -40,6 +40,18 @@ PrimitiveInfo pass_primitive(std::string_view name, KernelFn cpu_kernel) {
   return i;
 }
 
+/// pass_primitive for an equation that is one matmul with an epilogue (dot_general_bias,
+/// dot_general_bias_grad): `cuda_kernel` fills its GPU slot, and GPU verification holds it to the
+/// tolerance of a product (bilinear) computed at the precision P::precision() gives.
+template <class P>
+PrimitiveInfo matmul_pass_primitive(std::string_view name, KernelFn cpu_kernel, KernelFn cuda_kernel) {
+  PrimitiveInfo i = pass_primitive<P>(name, cpu_kernel);
+  i.kernels.set(Device::Kind::cuda, cuda_kernel);
+  i.bilinear = true;
+  i.product_precision = [](const ParamsRef& params) { return params.get<P>().precision(); };
+  return i;
+}
+
 /// Merges equations that apply the same primitive with equal params to the same operands, and
 /// equal scalar literals; later uses read the first result.
 void eliminate_common_subexpressions(Program& p);
@@ -76,6 +88,14 @@ void splice_fused(Program& p, const std::vector<bool>& absorbed, std::vector<std
 /// its BIAS epilogue. Not relu: cuBLASLt's turns NaN into 0. Runs before fuse_elementwise_for_cuda;
 /// for running, not for transformations. On a CPU that equation runs the two steps.
 void fuse_epilogues_for_cuda(Program& p);
+/// For programs that run on a GPU: replaces each 2-D `dot_general` of f32, bf16 or f16 (no batch
+/// dims, operands read in place) that contracts an operand g over its leading axis alone, together
+/// with a `reduce_sum` of the same g over that axis alone, by one `dot_general_bias_grad` equation
+/// with both results (a dense layer's dw and db): one cuBLASLt matmul with its BGRADA/BGRADB
+/// epilogue. Where the program's order allows (the equation goes after both operands' definitions
+/// and before either result's first reader). For running, not for transformations. On a CPU that
+/// equation runs the two steps.
+void fuse_bias_gradients_for_cuda(Program& p);
 
 /// Replaces each maximal group of two or more elementwise equations of one output shape (f32
 /// and bool values; operands of that shape, scalars or trailing rows; random_uniform01 streams of
