@@ -9,6 +9,7 @@
 // timed iteration ends with the stream drained.
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
@@ -156,46 +157,62 @@ void dense_backward(benchmark::State& state, bool fused) {
   }
 }
 
+/// How a GPU step runs: as one CUDA graph or kernel by kernel (set_device_graphs), its state
+/// donated (the update in place) or not.
+struct GpuStep {
+  bool graphs = true, donate = false;
+};
+
 // W3: the jitted SGD step of the MLP at batch 128, its state and batch on the GPU or the CPU.
-void w3_step(benchmark::State& state, bool gpu) {
+void w3_step(benchmark::State& state, bool gpu, GpuStep how) {
   w3::Mlp m = w3::make_mlp();
   w3::Batch b = w3::make_batch(128);
   if (gpu) {
     m = device_put(m, kGpu);
     b = {device_put(b.x, kGpu), device_put(b.onehot, kGpu)};
   }
-  auto step = jit(w3::sgd_step);
-  m = step(m, b.x, b.onehot);
+  auto plain = jit(w3::sgd_step);
+  auto donating = jit(w3::sgd_step, donate_argnums<0>);
+  auto step = [&](const w3::Mlp& p) { return how.donate ? donating(p, b.x, b.onehot) : plain(p, b.x, b.onehot); };
+  set_device_graphs(how.graphs);
+  m = step(m);
+  m = step(m);  // a graph is recorded at the second call
   drain();
   for (auto _ : state) {
-    m = step(m, b.x, b.onehot);
+    m = step(m);
     if (gpu) drain();
     else benchmark::DoNotOptimize(m[2].b.data<float>());
   }
+  set_device_graphs(true);
 }
 
 // W4: the jitted SGD step of the examples' CNN at batch 64 (random images and labels).
-void w4_step(benchmark::State& st, bool gpu) {
+void w4_step(benchmark::State& st, bool gpu, GpuStep how) {
   using Data = ImageClassification;
   auto tx = optim::sgd(0.01);
   auto state = init_train_state(fashion_mnist::Cnn::init(random::key(0)), tx, random::key(1));
   auto loss = [](const fashion_mnist::Cnn& p, const Data& b, const Array&) {
     return fashion_mnist::cross_entropy(p(b.images), b.labels);
   };
-  auto step = jit(make_train_step(loss, tx));
+  auto plain = jit(make_train_step(loss, tx));
+  auto donating = jit(make_train_step(loss, tx), donate_argnums<0>);
   Data batch{random::uniform(random::key(2), {64, 784}), random::randint(random::key(3), {64}, 0, 10)};
   if (gpu) {
     state = device_put(state, kGpu);
     batch = device_put(batch, kGpu);
   }
-  state = std::get<0>(step(state, batch));
+  auto step = [&](const auto& s) { return how.donate ? donating(s, batch) : plain(s, batch); };
+  set_device_graphs(how.graphs);
+  state = std::get<0>(step(state));
+  state = std::get<0>(step(state));  // a graph is recorded at the second call
   drain();
   for (auto _ : st) {
-    auto [next, info] = step(state, batch);
+    auto [next, info] = step(state);
     state = std::move(next);
     if (gpu) drain();
     else benchmark::DoNotOptimize(info.loss.item<float>());
   }
+  set_device_graphs(true);
 }
 
 }  // namespace
@@ -223,12 +240,17 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(fused ? "dense_backward/bias_grad_epilogue" : "dense_backward/matmul_and_sum",
                                  dense_backward, fused)
         ->UseRealTime()->Unit(benchmark::kMicrosecond);
-  for (bool gpu : {true, false}) {
-    benchmark::RegisterBenchmark(gpu ? "w3_mlp_step/gpu" : "w3_mlp_step/cpu", w3_step, gpu)
+  // The steps on the GPU: as one CUDA graph (by default), donated or not, and kernel by kernel.
+  const std::pair<const char*, GpuStep> ways[] = {
+      {"gpu", {}}, {"gpu_donated", {.graphs = true, .donate = true}}, {"gpu_kernel_by_kernel", {.graphs = false}}};
+  for (const auto& [name, how] : ways) {
+    benchmark::RegisterBenchmark((std::string("w3_mlp_step/") + name).c_str(), w3_step, true, how)
         ->UseRealTime()->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(gpu ? "w4_cnn_step/gpu" : "w4_cnn_step/cpu", w4_step, gpu)
+    benchmark::RegisterBenchmark((std::string("w4_cnn_step/") + name).c_str(), w4_step, true, how)
         ->UseRealTime()->Unit(benchmark::kMillisecond);
   }
+  benchmark::RegisterBenchmark("w3_mlp_step/cpu", w3_step, false, GpuStep{})->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("w4_cnn_step/cpu", w4_step, false, GpuStep{})->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -70,9 +70,12 @@ class Graph {
     r.pinned.clear();
   }
   ~Graph() {
-    // A replay may still run: cudaGraphExecDestroy lets it finish; the pinned staging it reads is
-    // freed by cudaFreeHost, which waits for the device; the blocks go back to the cache, where
-    // only later work on the device's stream reuses them.
+    // A replay may still run: it finishes before the graph and the pinned staging it reads go.
+    // The blocks go back to the cache, where only later work on the device's stream reuses them.
+    try {
+      (void)cudaStreamSynchronize(detail::stream(device_));
+    } catch (...) {  // the device is gone (process exit): nothing runs any more
+    }
     (void)cudaGraphExecDestroy(exec_);
     for (void* p : pinned_) (void)cudaFreeHost(p);
   }

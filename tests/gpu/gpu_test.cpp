@@ -13,6 +13,7 @@
 #include <canopy/core/pmap.hpp>
 #include <canopy/core/primitive.hpp>
 #include <canopy/kernels/cuda.hpp>
+#include <canopy/kernels/cuda_graph.hpp>
 #include <canopy/kernels/cuda_nn.hpp>
 
 #include "../helpers/text_count.hpp"
@@ -242,6 +243,103 @@ TEST_CASE("jit on cuda:0: the planned program keeps intermediates in one device 
   CHECK(w1.is_deleted());
   check_close(w2, ew2, "w after two steps");
   check_close(b2, eb2, "b after two steps");
+}
+
+namespace {
+struct LayerParams {
+  Array w, b;
+};
+Array layer_params_loss(const LayerParams& p, const Array& x) { return sum(tanh(matmul(x, p.w) + p.b)); }
+LayerParams layer_params_step(const LayerParams& p, const Array& x) {
+  const LayerParams g = grad(layer_params_loss)(p, x);
+  return {p.w - g.w * 0.01f, p.b - g.b * 0.01f};
+}
+}  // namespace
+
+TEST_CASE("jit on cuda:0: a step replays as one CUDA graph from its second call, donated or not, with the CPU's values") {
+  REQUIRE(device_graphs());
+  const LayerParams start{random::normal(random::key(1), {64, 32}), random::normal(random::key(2), {32})};
+  const Array x = random::normal(random::key(3), {128, 64});
+  std::vector<LayerParams> want{start};
+  for (int k = 0; k < 5; ++k) want.push_back(jit(layer_params_step)(want.back(), x));
+  const Array gx = device_put(x, kGpu);
+  for (bool donate : {false, true}) {
+    CAPTURE(donate);
+    const std::int64_t recordings = kernels::cuda::graph_recordings(), replays = kernels::cuda::graph_replays();
+    auto plain = jit([](const LayerParams& p, const Array& v) { return layer_params_step(p, v); });
+    auto donating = jit([](const LayerParams& p, const Array& v) { return layer_params_step(p, v); }, donate_argnums<0>);
+    LayerParams p = device_put(start, kGpu);
+    std::vector<LayerParams> kept;  // every update held: no replay may write one of them
+    std::size_t live = 0;
+    for (int k = 1; k <= 5; ++k) {
+      CAPTURE(k);
+      p = donate ? donating(p, gx) : plain(p, gx);
+      if (!donate) kept.push_back(p);
+      // Donated, a later call allocates nothing that outlives it: the update stays in its block.
+      if (donate && k == 3) live = kernels::cuda::allocator_stats(0).live_bytes;
+      if (donate && k > 3) CHECK(kernels::cuda::allocator_stats(0).live_bytes == live);
+      check_close(p.w, want[static_cast<std::size_t>(k)].w, "w");
+      check_close(p.b, want[static_cast<std::size_t>(k)].b, "b");
+    }
+    for (std::size_t k = 0; k < kept.size(); ++k) check_close(kept[k].w, want[k + 1].w, "a kept update");
+    CHECK(kernels::cuda::graph_recordings() == recordings + 1);
+    CHECK(kernels::cuda::graph_replays() == replays + 4);
+  }
+}
+
+TEST_CASE("jit on cuda:0: a replay never writes an array the caller still holds; such calls run kernel by kernel") {
+  const LayerParams start{random::normal(random::key(4), {16, 8}), random::normal(random::key(5), {8})};
+  const Array x = random::normal(random::key(6), {32, 16});
+  const Array gx = device_put(x, kGpu);
+  const auto cpu = jit(layer_params_step);
+  const LayerParams two = cpu(cpu(start, x), x), three = cpu(two, x);
+  auto make_step = [] { return jit([](const LayerParams& p, const Array& v) { return layer_params_step(p, v); }, donate_argnums<0>); };
+  {  // A view of the donated update shares the graph's block: the call may not write it.
+    auto step = make_step();
+    LayerParams p = step(step(device_put(start, kGpu), gx), gx);  // recorded and replayed at the second call
+    check_close(p.w, two.w, "two steps");
+    const Array view = p.w.reshape({-1});
+    const std::int64_t replays = kernels::cuda::graph_replays();
+    const LayerParams next = step(p, gx);
+    CHECK(kernels::cuda::graph_replays() == replays);
+    check_close(view, two.w.reshape({-1}), "the view keeps the donated array's values");
+    check_close(next.w, three.w, "the step itself");
+  }
+  {  // The update is kept and another array donated in its place: the update's block is not the graph's to write.
+    auto step = make_step();
+    const LayerParams kept = step(step(device_put(start, kGpu), gx), gx);
+    const std::int64_t replays = kernels::cuda::graph_replays();
+    const LayerParams other = step(device_put(two, kGpu), gx);
+    CHECK(kernels::cuda::graph_replays() == replays);
+    check_close(kept.w, two.w, "the kept update");
+    check_close(other.w, three.w, "the other step");
+    // Handed back donated, the update is updated in place by a replay.
+    const LayerParams next = step(kept, gx);
+    CHECK(kernels::cuda::graph_replays() == replays + 1);
+    check_close(next.w, three.w, "the update's own step");
+  }
+}
+
+TEST_CASE("jit on cuda:0: a program with control flow runs kernel by kernel; graphs off gives the same values") {
+  auto looped = jit([](const Array& v) {
+    return while_loop([](const Array& c) { return sum(c) < 100.0f; }, [](const Array& c) { return c * 2.0f; }, v);
+  });
+  const Array v = array({1.0f, 2.0f});
+  const std::int64_t recordings = kernels::cuda::graph_recordings(), refusals = kernels::cuda::graph_refusals();
+  for (int k = 0; k < 3; ++k) check_close(looped(device_put(v, kGpu)), looped(v), "while_loop");
+  CHECK(kernels::cuda::graph_recordings() == recordings);
+  CHECK(kernels::cuda::graph_refusals() == refusals);  // not even tried: its predicate is read on the host
+  set_device_graphs(false);
+  const Array x = random::normal(random::key(7), {128, 64});
+  const LayerParams start{random::normal(random::key(8), {64, 32}), random::normal(random::key(9), {32})};
+  auto off = jit([](const LayerParams& p, const Array& a) { return layer_params_step(p, a); });
+  const std::int64_t replays = kernels::cuda::graph_replays();
+  LayerParams p = device_put(start, kGpu);
+  for (int k = 0; k < 3; ++k) p = off(p, device_put(x, kGpu));
+  set_device_graphs(true);
+  CHECK(kernels::cuda::graph_replays() == replays);
+  const auto cpu = jit(layer_params_step);
+  check_close(p.w, cpu(cpu(cpu(start, x), x), x).w, "graphs off");
 }
 
 TEST_CASE("pmap over GPUs (on_devices): every collective gives what vmap with the axis name gives on the CPU") {

@@ -2,6 +2,8 @@
 // primitive's samples under jit, grad and vmap on cuda:0 against the same transformation on cpu:0,
 // with GPU verification on, so that each kernel those programs run (batching rules, transposes,
 // gradient rules: other primitives than the one walked) is checked against its CPU kernel too.
+// Then each sample's jitted program called three times, so that its CUDA graph is recorded and
+// replayed, against the CPU.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -9,6 +11,7 @@
 
 #include <canopy/canopy.hpp>
 #include <canopy/core/primitive.hpp>
+#include <canopy/kernels/cuda_graph.hpp>
 
 #include "../helpers/registry_walk.hpp"
 #include "gpu_check.hpp"
@@ -85,4 +88,34 @@ TEST_CASE("every primitive's samples under jit, grad and vmap on cuda:0 agree wi
   CHECK(gradients > 200);
   CHECK(batched > 250);
   CHECK(detail::gpu_verified_kernels() > verified_before + 1000);
+}
+
+TEST_CASE("every primitive's samples, jitted and called three times on cuda:0 (recorded and replayed as a CUDA graph), agree with cpu:0") {
+  REQUIRE(device_graphs());
+  const std::int64_t replays = kernels::cuda::graph_replays(), recordings = kernels::cuda::graph_recordings();
+  int called = 0;
+  for (const PrimitiveInfo* p : registered_primitives()) {
+    if (p->collective || !p->samples) continue;
+    for (const ErasedSample& s : p->samples()) {
+      if (s.inputs.empty()) continue;
+      CAPTURE(std::string(p->name));
+      CAPTURE(s.note);
+      auto f = [&](const Arrays& xs) { return detail::bind(*p, xs, s.ref()); };
+      std::vector<Aval> avals;
+      for (const Array& x : s.inputs) avals.push_back(x.aval());
+      // One executable called three times: kernel by kernel, then recorded and replayed, then replayed.
+      auto exe = std::make_shared<const Executable>(detail::stage(f, avals), "f");
+      const Arrays want = run_jitted(f, s.inputs);
+      const Arrays g = on_gpu(s.inputs);
+      for (int call = 0; call < 3; ++call) {
+        CAPTURE(call);
+        check_all(detail::apply_executable(exe, g), want, "jit");
+      }
+      ++called;
+    }
+  }
+  CHECK(called > 300);
+  // Most programs are one kernel without control flow: recorded once, replayed at calls 2 and 3.
+  CHECK(kernels::cuda::graph_recordings() > recordings + 200);
+  CHECK(kernels::cuda::graph_replays() > replays + 400);
 }
