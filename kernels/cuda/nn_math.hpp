@@ -190,22 +190,39 @@ CANOPY_HD inline void window_index(const WindowParams& p, std::int64_t w, std::i
   }
 }
 
-/// The operand offset tap t (row-major over the window) of the window at `o` reads, or -1 when
-/// it lies on padding or a base-dilation hole. A position past what int64 counts (a low padding
-/// near INT64_MIN) lies past the operand, as in the CPU loops.
-CANOPY_HD inline std::int64_t window_tap(const WindowParams& p, const std::int64_t* o, std::int64_t t) {
-  std::int64_t off = 0;
-  for (int d = p.rank; d-- > 0;) {
-    const std::int64_t k = t % p.window[d];
-    t /= p.window[d];
-    std::int64_t pos = 0;
-    if (!sub_fits(o[d] * p.strides[d] + k * p.window_dilation[d], p.pad_lo[d], pos) || pos < 0 ||
-        pos % p.base_dilation[d] != 0 || pos / p.base_dilation[d] >= p.in[d])
-      return -1;
-    off += pos / p.base_dilation[d] * p.in_strides[d];
+/// The taps of the window at `o`, walked in window order (row-major over the window) without a
+/// division per tap: `k` counts each dim's tap like an odometer. offset() is the operand offset
+/// the current tap reads, or -1 when it lies on padding or a base-dilation hole. A position past
+/// what int64 counts (a low padding near INT64_MIN) lies past the operand, as in the CPU loops.
+struct WindowTaps {
+  const WindowParams& p;
+  const std::int64_t* o;
+  std::int64_t k[kMaxWindowRank] = {};
+
+  CANOPY_HD WindowTaps(const WindowParams& params, const std::int64_t* window_at) : p(params), o(window_at) {}
+  CANOPY_HD std::int64_t offset() const {
+    std::int64_t off = 0;
+    for (int d = 0; d < p.rank; ++d) {
+      std::int64_t pos = 0;
+      if (!sub_fits(o[d] * p.strides[d] + k[d] * p.window_dilation[d], p.pad_lo[d], pos) || pos < 0) return -1;
+      const std::int64_t bd = p.base_dilation[d];
+      if (bd != 1) {  // the one division, and only with base dilation
+        if (pos % bd != 0) return -1;
+        pos /= bd;
+      }
+      if (pos >= p.in[d]) return -1;
+      off += pos * p.in_strides[d];
+    }
+    return off;
   }
-  return off;
-}
+  /// The next tap: the last dim counts fastest.
+  CANOPY_HD void next() {
+    for (int d = p.rank; d-- > 0;) {
+      if (++k[d] < p.window[d]) return;
+      k[d] = 0;
+    }
+  }
+};
 
 /// reduce_window's starting value: -inf (lowest, false) for max, 0 for sum.
 template <class C>
@@ -238,8 +255,9 @@ CANOPY_HD inline T reduce_window_element(WindowOp op, const T* in, const WindowP
   std::int64_t o[kMaxWindowRank];
   window_index(p, w, o);
   C acc = window_init<C>(op);
-  for (std::int64_t t = 0; t < p.taps; ++t) {
-    const std::int64_t off = window_tap(p, o, t);
+  WindowTaps taps(p, o);
+  for (std::int64_t t = 0; t < p.taps; ++t, taps.next()) {
+    const std::int64_t off = taps.offset();
     if (off >= 0) acc = window_combine(op, acc, static_cast<C>(math::load(in[off])));
   }
   return math::store<T>(acc);
@@ -255,8 +273,9 @@ CANOPY_HD inline std::int64_t window_selection(const T* x, const WindowParams& p
   C best = C(0);
   std::int64_t at = -1;
   bool nan = false;
-  for (std::int64_t t = 0; t < p.taps; ++t) {
-    const std::int64_t off = window_tap(p, o, t);
+  WindowTaps taps(p, o);
+  for (std::int64_t t = 0; t < p.taps; ++t, taps.next()) {
+    const std::int64_t off = taps.offset();
     if (off < 0) {  // padding: the maximum so far only as the first tap
       if (t == 0) best = -std::numeric_limits<C>::infinity();
       continue;
@@ -292,21 +311,30 @@ CANOPY_HD inline T scatter_element(const T* source, const std::int64_t* sel, con
     rem /= p.in[d];
   }
   T acc = math::store<T>(0.0f);
+  std::int64_t k[kMaxWindowRank];  // each dim's tap, counting down from its last (an odometer)
+  for (int d = 0; d < p.rank; ++d) k[d] = p.window[d] - 1;
   for (std::int64_t t = 0; t < p.taps; ++t) {
-    std::int64_t r = t, w = 0;
+    std::int64_t w = 0;
     bool covers = true;
     for (int d = p.rank; d-- > 0;) {
-      const std::int64_t k = p.window[d] - 1 - r % p.window[d];
-      r /= p.window[d];
       std::int64_t num = 0;
-      if (!sub_fits(at[d], k * p.window_dilation[d], num) || num < 0 || num % p.strides[d] != 0 ||
-          num / p.strides[d] >= p.out[d]) {
+      if (!sub_fits(at[d], k[d] * p.window_dilation[d], num) || num < 0) {
         covers = false;
         break;
       }
-      w += num / p.strides[d] * p.out_strides[d];
+      const std::int64_t s = p.strides[d];
+      const std::int64_t q = s == 1 ? num : num / s;  // no division for a stride of 1
+      if (q * s != num || q >= p.out[d]) {
+        covers = false;
+        break;
+      }
+      w += q * p.out_strides[d];
     }
     if (covers && sel[w] == e) acc = math::store<T>(math::load(acc) + math::load(source[w]));
+    for (int d = p.rank; d-- > 0;) {
+      if (--k[d] >= 0) break;
+      k[d] = p.window[d] - 1;
+    }
   }
   return acc;
 }
