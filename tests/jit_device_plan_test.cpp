@@ -8,23 +8,15 @@
 #include <canopy/kernels/cuda.hpp>
 #include <canopy/random.hpp>
 
+#include "helpers/two_layer_mlp.hpp"
+
 namespace {
 using namespace canopy;
 
 Array uniform_array(std::uint32_t seed, const Shape& s) { return random::uniform(random::key(seed), s, DType::f32, -1, 1); }
 
-/// One SGD step of a two-layer MLP on a batch; the parameters' gradients from jax's grad.
-struct Mlp {
-  Array w1, b1, w2, b2;
-};
-Array loss(const Mlp& p, const Array& x, const Array& y) {
-  const Array h = nn::relu(matmul(x, p.w1) + p.b1);
-  return mean(square(matmul(h, p.w2) + p.b2 - y));
-}
-Mlp sgd(const Mlp& p, const Array& x, const Array& y) {
-  const Mlp g = grad([&](const Mlp& q) { return loss(q, x, y); })(p);
-  return {p.w1 - g.w1 * 0.1f, p.b1 - g.b1 * 0.1f, p.w2 - g.w2 * 0.1f, p.b2 - g.b2 * 0.1f};
-}
+using test::Mlp;
+using test::sgd_step;
 
 }  // namespace
 
@@ -32,8 +24,8 @@ TEST_CASE("jit's GPU plan: intermediates in one arena, donated parameters hold t
   const Mlp p{uniform_array(1, {64, 128}), uniform_array(2, {128}), uniform_array(3, {128, 10}), uniform_array(4, {10})};
   const Array x = uniform_array(5, {32, 64}), y = uniform_array(6, {32, 10});
   const std::int64_t param_bytes = (64 * 128 + 128 + 128 * 10 + 10) * 4;
-  const Lowered plain = jit(sgd).lower(p, x, y);
-  const Lowered donating = jit(sgd, donate_argnums<0>).lower(p, x, y);
+  const Lowered plain = jit(sgd_step).lower(p, x, y);
+  const Lowered donating = jit(sgd_step, donate_argnums<0>).lower(p, x, y);
   if (!kernels::cuda::built()) {  // no cuda kernels to plan with
     CHECK_THROWS_AS((void)plain.memory_analysis(Device::Kind::cuda), DeviceError);
     return;

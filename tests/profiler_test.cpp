@@ -23,6 +23,7 @@
 #include <canopy/canopy.hpp>
 
 #include "helpers/text_count.hpp"
+#include "helpers/two_layer_mlp.hpp"
 
 extern char** environ;
 
@@ -172,17 +173,8 @@ std::vector<Json> complete_events(const std::string& text) {
   return xs;
 }
 
-struct Mlp {
-  Array w1, b1, w2, b2;
-};
-Array mlp_loss(const Mlp& p, const Array& x, const Array& y) {
-  const Array h = nn::relu(matmul(x, p.w1) + p.b1);
-  return mean(square(matmul(h, p.w2) + p.b2 - y));
-}
-Mlp sgd_step(const Mlp& p, const Array& x, const Array& y) {
-  const Mlp g = grad(mlp_loss)(p, x, y);
-  return {p.w1 - 0.1f * g.w1, p.b1 - 0.1f * g.b1, p.w2 - 0.1f * g.w2, p.b2 - 0.1f * g.b2};
-}
+using test::Mlp;
+using test::sgd_step;
 Mlp small_mlp() {
   return {random::normal(random::key(1), {16, 32}), zeros({32}), random::normal(random::key(2), {32, 4}), zeros({4})};
 }
