@@ -105,6 +105,35 @@ TEST_CASE("scan carries state, stacks outputs, runs in reverse and without xs") 
   CHECK_THROWS_AS(scan(cumsum, scalar(0.0), array({{1.0}, {2.0}}), 5), ShapeError);
 }
 
+TEST_CASE("scan updates the carries it made in place, never the caller's arrays") {
+  // The body swaps its carries, one passed through: at the second step carry a is the caller's
+  // own b, which the loop must not donate to the body (whose 2a + x would be written into it).
+  struct Pair {
+    Array a, b;
+  };
+  // (Computed, so that each is a whole block of the allocator, which donation could hand on.)
+  const Pair init{array({1.0f, 2.0f}) + 0.0f, array({10.0f, 20.0f}) + 0.0f};
+  auto swap = [](const Pair& c, const Array& x) { return std::make_pair(Pair{c.b, c.a * 2.0f + x}, c.a + c.b); };
+  // Under jit: the scan primitive's loop (eagerly, scan runs f step by step).
+  auto [swapped, seen] = jit([&](const Pair& c, const Array& xs) { return scan(swap, c, xs); })(init, zeros({3, 2}));
+  check_values(init.a, {1.0, 2.0});
+  check_values(init.b, {10.0, 20.0});
+  check_values(seen, {11.0, 22.0, 12.0, 24.0, 22.0, 44.0});
+  check_values(swapped.a, {20.0, 40.0});
+  check_values(swapped.b, {4.0, 8.0});
+  // A carry the body makes is updated step after step (in its own block): the values of the loop.
+  auto decay = [](const Array& c, const Array& x) {
+    const Array next = c * 0.5f + x;
+    return std::make_pair(next, next);
+  };
+  const Array xs = array({{1.0f, 0.0f}, {2.0f, 1.0f}, {0.0f, 4.0f}});
+  const Array start = array({8.0f, 8.0f});
+  auto [last, trail] = jit([&](const Array& c, const Array& x) { return scan(decay, c, x); })(start, xs);
+  check_values(trail, {5.0, 4.0, 4.5, 3.0, 2.25, 5.5});
+  check_values(last, {2.25, 5.5});
+  check_values(start, {8.0, 8.0});
+}
+
 TEST_CASE("gradients through a 100-step scan RNN match finite differences") {
   const int steps = 100;
   Array xs = reshape(sin(arange(0.0, 2.0 * steps, 1.0, DType::f64) * 0.1), {steps, 2});

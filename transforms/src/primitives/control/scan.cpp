@@ -4,6 +4,7 @@
 // residuals and a scan linear in the tangents, so reverse mode records one linear equation and
 // transposes it into one reverse scan: memory grows with the residuals, not with an unrolled trace.
 // Its one evaluation (`evaluate`) runs on every device.
+#include <algorithm>
 #include <cstring>
 
 #include "../rules.hpp"
@@ -92,6 +93,13 @@ struct Scan {
     const std::size_t nx = in.size() - nc - nk, ny = out.size() - nk;
     Arrays step(in.begin(), in.end());
     step.resize(nc + nk + nx);
+    // A carry the body made is the loop's own: the next iteration donates it, so that the body
+    // updates it in place (on a GPU, in its graph's block). The caller's arrays never are.
+    std::vector<bool> donated(step.size(), false);
+    auto loops_own = [&](const Array& carry) {
+      const auto& b = carry.impl()->buffer;
+      return std::none_of(in.begin(), in.end(), [&](const Array& a) { return a.impl() == carry.impl() || a.impl()->buffer == b; });
+    };
     for (std::int64_t k = 0; k < params.length; ++k) {
       const std::int64_t i = params.reverse ? params.length - 1 - k : k;
       for (std::size_t j = 0; j < nx; ++j) {  // x = xs[i]: one contiguous block
@@ -101,8 +109,11 @@ struct Scan {
         detail::copy_bytes(x, 0, xs, i * bytes, bytes);
         step[nc + nk + j] = std::move(x);
       }
-      Arrays r = params.body->run(step);
-      for (std::size_t j = 0; j < nk; ++j) step[nc + j] = r[j];
+      Arrays r = params.body->run(step, donated);
+      for (std::size_t j = 0; j < nk; ++j) {
+        step[nc + j] = r[j];
+        donated[nc + j] = loops_own(r[j]);
+      }
       for (std::size_t j = 0; j < ny; ++j) {  // ys[i] = y
         const std::size_t bytes = static_cast<std::size_t>(r[nk + j].size()) * itemsize(r[nk + j].dtype());
         detail::copy_bytes(out[nk + j], i * bytes, r[nk + j], 0, bytes);
