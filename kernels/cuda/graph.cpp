@@ -73,7 +73,7 @@ class Graph {
     // A replay may still run: it finishes before the graph and the pinned staging it reads go.
     // The blocks go back to the cache, where only later work on the device's stream reuses them.
     try {
-      (void)cudaStreamSynchronize(detail::stream(device_));
+      (void)cudaStreamSynchronize(detail::device_stream(device_));
     } catch (...) {  // the device is gone (process exit): nothing runs any more
     }
     (void)cudaGraphExecDestroy(exec_);
@@ -94,6 +94,7 @@ class Graph {
 namespace detail {
 
 Recording* recording_for(int device) { return current && current->device == device ? current : nullptr; }
+Recording* current_recording() { return current; }
 
 void refuse_while_recording(int device, std::string_view api) {
   if (Recording* r = recording_for(device)) {
@@ -135,7 +136,7 @@ std::shared_ptr<const Graph> record(int device, const std::function<void()>& iss
 }
 
 void replay(const Graph& graph) {
-  detail::check(cudaGraphLaunch(graph.exec(), detail::stream(graph.device())), "cudaGraphLaunch");
+  detail::check(cudaGraphLaunch(graph.exec(), detail::device_stream(graph.device())), "cudaGraphLaunch");
   ++replays;
 }
 

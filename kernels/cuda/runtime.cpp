@@ -50,6 +50,12 @@ namespace detail {
 void check(cudaError_t status, std::string_view api) {
   if (status == cudaSuccess) return;
   (void)cudaGetLastError();
+  // A call the capture does not allow (or one after the capture was invalidated): the work
+  // cannot be recorded, which ends the recording without a graph rather than failing the call.
+  if (status == cudaErrorStreamCaptureUnsupported || status == cudaErrorStreamCaptureInvalidated ||
+      status == cudaErrorStreamCaptureImplicit || status == cudaErrorStreamCaptureIsolation ||
+      status == cudaErrorStreamCaptureUnjoined || status == cudaErrorStreamCaptureMerge)
+    if (current_recording()) throw Unrecordable{api};
   if (status == cudaErrorMemoryAllocation)
     ::canopy::detail::raise<ResourceError>(api, "device memory", "", "is exhausted", "use smaller arrays or batches");
   ::canopy::detail::raise<DeviceError>(api, "CUDA call", "", ::canopy::detail::concat("failed: ", cudaGetErrorName(status), ": ",
@@ -59,14 +65,18 @@ void check(cudaError_t status, std::string_view api) {
 void check_launch(std::string_view api) { check(cudaGetLastError(), api); }
 
 cudaStream_t stream(int device) {
-  if (device < 0 || device >= device_count())
-    ::canopy::detail::raise<DeviceError>("cuda", "device", ::canopy::detail::concat("cuda:", device),
-                                         "is not one of this process's GPUs",
-                                         device_count() == 0 ? unavailable_reason() : "");
   if (Recording* r = recording_for(device)) {
     check(cudaSetDevice(device), "cudaSetDevice");
     return r->stream;
   }
+  return device_stream(device);
+}
+
+cudaStream_t device_stream(int device) {
+  if (device < 0 || device >= device_count())
+    ::canopy::detail::raise<DeviceError>("cuda", "device", ::canopy::detail::concat("cuda:", device),
+                                         "is not one of this process's GPUs",
+                                         device_count() == 0 ? unavailable_reason() : "");
   static std::mutex mu;
   static std::vector<cudaStream_t>* streams = new std::vector<cudaStream_t>(static_cast<std::size_t>(device_count()));
   check(cudaSetDevice(device), "cudaSetDevice");

@@ -17,6 +17,8 @@ namespace canopy::kernels::cuda::detail {
 /// records a graph for the device, the recording's stream. DeviceError for a device this process
 /// does not have.
 cudaStream_t stream(int device);
+/// The device's own stream, whether or not this thread records (what a replay runs on).
+cudaStream_t device_stream(int device);
 /// DeviceError naming `api` and CUDA's message for a failed call; ResourceError for out of memory.
 void check(cudaError_t status, std::string_view api);
 /// check(cudaGetLastError()) after a kernel launch.
@@ -33,8 +35,9 @@ struct Recording {
   std::vector<void*> pinned;
   bool refused = false;  ///< something that cannot be recorded was asked for
 };
-/// This thread's recording for `device`, or null.
+/// This thread's recording for `device`, or null; this thread's recording for any device, or null.
 Recording* recording_for(int device);
+Recording* current_recording();
 /// What refuse_while_recording throws: `api` cannot be recorded into a graph.
 struct Unrecordable {
   std::string_view api;

@@ -163,6 +163,7 @@ void Executable::Plan::Call::run_step(std::size_t k) {
     if (check_nans_) detail::check_nans(*s.prim, out, "jit(" + exe_.name_ + ")");
   }
   for (int r : s.release) slots_[r] = Array();
+  operands.clear();  // holds no block past its step (a graph counts who holds its blocks)
 }
 
 Arrays Executable::Plan::Call::results() {

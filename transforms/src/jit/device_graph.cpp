@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "../core/device_backend.hpp"
+#include "canopy/error.hpp"
 #include "canopy/kernels/environment.hpp"
 #include "plan.hpp"
 
@@ -52,8 +53,19 @@ std::optional<Arrays> Executable::Plan::Call::run_graph() {
   if (!state->graph) {
     // The first call builds what a recording cannot: the libraries' plans, the generated kernels.
     if (++state->calls < 2) return std::nullopt;
-    if (!record_graph(*state)) {
+    bool recorded = false;
+    try {
+      recorded = record_graph(*state);
+    } catch (const ResourceError&) {  // the graph's own blocks, or its kernels' scratch kept
+    } catch (const DeviceError&) {    // a library call the recording made fail
+    }
+    if (!recorded) {
+      // Kernel by kernel from now on: the error, if it is the program's own, comes again there.
       state->refused = true;
+      state->graph.reset();
+      state->inputs.clear();
+      state->results.clear();
+      state->arena.reset();
       return std::nullopt;
     }
   }
@@ -69,24 +81,14 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
   const std::size_t n_in = plan_.in_slots.size(), n_out = plan_.out_slots.size();
   g.inputs.clear();
   for (std::size_t i = 0; i < n_in; ++i) g.inputs.push_back(block(plan_.bytes[static_cast<std::size_t>(plan_.in_slots[i])]));
-  // Each donated input's block holds the first result the plan pairs it with (as take_donated
-  // gives it); the kernel writing a result's slot first writes straight into its block.
-  g.donated_into.assign(n_out, -1);
+  pair_donated_results(g);
   g.results.assign(n_out, nullptr);
   destination_of_.assign(plan_.num_slots, nullptr);
-  std::vector<bool> taken(n_in, false), seen(plan_.num_slots, false);
+  std::vector<bool> seen(plan_.num_slots, false);
   for (std::size_t j = 0; j < n_out; ++j) {
     const auto s = static_cast<std::size_t>(plan_.out_slots[j]);
-    if (!seen[s])
-      for (int i : plan_.donatable[s]) {
-        const auto u = static_cast<std::size_t>(i);
-        if (u >= donated_.size() || !donated_[u] || taken[u]) continue;
-        taken[u] = true;
-        g.donated_into[j] = i;
-        break;
-      }
     if (g.donated_into[j] < 0) g.results[j] = block(plan_.bytes[s]);
-    if (!seen[s]) destination_of_[s] = g.result_block(j);
+    if (!seen[s]) destination_of_[s] = g.result_block(j);  // the kernel writing the slot writes there
     seen[s] = true;
   }
   g.arena = plan_.buffers.arena_bytes > 0 ? detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes, place_.device) : nullptr;
@@ -96,6 +98,7 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
     Call& c;
     ~Reset() {
       for (Array& a : c.slots_) a = Array();
+      c.lease_.operands->clear();
       c.lease_.placed->assign(c.plan_.num_slots, {});
       c.arena_.reset();
       c.destination_of_.clear();
@@ -123,6 +126,28 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
     g.arena.reset();
   }
   return g.graph != nullptr;
+}
+
+// Each donated input's block holds the result the kernel-by-kernel call would give it: steps in
+// order, each result slot a step writes taking the first donated input of its list not taken yet
+// (as take_donated does), so that a result handed back finds itself in the graph's block.
+void Executable::Plan::Call::pair_donated_results(Graph& g) {
+  const std::size_t n_out = plan_.out_slots.size();
+  g.donated_into.assign(n_out, -1);
+  std::vector<bool> taken(plan_.in_slots.size(), false);
+  for (const Step& step : plan_.steps)
+    for (std::size_t o = 0; o < step.out_avals.size(); ++o) {
+      const auto s = static_cast<std::size_t>(step.out) + o;
+      const auto first = std::find(plan_.out_slots.begin(), plan_.out_slots.end(), static_cast<int>(s));
+      if (first == plan_.out_slots.end()) continue;  // an intermediate
+      for (int i : plan_.donatable[s]) {
+        const auto u = static_cast<std::size_t>(i);
+        if (u >= donated_.size() || !donated_[u] || taken[u]) continue;
+        taken[u] = true;
+        g.donated_into[static_cast<std::size_t>(first - plan_.out_slots.begin())] = i;
+        break;
+      }
+    }
 }
 
 // Each argument goes into the block the graph reads it from, unless it is that block already (a

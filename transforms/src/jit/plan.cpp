@@ -66,8 +66,11 @@ void Executable::Plan::assign_slots(const Program& p, const std::string& name) {
   }
   for (std::size_t i = 0; i < p.outs.size(); ++i) out_slots.push_back(slot_of(p.outs[i], p.out_avals[i]));
   out_avals = p.out_avals;
-  graphable = std::none_of(steps.begin(), steps.end(),
-                           [](const Step& st) { return st.callee || st.prim->sub_programs || st.prim->collective; });
+  // A graph replays kernels: control flow reads its predicates on the host, a callback runs host
+  // code, a nested call runs its own executable, a collective waits for other devices.
+  graphable = std::none_of(steps.begin(), steps.end(), [](const Step& st) {
+    return st.callee || st.prim->device_neutral || st.prim->sub_programs || st.prim->collective;
+  });
   num_slots = static_cast<std::size_t>(next);
   std::vector<bool> is_constant(num_slots, false);
   for (const auto& [s, c] : constants) is_constant[static_cast<std::size_t>(s)] = true;

@@ -45,7 +45,7 @@ struct Executable::Plan {
   std::vector<std::vector<int>> donatable;
   std::vector<std::size_t> constant_results;  ///< positions in out_slots holding a constant
   /// Whether a device with graphs may record it (device_graph.cpp): every step a kernel of its
-  /// own (no nested call, control flow or collective, which read or wait on the host).
+  /// own (no nested call, control flow, callback or collective, which run or wait on the host).
   bool graphable = false;
 
   /// The plan of `p` on devices of `kind`, step by step below; `name` is the executable's, for
@@ -115,6 +115,7 @@ struct Executable::Plan::Call {
   bool graph_allowed() const;
   std::optional<Arrays> run_graph();
   bool record_graph(Graph& g);
+  void pair_donated_results(Graph& g);
   bool stage_inputs(const Graph& g);
   Arrays graph_results(const Graph& g);
 

@@ -200,8 +200,9 @@ bool fused_codegen();
 /// kernels), replayed with one launch after. The graph reads its inputs from blocks of its own
 /// (an argument elsewhere is copied there first, unless it is the block a donated result came
 /// back in) and writes its results to blocks of its own (copied out, except a donated input's
-/// update, which stays in its block). Programs with control flow, nested calls or collectives, and
-/// calls under gpu_verify(), debug_nans() or the profiler, run kernel by kernel. On by default;
+/// update, which stays in its block). Programs with control flow, callbacks, nested calls or
+/// collectives, calls under gpu_verify(), debug_nans() or the profiler, and programs whose
+/// recording failed run kernel by kernel (docs/reference/jit.md). On by default;
 /// off when the environment sets CANOPY_JIT_GRAPHS=0. Applies to calls made afterwards.
 void set_device_graphs(bool on);
 bool device_graphs();
