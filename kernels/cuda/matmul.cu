@@ -2,6 +2,7 @@
 // own precision, no TF32, so results agree with the CPU's, unless Precision::high lets f32 run on
 // TF32 tensor cores; bf16/f16 stored, f32 accumulated),
 // and a plain kernel for integer and bool operands, which cuBLAS does not multiply.
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -22,21 +23,38 @@ void check_blas(cublasStatus_t st, const char* api) {
   ::canopy::detail::raise<DeviceError>(api, "cuBLAS call", "", ::canopy::detail::concat("failed: ", cublasGetStatusString(st)));
 }
 
+// cuBLAS's workspace for a handle: 32 MiB, what cuBLAS asks for on Hopper.
+constexpr std::size_t kBlasWorkspace = std::size_t{32} << 20;
+
 // One handle per host thread and device (a cuBLAS handle must not be used by two threads at
-// once); created on first use, bound to the device's stream.
+// once); created on first use, bound to the stream of the call (the device's, or a recording's),
+// with a workspace of canopy's: otherwise cuBLAS allocates its own, and in a recorded graph as
+// memory nodes outside the device's cache.
 cublasHandle_t handle(int device) {
-  thread_local std::vector<cublasHandle_t> handles;
+  struct Handle {
+    cublasHandle_t h = nullptr;
+    std::shared_ptr<Buffer> workspace;
+  };
+  thread_local std::vector<Handle> handles;
   cudaStream_t s = detail::stream(device);  // also makes `device` current
-  if (handles.size() <= static_cast<std::size_t>(device)) handles.resize(static_cast<std::size_t>(device) + 1, nullptr);
-  cublasHandle_t& h = handles[static_cast<std::size_t>(device)];
-  if (!h) {
-    check_blas(cublasCreate(&h), "matmul");
+  if (handles.size() <= static_cast<std::size_t>(device)) handles.resize(static_cast<std::size_t>(device) + 1);
+  Handle& e = handles[static_cast<std::size_t>(device)];
+  if (!e.h) {
+    // The workspace first: allocated while a graph records, the graph would keep it.
+    e.workspace = allocate(kBlasWorkspace, device);
+    check_blas(cublasCreate(&e.h), "matmul");
     // Default math: the compute type decides (f32 asks for pedantic f32, so never TF32; 16-bit
     // floats may use tensor cores).
-    check_blas(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "matmul");
+    check_blas(cublasSetMathMode(e.h, CUBLAS_DEFAULT_MATH), "matmul");
   }
-  check_blas(cublasSetStream(h, s), "matmul");
-  return h;
+  check_blas(cublasSetStream(e.h, s), "matmul");
+  // Setting the stream resets the workspace to cuBLAS's own pool: set ours again. Every use is on
+  // the device's stream or in a graph replayed on it, so uses never overlap.
+  check_blas(cublasSetWorkspace(e.h, e.workspace->data(), kBlasWorkspace), "matmul");
+  // A graph being recorded bakes the workspace's address in: it keeps the workspace alive past
+  // this thread's handles.
+  if (detail::Recording* r = detail::recording_for(device)) r->blocks.push_back(e.workspace);
+  return e.h;
 }
 
 template <class T>
