@@ -318,6 +318,19 @@ TEST_CASE("jit on cuda:0: a replay never writes an array the caller still holds;
     CHECK(kernels::cuda::graph_replays() == replays + 1);
     check_close(next.w, three.w, "the update's own step");
   }
+  {  // After 16 replays, a kept update makes the graph record anew on blocks of its own (as a
+     // scan's final carry, kept by the caller, does at the next scan's second step).
+    auto step = make_step();
+    LayerParams p = device_put(start, kGpu);
+    for (int k = 0; k < 18; ++k) p = step(p, gx);  // recorded at the second call, then 17 replays
+    const std::vector<float> kept_values = p.w.to_vector<float>();
+    const std::int64_t recordings = kernels::cuda::graph_recordings(), replays = kernels::cuda::graph_replays();
+    const LayerParams other = step(device_put(two, kGpu), gx);
+    CHECK(kernels::cuda::graph_recordings() == recordings + 1);
+    CHECK(kernels::cuda::graph_replays() == replays + 1);
+    CHECK(p.w.to_vector<float>() == kept_values);
+    check_close(other.w, three.w, "the step on the new blocks");
+  }
 }
 
 TEST_CASE("jit on cuda:0: a program with control flow runs kernel by kernel; graphs off gives the same values") {

@@ -21,10 +21,15 @@ constinit kernels::EnvSwitch graphs_flag{"CANOPY_JIT_GRAPHS", true};
 void set_device_graphs(bool on) { graphs_flag.set(on); }
 bool device_graphs() { return graphs_flag.get(); }
 
+/// Replays a graph must have made before it is recorded anew on fresh blocks (a recording costs
+/// about one call kernel by kernel, plus CUDA's instantiation).
+constexpr std::int64_t kReplaysPerRecording = 16;
+
 /// A plan's graph on one device for one donation mask, and the blocks it reads and writes.
 struct Executable::Plan::Graph {
   std::mutex mutex;      ///< one call replays it at a time (another meanwhile runs kernel by kernel)
   int calls = 0;         ///< calls made before it was recorded
+  std::int64_t replays_since_recording = 0;
   bool refused = false;  ///< the device could not record it: kernel by kernel from then on
   std::shared_ptr<const void> graph;
   std::vector<std::shared_ptr<kernels::Buffer>> inputs;   ///< where it reads input i
@@ -52,26 +57,37 @@ std::optional<Arrays> Executable::Plan::Call::run_graph() {
   if (!lock.owns_lock() || state->refused) return std::nullopt;
   if (!state->graph) {
     // The first call builds what a recording cannot: the libraries' plans, the generated kernels.
-    if (++state->calls < 2) return std::nullopt;
-    bool recorded = false;
-    try {
-      recorded = record_graph(*state);
-    } catch (const ResourceError&) {  // the graph's own blocks, or its kernels' scratch kept
-    } catch (const DeviceError&) {    // a library call the recording made fail
-    }
-    if (!recorded) {
-      // Kernel by kernel from now on: the error, if it is the program's own, comes again there.
-      state->refused = true;
-      state->graph.reset();
-      state->inputs.clear();
-      state->results.clear();
-      state->arena.reset();
-      return std::nullopt;
-    }
+    if (++state->calls < 2 || !try_record(*state)) return std::nullopt;
+  } else if (!stage_inputs(*state)) {
+    // A block the graph reads is held outside it (a donated update the caller kept, such as a
+    // scan's final carry): after enough replays to pay for it, record anew on blocks of its own;
+    // before, this call runs kernel by kernel.
+    if (state->replays_since_recording < kReplaysPerRecording || !try_record(*state)) return std::nullopt;
   }
   if (!stage_inputs(*state)) return std::nullopt;
   detail::backend(place_.device.kind).replay(state->graph.get());
+  ++state->replays_since_recording;
   return graph_results(*state);
+}
+
+bool Executable::Plan::Call::try_record(Graph& g) {
+  g.graph.reset();  // the old graph's blocks stay with the arrays that hold them
+  g.replays_since_recording = 0;
+  bool recorded = false;
+  try {
+    recorded = record_graph(g);
+  } catch (const ResourceError&) {  // the graph's own blocks, or its kernels' scratch kept
+  } catch (const DeviceError&) {    // a library call the recording made fail
+  }
+  if (!recorded) {
+    // Kernel by kernel from now on: the error, if it is the program's own, comes again there.
+    g.refused = true;
+    g.graph.reset();
+    g.inputs.clear();
+    g.results.clear();
+    g.arena.reset();
+  }
+  return recorded;
 }
 
 bool Executable::Plan::Call::record_graph(Graph& g) {

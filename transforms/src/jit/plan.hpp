@@ -114,6 +114,7 @@ struct Executable::Plan::Call {
   // on its own (verification, debug_nans, the profiler, result destinations).
   bool graph_allowed() const;
   std::optional<Arrays> run_graph();
+  bool try_record(Graph& g);  ///< record_graph, and on failure kernel by kernel for good
   bool record_graph(Graph& g);
   void pair_donated_results(Graph& g);
   bool stage_inputs(const Graph& g);
