@@ -8,6 +8,7 @@
 #include "../core/profiler_hooks.hpp"
 #include "../devices/verify_against_cpu.hpp"
 #include "canopy/devices.hpp"
+#include "canopy/kernels/cpu_runtime.hpp"
 #include "plan.hpp"
 
 namespace canopy {
@@ -76,18 +77,21 @@ Executable::Plan::Call::Call(const Executable& exe, const Plan& plan, std::span<
 void Executable::Plan::Call::load_slots() {
   // An argument in another memory than the call's device (an uncommitted host array beside GPU
   // ones, or a GPU array beside committed CPU ones) is copied there, as the eager interpreter does.
-  for (std::size_t i = 0; i < plan_.in_slots.size(); ++i)
-    slots_[plan_.in_slots[i]] = detail::shares_memory(inputs_[i].impl()->device, place_.device)
-                                    ? inputs_[i]
-                                    : detail::to_device_memory(inputs_[i], place_.device, false);
+  for (std::size_t i = 0; i < plan_.in_slots.size(); ++i) {
+    Array& slot = slots_[plan_.in_slots[i]];
+    if (detail::shares_memory(inputs_[i].impl()->device, place_.device)) slot = inputs_[i];  // no copy of the handle
+    else slot = detail::to_device_memory(inputs_[i], place_.device, false);
+  }
   load_constants();
   if (plan_.buffers.arena_bytes > 0) arena_ = detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes, place_.device);
 }
 
 // A GPU plan's constants are on its device already; a CPU kernel reads host memory.
 void Executable::Plan::Call::load_constants() {
-  for (const auto& [s, c] : plan_.constants)
-    slots_[s] = detail::shares_memory(c.impl()->device, place_.device) ? c : detail::to_device_memory(c, place_.device, false);
+  for (const auto& [s, c] : plan_.constants) {
+    if (detail::shares_memory(c.impl()->device, place_.device)) slots_[s] = c;
+    else slots_[s] = detail::to_device_memory(c, place_.device, false);
+  }
 }
 
 Arrays Executable::Plan::Call::run() {
@@ -163,7 +167,6 @@ void Executable::Plan::Call::run_step(std::size_t k) {
     if (check_nans_) detail::check_nans(*s.prim, out, "jit(" + exe_.name_ + ")");
   }
   for (int r : s.release) slots_[r] = Array();
-  operands.clear();  // holds no block past its step (a graph counts who holds its blocks)
 }
 
 Arrays Executable::Plan::Call::results() {
@@ -195,6 +198,35 @@ Arrays Executable::Plan::Call::results() {
     r = std::move(own);
   }
   return res;
+}
+
+// Here, beside the call it makes (inlined into it: the jit cache hit's dispatch).
+Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& donated) const {
+  kernels::cpu::KernelFloatMode mode;  // FTZ/DAZ for the program's kernels: the caller's mode comes back
+  // A GPU program: its arguments are on a GPU, or (none being committed elsewhere) arrays it
+  // captured are (the constants).
+  detail::Placement place = detail::placement_of(name_, inputs);
+  if (!detail::in_device_memory(place.device) && !place.committed)
+    for (const Array& c : program_.consts)
+      if (detail::in_device_memory(c)) {
+        place = {c.device(), c.impl()->committed};
+        break;
+      }
+  std::shared_ptr<const Plan> device;
+  if (detail::in_device_memory(place.device)) {
+    // The GPU program's plan (unfused under debug_nans, which names the primitive making a NaN).
+    device = device_plan(place.device, fuse_ && !debug_nans());
+  } else if (fused_ && debug_nans()) {
+    // jax_debug_nans names the primitive that made the NaN: run the unfused program, step by step.
+    auto unfused = derived("unfused", [&] { return std::make_shared<const Executable>(program_, name_, false); });
+    return static_cast<const Executable*>(unfused.get())->run(inputs, donated);
+  }
+  // Results the caller wants in given buffers (pmap's stacked rows).
+  const detail::ResultDestinations* destinations = detail::take_result_destinations();
+  const bool profiled = profiler::detail::recording();
+  profiler::detail::Enclosing call(profiled, profiler::Event::Kind::call, "jit(", name_, place.device);
+  TraceGuard eager(&EvalTrace::instance());  // kernels never trace, whatever is current
+  return Plan::Call(*this, device ? *device : *plan_, inputs, donated, place, destinations, profiled).run();
 }
 
 }  // namespace canopy

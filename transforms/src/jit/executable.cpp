@@ -119,32 +119,4 @@ std::shared_ptr<const Executable::Plan> Executable::device_plan(const Device& de
       derived(key, [&] { return std::shared_ptr<const void>(device_plan(device.kind, fuse)->on_device(device)); }));
 }
 
-Arrays Executable::run(std::span<const Array> inputs, const std::vector<bool>& donated) const {
-  kernels::cpu::KernelFloatMode mode;  // FTZ/DAZ for the program's kernels: the caller's mode comes back
-  // A GPU program: its arguments are on a GPU, or (none being committed elsewhere) arrays it
-  // captured are (the constants).
-  detail::Placement place = detail::placement_of(name_, inputs);
-  if (!detail::in_device_memory(place.device) && !place.committed)
-    for (const Array& c : program_.consts)
-      if (detail::in_device_memory(c)) {
-        place = {c.device(), c.impl()->committed};
-        break;
-      }
-  std::shared_ptr<const Plan> device;
-  if (detail::in_device_memory(place.device)) {
-    // The GPU program's plan (unfused under debug_nans, which names the primitive making a NaN).
-    device = device_plan(place.device, fuse_ && !debug_nans());
-  } else if (fused_ && debug_nans()) {
-    // jax_debug_nans names the primitive that made the NaN: run the unfused program, step by step.
-    auto unfused = derived("unfused", [&] { return std::make_shared<const Executable>(program_, name_, false); });
-    return static_cast<const Executable*>(unfused.get())->run(inputs, donated);
-  }
-  // Results the caller wants in given buffers (pmap's stacked rows).
-  const detail::ResultDestinations* destinations = detail::take_result_destinations();
-  const bool profiled = profiler::detail::recording();
-  profiler::detail::Enclosing call(profiled, profiler::Event::Kind::call, "jit(", name_, place.device);
-  TraceGuard eager(&EvalTrace::instance());  // kernels never trace, whatever is current
-  return Plan::Call(*this, device ? *device : *plan_, inputs, donated, place, destinations, profiled).run();
-}
-
 }  // namespace canopy
