@@ -40,7 +40,10 @@ cublasLtHandle_t handle(int device) {
   (void)detail::stream(device);  // makes `device` current
   if (handles.size() <= static_cast<std::size_t>(device)) handles.resize(static_cast<std::size_t>(device) + 1, nullptr);
   cublasLtHandle_t& h = handles[static_cast<std::size_t>(device)];
-  if (!h) check_lt(cublasLtCreate(&h), "matmul_bias");
+  if (!h) {
+    detail::refuse_while_recording(device, "cublasLtCreate");  // made outside graphs, as cuBLAS's
+    check_lt(cublasLtCreate(&h), "matmul_bias");
+  }
   return h;
 }
 

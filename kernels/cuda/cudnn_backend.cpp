@@ -74,6 +74,8 @@ cudnnHandle_t handle(int device) {
     handles.by_device.resize(static_cast<std::size_t>(device) + 1, nullptr);
   cudnnHandle_t& h = handles.by_device[static_cast<std::size_t>(device)];
   if (!h) {
+    // Not inside a graph's recording: a failure there would turn cuDNN off for the process.
+    detail::refuse_while_recording(device, "cudnnCreate");
     // cuDNN asks for handles to be created one at a time (its thread-safety notes).
     static std::mutex creating;
     std::lock_guard<std::mutex> lock(creating);

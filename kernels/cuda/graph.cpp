@@ -113,7 +113,11 @@ std::shared_ptr<const Graph> record(int device, const std::function<void()>& iss
                                          "is already under way on this thread", "record one graph at a time");
   RecordingScope scope(device);
   detail::Recording& r = scope.r;
-  detail::check(cudaStreamBeginCapture(r.stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+  if (cudaStreamBeginCapture(r.stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
+    (void)cudaGetLastError();
+    ++refusals;
+    return nullptr;
+  }
   try {
     issue();
   } catch (const detail::Unrecordable&) {

@@ -40,7 +40,9 @@ cublasHandle_t handle(int device) {
   if (handles.size() <= static_cast<std::size_t>(device)) handles.resize(static_cast<std::size_t>(device) + 1);
   Handle& e = handles[static_cast<std::size_t>(device)];
   if (!e.h) {
-    // The workspace first: allocated while a graph records, the graph would keep it.
+    // Made by a call kernel by kernel, never inside a graph's recording (a graph recorded on a
+    // thread that has not called cuBLAS yet is refused; that program runs kernel by kernel).
+    detail::refuse_while_recording(device, "cublasCreate");
     e.workspace = allocate(kBlasWorkspace, device);
     check_blas(cublasCreate(&e.h), "matmul");
     // Default math: the compute type decides (f32 asks for pedantic f32, so never TF32; 16-bit

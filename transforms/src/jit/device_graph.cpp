@@ -21,15 +21,16 @@ constinit kernels::EnvSwitch graphs_flag{"CANOPY_JIT_GRAPHS", true};
 void set_device_graphs(bool on) { graphs_flag.set(on); }
 bool device_graphs() { return graphs_flag.get(); }
 
-/// Replays a graph must have made before it is recorded anew on fresh blocks (a recording costs
-/// about one call kernel by kernel, plus CUDA's instantiation).
-constexpr std::int64_t kReplaysPerRecording = 16;
+/// Calls a graph must have served (replayed, or run kernel by kernel because an outside array held
+/// one of its blocks) before it is recorded anew on fresh blocks: a recording costs about one call
+/// kernel by kernel, plus CUDA's instantiation.
+constexpr std::int64_t kCallsPerRecording = 16;
 
 /// A plan's graph on one device for one donation mask, and the blocks it reads and writes.
 struct Executable::Plan::Graph {
   std::mutex mutex;      ///< one call replays it at a time (another meanwhile runs kernel by kernel)
   int calls = 0;         ///< calls made before it was recorded
-  std::int64_t replays_since_recording = 0;
+  std::int64_t calls_since_recording = 0;  ///< replayed, or run kernel by kernel for a held block
   bool refused = false;  ///< the device could not record it: kernel by kernel from then on
   std::shared_ptr<const void> graph;
   std::vector<std::shared_ptr<kernels::Buffer>> inputs;   ///< where it reads input i
@@ -57,22 +58,22 @@ std::optional<Arrays> Executable::Plan::Call::run_graph() {
   if (!lock.owns_lock() || state->refused) return std::nullopt;
   if (!state->graph) {
     // The first call builds what a recording cannot: the libraries' plans, the generated kernels.
-    if (++state->calls < 2 || !try_record(*state)) return std::nullopt;
+    if (++state->calls < 2 || !try_record(*state) || !stage_inputs(*state)) return std::nullopt;
   } else if (!stage_inputs(*state)) {
     // A block the graph reads is held outside it (a donated update the caller kept, such as a
-    // scan's final carry): after enough replays to pay for it, record anew on blocks of its own;
-    // before, this call runs kernel by kernel.
-    if (state->replays_since_recording < kReplaysPerRecording || !try_record(*state)) return std::nullopt;
+    // scan's final carry): once the graph has served enough calls to pay for it, record anew on
+    // blocks of its own; before, this call runs kernel by kernel.
+    if (++state->calls_since_recording < kCallsPerRecording || !try_record(*state) || !stage_inputs(*state))
+      return std::nullopt;
   }
-  if (!stage_inputs(*state)) return std::nullopt;
   detail::backend(place_.device.kind).replay(state->graph.get());
-  ++state->replays_since_recording;
+  ++state->calls_since_recording;
   return graph_results(*state);
 }
 
 bool Executable::Plan::Call::try_record(Graph& g) {
   g.graph.reset();  // the old graph's blocks stay with the arrays that hold them
-  g.replays_since_recording = 0;
+  g.calls_since_recording = 0;
   bool recorded = false;
   try {
     recorded = record_graph(g);
@@ -91,6 +92,17 @@ bool Executable::Plan::Call::try_record(Graph& g) {
 }
 
 bool Executable::Plan::Call::record_graph(Graph& g) {
+  struct Reset {  // the recording ran no kernel (or failed to start): the call starts afresh
+    Call& c;
+    ~Reset() {
+      for (Array& a : c.slots_) a = Array();
+      c.lease_.operands->clear();
+      c.lease_.placed->assign(c.plan_.num_slots, {});
+      c.arena_.reset();
+      c.destination_of_.clear();
+      c.take_donations_ = true;
+    }
+  } reset{*this};
   const detail::DeviceBackend& device = detail::backend(place_.device.kind);
   const int index = place_.device.index;
   auto block = [&](std::int64_t bytes) { return device.allocate(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 1)), index); };
@@ -110,17 +122,6 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
   g.arena = plan_.buffers.arena_bytes > 0 ? detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes, place_.device) : nullptr;
   arena_ = g.arena;
   take_donations_ = false;
-  struct Reset {  // the recording ran no kernel: its slots go, and the call starts afresh
-    Call& c;
-    ~Reset() {
-      for (Array& a : c.slots_) a = Array();
-      c.lease_.operands->clear();
-      c.lease_.placed->assign(c.plan_.num_slots, {});
-      c.arena_.reset();
-      c.destination_of_.clear();
-      c.take_donations_ = true;
-    }
-  } reset{*this};
   auto issue = [&] {
     for (std::size_t i = 0; i < n_in; ++i)
       slots_[static_cast<std::size_t>(plan_.in_slots[i])] = detail::on_buffer(inputs_[i].aval(), g.inputs[i], place_);
