@@ -88,6 +88,24 @@ struct Scan {
   static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
     detail::keep_results_on_device(out, [&] { run_loop(in, out, params); });
   }
+  /// xs[i]: one contiguous block of xs, seen in place where it starts on a 256-byte boundary (the
+  /// alignment the kernels' vector loads may assume of a block), else copied out. A view is never
+  /// a whole block, so nothing donates it.
+  static Array slice_of(const Array& xs, std::int64_t i) {
+    const Aval a = slice_aval(xs.aval());
+    const auto bytes = static_cast<std::size_t>(shape_size(a.shape)) * itemsize(a.dtype);
+    const std::size_t offset = static_cast<std::size_t>(i) * bytes;
+    const std::shared_ptr<kernels::Buffer>& whole = xs.impl()->buffer;
+    if (bytes > 0 && whole && offset % 256 == 0) {
+      auto impl = std::make_shared<detail::ArrayImpl>(*xs.impl());
+      impl->aval = a;
+      impl->buffer = kernels::Buffer::wrap(static_cast<char*>(whole->data()) + offset, bytes, whole);
+      return Array(std::move(impl));
+    }
+    Array x = detail::make_concrete(a, xs.device());
+    detail::copy_bytes(x, 0, xs, offset, bytes);
+    return x;
+  }
   static void run_loop(std::span<const Array> in, std::span<Array> out, const Params& params) {
     const std::size_t nc = static_cast<std::size_t>(params.num_consts), nk = static_cast<std::size_t>(params.num_carry);
     const std::size_t nx = in.size() - nc - nk, ny = out.size() - nk;
@@ -102,13 +120,7 @@ struct Scan {
     };
     for (std::int64_t k = 0; k < params.length; ++k) {
       const std::int64_t i = params.reverse ? params.length - 1 - k : k;
-      for (std::size_t j = 0; j < nx; ++j) {  // x = xs[i]: one contiguous block
-        const Array& xs = in[nc + nk + j];
-        Array x = detail::make_concrete(slice_aval(xs.aval()), xs.device());
-        const std::size_t bytes = static_cast<std::size_t>(x.size()) * itemsize(x.dtype());
-        detail::copy_bytes(x, 0, xs, i * bytes, bytes);
-        step[nc + nk + j] = std::move(x);
-      }
+      for (std::size_t j = 0; j < nx; ++j) step[nc + nk + j] = slice_of(in[nc + nk + j], i);
       Arrays r = params.body->run(step, donated);
       for (std::size_t j = 0; j < nk; ++j) {
         step[nc + j] = r[j];
