@@ -232,7 +232,10 @@ TEST_CASE("cuDNN convolutions: a jitted CNN layer runs its convolution and bias 
         CHECK(count(jitted.lower(args[0], args[1], args[2]).gpu_text(),
                     "conv_general_dilated_bias[ops=conv_general_dilated,add(bias)]") == 1);
         const std::int64_t fused_before = kernels::cuda::cudnn_conv_bias_calls();
-        const Array got = jitted(args[0], args[1], args[2]);
+        const Array got = [&] {
+          GpuVerifyScope verify;  // and each kernel against the CPU's, the fused one included
+          return jitted(args[0], args[1], args[2]);
+        }();
         const std::int64_t fused = kernels::cuda::cudnn_conv_bias_calls() - fused_before;
         // f32: a forward element sums up to 288 products (as the test above allows); bf16: the CPU
         // rounds the convolution to bf16 before the add, the graph only the sum, so the two may
