@@ -234,3 +234,48 @@ TEST_CASE("cudnn plans: integer dtypes get none (the direct kernel's error path 
   REQUIRE(!calls.empty());
   CHECK_FALSE(cudnn::build_conv_plan(calls.front(), DType::i32, 16, h100()));
 }
+
+TEST_CASE("cudnn plans: a convolution and its bias as one graph (forward, pointwise add) get plans for an H100") {
+  // W4's two layers (batch 64, NHWC/HWIO), as jit's GPU pass hands them to cuDNN.
+  const Dims one2{1, 1};
+  const Conv w4[] = {
+      {"W4 conv 1 (1 -> 32 at 28x28)", 64, 1, 32, 1, {28, 28}, {3, 3}, one2, one2, one2, one2, one2, true, true},
+      {"W4 conv 2 (32 -> 64 at 14x14)", 64, 32, 64, 1, {14, 14}, {3, 3}, one2, one2, one2, one2, one2, true, true}};
+  for (const Conv& c : w4) {
+    CAPTURE(c.what);
+    const auto calls = cudnn::conv_calls(geometry(c));
+    REQUIRE(!calls.empty());
+    REQUIRE(calls.front().kind == cudnn::ConvKind::forward);
+    for (DType d : {DType::f32, DType::bf16}) {
+      CAPTURE(name(d));
+      const auto plan = cudnn::build_conv_bias_plan(calls.front(), d, 16, h100());
+      REQUIRE(plan);
+      CHECK(plan->engine >= 0);
+      CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC));
+      if (d == DType::f32) CHECK_FALSE(has_note(*plan, CUDNN_NUMERICAL_NOTE_TENSOR_CORE));
+      MESSAGE(c.what << " + bias, " << name(d) << ": engine " << plan->engine);
+    }
+  }
+  // Every forward form the unfused path plans (layouts, strides, dilations, groups, padding,
+  // 1-D and 3-D) takes its bias into the graph too, in the three dtypes.
+  for (const Conv& c : convs()) {
+    const auto calls = cudnn::conv_calls(geometry(c));
+    if (calls.empty() || calls.front().kind != cudnn::ConvKind::forward) continue;
+    CAPTURE(c.what);
+    for (DType d : {DType::f32, DType::bf16, DType::f16}) {
+      CAPTURE(name(d));
+      CHECK(cudnn::build_conv_bias_plan(calls.front(), d, 16, h100()));
+    }
+  }
+}
+
+TEST_CASE("cudnn plans: no fused bias graph for f64 or a gradient convolution") {
+  const auto calls = cudnn::conv_calls(geometry(convs()[0]));
+  REQUIRE(!calls.empty());
+  CHECK_FALSE(cudnn::build_conv_bias_plan(calls.front(), DType::f64, 16, h100()));
+  for (const Conv& c : convs()) {
+    const auto forms = cudnn::conv_calls(geometry(c));
+    for (const cudnn::ConvCall& call : forms)
+      if (call.kind != cudnn::ConvKind::forward) CHECK_FALSE(cudnn::build_conv_bias_plan(call, DType::f32, 16, h100()));
+  }
+}

@@ -130,6 +130,14 @@ TEST_CASE("passes: fuse_bias_gradients_for_cuda makes x^T@g and sum(g, 0) one do
   check_pass("fuse_bias_gradients_for_cuda", f, args, {{"dot_general_bias_grad", 1}, {"dot_general", 0}, {"reduce_sum", 0}});
 }
 
+TEST_CASE("passes: fuse_conv_bias_for_cuda makes conv(x, w) + b one conv_general_dilated_bias") {
+  const Arrays args = {uniform_array(1, {2, 6, 6, 3}), uniform_array(2, {3, 3, 3, 4}), uniform_array(3, {4})};
+  auto f = [](const Arrays& a) {
+    return Arrays{conv_general_dilated(a[0], a[1], {1, 1}, "SAME", {}, {}, {"NHWC", "HWIO", "NHWC"}) + a[2]};
+  };
+  check_pass("fuse_conv_bias_for_cuda", f, args, {{"conv_general_dilated_bias", 1}, {"conv_general_dilated", 0}, {"add", 0}});
+}
+
 TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only") {
   const Arrays args = {uniform_array(1, {64})};
   // Where the build has no CUDA backend no fused kernel can run on a GPU, so the pass leaves the
@@ -177,9 +185,10 @@ TEST_CASE("passes: dump_passes prints the program after each pass of the device 
   }
   CHECK(order == std::vector<std::string>{"fold_constants", "eliminate_common_subexpressions", "eliminate_dead_code",
                                           "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_cuda",
-                                          "fuse_bias_gradients_for_cuda", "fuse_elementwise_for_cuda"});
+                                          "fuse_bias_gradients_for_cuda", "fuse_conv_bias_for_cuda",
+                                          "fuse_elementwise_for_cuda"});
   CHECK(cpu_lines == 5);
-  REQUIRE(lines.size() == 8);
+  REQUIRE(lines.size() == 9);
   CHECK(lines[4].find("fused_elementwise") != std::string::npos);  // the program as it is then
   CHECK(lines[2].find("fused_elementwise") == std::string::npos);
   CHECK(lines.back().substr(lines.back().find('{')) == gpu);

@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "canopy/error.hpp"
@@ -16,7 +18,9 @@
 namespace canopy::kernels::cuda::cudnn {
 namespace {
 
-constexpr std::int64_t kX = 1, kW = 2, kY = 3;  // the tensors' unique ids in the graph
+// The tensors' unique ids in the graph: a convolution's three, and a fused bias's tensor and the
+// virtual one between the two operations.
+constexpr std::int64_t kX = 1, kW = 2, kY = 3, kBias = 4, kConvOut = 5;
 
 // Graphs and plans that run on a GPU are bound to a handle, as cuDNN's own frontend does; 9.x
 // marks these two attributes deprecated in favour of device properties, whose plans execute only
@@ -28,8 +32,12 @@ constexpr cudnnBackendAttributeName_t kPlanHandle = CUDNN_ATTR_EXECUTION_PLAN_HA
 #pragma GCC diagnostic pop
 
 Descriptor tensor(std::int64_t id, cudnnDataType_t type, const std::vector<std::int64_t>& dims,
-                  const std::vector<std::int64_t>& strides, std::int64_t alignment) {
+                  const std::vector<std::int64_t>& strides, std::int64_t alignment, bool is_virtual = false) {
   Descriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  if (is_virtual) {
+    const bool yes = true;
+    t.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &yes);
+  }
   t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
   t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, static_cast<std::int64_t>(dims.size()), dims.data());
   t.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, static_cast<std::int64_t>(strides.size()), strides.data());
@@ -183,15 +191,10 @@ Descriptor operation(const ConvCall& call, const Descriptor& x, const Descriptor
 
 }  // namespace
 
-std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
-                                                const Target& target, Precision precision) {
-  cudnnDataType_t io{};
-  if (!data_type(dtype, io)) return nullptr;
-  // bf16 and f16 accumulate in f32; f32 and f64 in their own type.
-  const cudnnDataType_t compute = dtype == DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  const Descriptor x = tensor(kX, io, call.x.dims, call.x.strides, alignment);
-  const Descriptor w = tensor(kW, io, call.w.dims, call.w.strides, alignment);
-  const Descriptor y = tensor(kY, io, call.y.dims, call.y.strides, alignment);
+namespace {
+
+/// cuDNN's convolution descriptor for `call` (nullopt where cuDNN refuses it).
+std::optional<Descriptor> convolution(const ConvCall& call, cudnnDataType_t compute) {
   Descriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
   const auto nsp = static_cast<std::int64_t>(call.stride.size());
   const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
@@ -202,27 +205,85 @@ std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtyp
   conv.set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, nsp, call.stride.data());
   conv.set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, nsp, call.pre_pad.data());
   conv.set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, nsp, call.post_pad.data());
-  if (conv.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
-  Descriptor op = operation(call, x, w, y, conv, dtype);
-  if (op.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
+  if (conv.finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  return conv;
+}
+
+/// The plan of the operation graph of `ops` (finalized operations, in order), for `target`.
+std::shared_ptr<const ConvPlan> graph_plan(std::span<const cudnnBackendDescriptor_t> ops, DType dtype,
+                                           Precision precision, const Target& target) {
   Descriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  cudnnBackendDescriptor_t ops = op.get();
-  graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ops);
+  graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(ops.size()),
+            ops.data());
   if (target.handle) graph.set(kGraphHandle, CUDNN_TYPE_HANDLE, 1, &target.handle);
   if (graph.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
   if (auto plan = first_plan(graph, dtype, precision, CUDNN_HEUR_MODE_A, target)) return plan;
   return first_plan(graph, dtype, precision, CUDNN_HEUR_MODE_FALLBACK, target);
 }
 
+}  // namespace
+
+std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
+                                                const Target& target, Precision precision) {
+  cudnnDataType_t io{};
+  if (!data_type(dtype, io)) return nullptr;
+  // bf16 and f16 accumulate in f32; f32 and f64 in their own type.
+  const cudnnDataType_t compute = dtype == DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  const Descriptor x = tensor(kX, io, call.x.dims, call.x.strides, alignment);
+  const Descriptor w = tensor(kW, io, call.w.dims, call.w.strides, alignment);
+  const Descriptor y = tensor(kY, io, call.y.dims, call.y.strides, alignment);
+  const std::optional<Descriptor> conv = convolution(call, compute);
+  if (!conv) return nullptr;
+  Descriptor op = operation(call, x, w, y, *conv, dtype);
+  if (op.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
+  const cudnnBackendDescriptor_t ops[] = {op.get()};
+  return graph_plan(ops, dtype, precision, target);
+}
+
+std::shared_ptr<const ConvPlan> build_conv_bias_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
+                                                     const Target& target, Precision precision) {
+  cudnnDataType_t io{};
+  if (call.kind != ConvKind::forward || dtype == DType::f64 || !data_type(dtype, io)) return nullptr;
+  // The sum leaves the convolution in f32 (its accumulator, never rounded to io) and the add runs
+  // in f32: one rounding to io where the unfused program rounds twice, as cuBLASLt's bias epilogue.
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  const Descriptor x = tensor(kX, io, call.x.dims, call.x.strides, alignment);
+  const Descriptor w = tensor(kW, io, call.w.dims, call.w.strides, alignment);
+  const Descriptor sum = tensor(kConvOut, compute, call.y.dims, call.y.strides, alignment, true);
+  // The bias as cuDNN broadcasts an operand of a pointwise operation: dims 1 except the features.
+  std::vector<std::int64_t> bias_dims(call.y.dims.size(), 1);
+  bias_dims[1] = call.y.dims[1];
+  const Descriptor bias = tensor(kBias, io, bias_dims, detail::packed_strides(bias_dims, call.channels_last), alignment);
+  const Descriptor y = tensor(kY, io, call.y.dims, call.y.strides, alignment);
+  const std::optional<Descriptor> conv = convolution(call, compute);
+  if (!conv) return nullptr;
+  Descriptor conv_op = operation(call, x, w, sum, *conv, dtype);
+  if (conv_op.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
+  Descriptor add(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  const cudnnPointwiseMode_t mode = CUDNN_POINTWISE_ADD;
+  add.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+  add.set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &compute);
+  if (add.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
+  Descriptor add_op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  add_op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, add);
+  add_op.set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, sum);
+  add_op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, bias);
+  add_op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+  if (add_op.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
+  const cudnnBackendDescriptor_t ops[] = {conv_op.get(), add_op.get()};
+  return graph_plan(ops, dtype, precision, target);
+}
+
 namespace {
 
-/// This thread's plan for `call` (nullptr: none), built on first use; the slot itself, so that a
-/// plan that fails to run is forgotten. A plan is bound to the handle it was built with, which is
-/// this thread's, and cuDNN does not promise that one plan runs safely from two threads at once.
-std::shared_ptr<const ConvPlan>& cached_plan(const ConvCall& call, DType dtype, std::int64_t alignment, int device,
-                                             cudnnHandle_t h, Precision precision) {
+/// This thread's plan for `call` (with a fused bias when `bias`; nullptr: none), built on first
+/// use; the slot itself, so that a plan that fails to run is forgotten. A plan is bound to the
+/// handle it was built with, which is this thread's, and cuDNN does not promise that one plan runs
+/// safely from two threads at once.
+std::shared_ptr<const ConvPlan>& cached_plan(const ConvCall& call, bool bias, DType dtype, std::int64_t alignment,
+                                             int device, cudnnHandle_t h, Precision precision) {
   std::vector<std::int64_t> key = {static_cast<std::int64_t>(call.kind), static_cast<std::int64_t>(dtype), alignment,
-                                   device, static_cast<std::int64_t>(f32_on_tensor_cores(precision))};
+                                   device, static_cast<std::int64_t>(f32_on_tensor_cores(precision)), bias};
   for (const auto* v : {&call.x.dims, &call.x.strides, &call.w.dims, &call.w.strides, &call.y.dims, &call.y.strides,
                         &call.pre_pad, &call.post_pad, &call.stride, &call.dilation}) {
     key.push_back(static_cast<std::int64_t>(v->size()));
@@ -232,7 +293,9 @@ std::shared_ptr<const ConvPlan>& cached_plan(const ConvCall& call, DType dtype, 
   if (auto it = plans.find(key); it != plans.end()) return it->second;
   std::shared_ptr<const ConvPlan> plan;
   try {
-    plan = build_conv_plan(call, dtype, alignment, Target{h, nullptr}, precision);
+    const Target target{h, nullptr};
+    plan = bias ? build_conv_bias_plan(call, dtype, alignment, target, precision)
+                : build_conv_plan(call, dtype, alignment, target, precision);
   } catch (const DeviceError&) {
     plan = nullptr;  // a descriptor cuDNN refused: the next form, or the direct kernel, runs it
   }
@@ -260,6 +323,68 @@ void* tensor_memory(const StagedTensor& t, const void* operand, bool input, std:
 
 }  // namespace
 
+namespace {
+
+/// Runs `call` (and adds `bias` to its result as one graph, when not null) on its cached plan;
+/// false, having written nothing to `out`, where there is none or the GPU will not run it.
+bool run(const ConvCall& call, DType dtype, const void* lhs, const void* rhs, const void* bias, void* out, int device,
+         cudnnHandle_t h, Precision precision) {
+  const std::size_t item = itemsize(dtype);
+  // What cuDNN is told the operands' alignment is: at most 16 bytes, what its engines ask for;
+  // staged tensors live in fresh (256-byte aligned) blocks.
+  std::int64_t alignment = 16;
+  const std::pair<const StagedTensor*, const void*> operands[] = {{&call.lhs(), lhs}, {&call.rhs(), rhs}, {&call.out(), out}};
+  for (const auto& [t, p] : operands)
+    if (!t->staged) alignment = std::min<std::int64_t>(alignment, cuda::detail::lt_alignment(p));
+  if (bias) alignment = std::min<std::int64_t>(alignment, cuda::detail::lt_alignment(bias));
+  std::shared_ptr<const ConvPlan>& slot = cached_plan(call, bias != nullptr, dtype, alignment, device, h, precision);
+  if (!slot) return false;
+  const std::shared_ptr<const ConvPlan> plan = slot;
+  std::vector<std::shared_ptr<Buffer>> held;  // staged tensors and the workspace, until issued
+  void* ws = nullptr;
+  if (plan->workspace_bytes > 0) {
+    try {
+      held.push_back(allocate(static_cast<std::size_t>(plan->workspace_bytes), device));
+    } catch (const ResourceError&) {
+      return false;  // no memory for this engine's workspace: the next form, or the direct kernel
+    }
+    ws = held.back()->data();
+  }
+  void* lhs_at = tensor_memory(call.lhs(), lhs, true, item, device, held);
+  void* rhs_at = tensor_memory(call.rhs(), rhs, true, item, device, held);
+  void* out_at = tensor_memory(call.out(), out, false, item, device, held);
+  auto memory_of = [&](const StagedTensor& t) { return &t == &call.lhs() ? lhs_at : &t == &call.rhs() ? rhs_at : out_at; };
+  void* at[4] = {memory_of(call.x), memory_of(call.w), memory_of(call.y), const_cast<void*>(bias)};
+  std::array<std::int64_t, 4> ids = {kX, kW, kY, kBias};
+  const std::int64_t tensors = bias ? 4 : 3;
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, tensors, ids.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, tensors, at);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
+  pack.finalize_or_throw("conv_general_dilated (cuDNN variant pack)");
+  const cudnnStatus_t status = cudnnBackendExecute(h, plan->plan.get(), pack.get());
+  // cuDNN 9's status codes: 2xxx bad parameters, 3xxx not supported (4xxx internal and 5xxx
+  // execution failures are errors). A plan this GPU will not run is forgotten, and the next
+  // form, or the direct kernel, runs the convolution: nothing was written to `out`.
+  if (const int code = static_cast<int>(status); code >= 2000 && code < 4000) {
+    slot = nullptr;
+    return false;
+  }
+  check(status, "conv_general_dilated (cuDNN)");
+  const StagedTensor& o = call.out();
+  if (o.staged)  // the packed result into the output's own layout
+    copy_strided(item, static_cast<const char*>(out_at) + o.tensor_offset * static_cast<std::int64_t>(item),
+                 o.tensor_strides, Shape(o.copy_shape),
+                 static_cast<char*>(out) + o.operand_offset * static_cast<std::int64_t>(item), o.operand_strides,
+                 device);
+  // The staged blocks and the workspace go back to the device's cache when this returns; work
+  // issued later on the same stream runs after the convolution.
+  count_conv_call(static_cast<CudnnConv>(call.kind));
+  return true;
+}
+
+}  // namespace
+
 bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g, int device,
           Precision precision) {
   cudnnDataType_t io{};
@@ -268,59 +393,24 @@ bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGe
   if (calls.empty()) return false;
   cudnnHandle_t h = handle(device);
   if (!h) return false;
-  const std::size_t item = itemsize(dtype);
-  for (const ConvCall& call : calls) {
-    // What cuDNN is told the operands' alignment is: at most 16 bytes, what its engines ask for;
-    // staged tensors live in fresh (256-byte aligned) blocks.
-    std::int64_t alignment = 16;
-    const std::pair<const StagedTensor*, const void*> operands[] = {{&call.lhs(), lhs}, {&call.rhs(), rhs}, {&call.out(), out}};
-    for (const auto& [t, p] : operands)
-      if (!t->staged) alignment = std::min<std::int64_t>(alignment, cuda::detail::lt_alignment(p));
-    std::shared_ptr<const ConvPlan>& slot = cached_plan(call, dtype, alignment, device, h, precision);
-    if (!slot) continue;
-    const std::shared_ptr<const ConvPlan> plan = slot;
-    std::vector<std::shared_ptr<Buffer>> held;  // staged tensors and the workspace, until issued
-    void* ws = nullptr;
-    if (plan->workspace_bytes > 0) {
-      try {
-        held.push_back(allocate(static_cast<std::size_t>(plan->workspace_bytes), device));
-      } catch (const ResourceError&) {
-        continue;  // no memory for this engine's workspace: the next form, or the direct kernel
-      }
-      ws = held.back()->data();
-    }
-    void* lhs_at = tensor_memory(call.lhs(), lhs, true, item, device, held);
-    void* rhs_at = tensor_memory(call.rhs(), rhs, true, item, device, held);
-    void* out_at = tensor_memory(call.out(), out, false, item, device, held);
-    auto memory_of = [&](const StagedTensor& t) { return &t == &call.lhs() ? lhs_at : &t == &call.rhs() ? rhs_at : out_at; };
-    void* at[3] = {memory_of(call.x), memory_of(call.w), memory_of(call.y)};
-    std::array<std::int64_t, 3> ids = {kX, kW, kY};
-    Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids.data());
-    pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, at);
-    pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
-    pack.finalize_or_throw("conv_general_dilated (cuDNN variant pack)");
-    const cudnnStatus_t status = cudnnBackendExecute(h, plan->plan.get(), pack.get());
-    // cuDNN 9's status codes: 2xxx bad parameters, 3xxx not supported (4xxx internal and 5xxx
-    // execution failures are errors). A plan this GPU will not run is forgotten, and the next
-    // form, or the direct kernel, runs the convolution: nothing was written to `out`.
-    if (const int code = static_cast<int>(status); code >= 2000 && code < 4000) {
-      slot = nullptr;
-      continue;
-    }
-    check(status, "conv_general_dilated (cuDNN)");
-    const StagedTensor& o = call.out();
-    if (o.staged)  // the packed result into the output's own layout
-      copy_strided(item, static_cast<const char*>(out_at) + o.tensor_offset * static_cast<std::int64_t>(item),
-                   o.tensor_strides, Shape(o.copy_shape),
-                   static_cast<char*>(out) + o.operand_offset * static_cast<std::int64_t>(item), o.operand_strides,
-                   device);
-    // The staged blocks and the workspace go back to the device's cache when this returns; work
-    // issued later on the same stream runs after the convolution.
-    count_conv_call(static_cast<CudnnConv>(call.kind));
-    return true;
-  }
+  for (const ConvCall& call : calls)
+    if (run(call, dtype, lhs, rhs, nullptr, out, device, h, precision)) return true;
   return false;
 }
 
 }  // namespace canopy::kernels::cuda::cudnn
+
+namespace canopy::kernels::cuda {
+
+bool conv_bias(DType dtype, const void* lhs, const void* rhs, const void* bias, void* out, const ConvGeometry& g,
+               int device, Precision precision) {
+  if (!use_cudnn() || !(dtype == DType::f32 || dtype == DType::bf16 || dtype == DType::f16)) return false;
+  const std::vector<cudnn::ConvCall> calls = cudnn::conv_calls(g);  // conv_bias_form: a forward one first
+  if (calls.empty() || calls.front().kind != cudnn::ConvKind::forward) return false;
+  cudnnHandle_t h = cudnn::handle(device);
+  if (!h || !cudnn::run(calls.front(), dtype, lhs, rhs, bias, out, device, h, precision)) return false;
+  cudnn::count_conv_bias_call();
+  return true;
+}
+
+}  // namespace canopy::kernels::cuda

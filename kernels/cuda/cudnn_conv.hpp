@@ -32,6 +32,14 @@ struct ConvPlan {
 std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
                                                 const Target& target, Precision precision = Precision::default_);
 
+/// The plan of a forward `call` whose result gets a bias added as it is written (cuda_nn.hpp's
+/// conv_bias): one graph of the convolution into a virtual f32 tensor and a pointwise ADD of the
+/// bias tensor (dims 1 x K x 1..., cuDNN's broadcast, strided as the result's layout) into the
+/// result. f32, bf16, f16 (nullptr for other dtypes and kinds); engines accepted as for
+/// build_conv_plan.
+std::shared_ptr<const ConvPlan> build_conv_bias_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
+                                                     const Target& target, Precision precision = Precision::default_);
+
 // conv (cudnn_entry.hpp) tries conv_calls(g) in order on the device's stream, caching plans per
 // thread and call.
 

@@ -17,5 +17,8 @@ bool softmax(bool log, DType dtype, const void* in, void* out, const Shape& shap
 /// Counts one call run on cuDNN (cuda_nn.hpp's cudnn_calls); a convolution by its operation too.
 void count_call();
 void count_conv_call(CudnnConv kind);
+/// Counts one convolution and bias run as one cuDNN graph (cuda_nn.hpp's cudnn_conv_bias_calls);
+/// its convolution is counted by count_conv_call too.
+void count_conv_bias_call();
 
 }  // namespace canopy::kernels::cuda::cudnn

@@ -12,6 +12,7 @@
 #include <canopy/kernels/cuda.hpp>
 #include <canopy/kernels/cuda_nn.hpp>
 
+#include "../helpers/text_count.hpp"
 #include "gpu_check.hpp"
 
 using namespace canopy;
@@ -193,6 +194,57 @@ TEST_CASE("cuDNN convolutions: W4's layers and their gradients, each kernel chec
     const auto [hx, hw] = grad(loss, argnums<0, 1>)(x, w);
     check_close(gx, hx, "d loss / d x", 10.0);
     check_close(gw, hw, "d loss / d w", 10.0);
+  }
+}
+
+TEST_CASE("cuDNN convolutions: a jitted CNN layer runs its convolution and bias as one cuDNN graph and equals the CPU's") {
+  // jit's GPU pass makes relu(conv(x, w) + b) one conv_general_dilated_bias (the relu stays
+  // elementwise); its kernel is one cuDNN graph (forward convolution, pointwise add), or, with
+  // cuDNN off, the convolution then the add. W4's two layers, NHWC/HWIO, and an NCHW layer whose
+  // bias arrives as C x 1 x 1.
+  const ConvDimensionNumbers nhwc{"NHWC", "HWIO", "NHWC"}, nchw{"NCHW", "OIHW", "NCHW"};
+  struct Layer {
+    const char* what;
+    std::vector<std::int64_t> x, w;
+    bool channels_first;
+  };
+  const Layer layers[] = {{"W4 conv 1", {64, 28, 28, 1}, {3, 3, 1, 32}, false},
+                          {"W4 conv 2", {64, 14, 14, 32}, {3, 3, 32, 64}, false},
+                          {"NCHW", {4, 8, 12, 12}, {16, 8, 3, 3}, true}};
+  for (const bool use : {true, false}) {
+    CudnnScope scope(use);
+    CAPTURE(use);
+    for (const Layer& l : layers)
+      for (DType d : {DType::f32, DType::bf16}) {
+        CAPTURE(l.what);
+        CAPTURE(std::string(name(d)));
+        const ConvDimensionNumbers& dn = l.channels_first ? nchw : nhwc;
+        const std::int64_t features = l.channels_first ? l.w[0] : l.w[3];
+        const Array x = random::normal(random::key(8), Shape(l.x)).astype(d);
+        const Array w = (random::normal(random::key(9), Shape(l.w)) * 0.2f).astype(d);
+        const Array b = random::normal(random::key(10), {features}).astype(d);
+        auto layer = [&](const Array& x, const Array& w, const Array& b) {
+          const Array bias = l.channels_first ? b.reshape({features, 1, 1}) : b;
+          return nn::relu(conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, dn) + bias);
+        };
+        auto jitted = jit(layer);
+        const Arrays args = {device_put(x, kGpu), device_put(w, kGpu), device_put(b, kGpu)};
+        CHECK(count(jitted.lower(args[0], args[1], args[2]).gpu_text(),
+                    "conv_general_dilated_bias[ops=conv_general_dilated,add(bias)]") == 1);
+        const std::int64_t fused_before = kernels::cuda::cudnn_conv_bias_calls();
+        const Array got = [&] {
+          GpuVerifyScope verify;  // and each kernel against the CPU's, the fused one included
+          return jitted(args[0], args[1], args[2]);
+        }();
+        const std::int64_t fused = kernels::cuda::cudnn_conv_bias_calls() - fused_before;
+        // f32: a forward element sums up to 288 products (as the test above allows); bf16: the CPU
+        // rounds the convolution to bf16 before the add, the graph only the sum, so the two may
+        // differ by half an ulp of the convolution's value where the bias cancels most of it.
+        check_close(got, layer(x, w, b), "jit: relu(conv(x, w) + b)", d == DType::f32 ? 10.0 : 2.0);
+        // The fused graph ran on cuDNN (its path falls back quietly); with cuDNN off it never does.
+        if (use && kernels::cuda::cudnn_built()) CHECK(fused == 1);
+        if (!use) CHECK(fused == 0);
+      }
   }
 }
 

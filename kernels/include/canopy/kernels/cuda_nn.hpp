@@ -32,6 +32,18 @@ std::int64_t cudnn_conv_calls(CudnnConv kind);
 /// f32 at Precision::high may run on cuDNN's TF32 tensor-core engines; at the others it is exact.
 void conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g, int device,
           Precision precision = Precision::default_);
+/// out = conv(lhs, rhs) + bias, the bias (g.out_features values) added along the result's feature
+/// dim, as one cuDNN graph: the forward convolution and a pointwise add, the sum kept in f32 between
+/// them (rounded once to dtype). f32, bf16, f16. False, having done nothing, where cuDNN is off
+/// or missing, g is not conv_bias_form, or cuDNN has no plan for the graph: the caller then runs
+/// conv and the add.
+bool conv_bias(DType dtype, const void* lhs, const void* rhs, const void* bias, void* out, const ConvGeometry& g,
+               int device, Precision precision = Precision::default_);
+/// Whether conv_bias may take `g`: a geometry that conv runs on cuDNN as a forward convolution (not
+/// one of lax's gradient forms). Host-side, in every build: jit's GPU pass asks it.
+bool conv_bias_form(const ConvGeometry& g);
+/// conv_bias calls run as one cuDNN graph so far (each also a forward operation of cudnn_conv_calls).
+std::int64_t cudnn_conv_bias_calls();
 /// out = reduce_window(in) as the CPU loops (compute type, padding holds the identity); every
 /// dtype, at most 8 dims.
 void reduce_window(WindowOp op, DType dtype, const void* in, void* out, const WindowGeometry& g, int device);

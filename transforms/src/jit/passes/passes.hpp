@@ -88,6 +88,14 @@ void splice_fused(Program& p, const std::vector<bool>& absorbed, std::vector<std
 /// its BIAS epilogue. Not relu: cuBLASLt's turns NaN into 0. Runs before fuse_elementwise_for_cuda;
 /// for running, not for transformations. On a CPU that equation runs the two steps.
 void fuse_epilogues_for_cuda(Program& p);
+/// For programs that run on a GPU: replaces each `conv_general_dilated` of f32, bf16 or f16 that
+/// cuDNN runs as a forward convolution (kernels::cuda::conv_bias_form), together with the add of a
+/// bias along its output features that alone reads it (C values, as a numpy-broadcast operand or
+/// through a broadcast_in_dim; either order), by one `conv_general_dilated_bias` equation: one
+/// cuDNN graph of the convolution and a pointwise add. Not relu: cuDNN's is not specified to keep
+/// NaN. For running, not for transformations. On a CPU, and where cuDNN has no plan, that
+/// equation runs the two steps.
+void fuse_conv_bias_for_cuda(Program& p);
 /// For programs that run on a GPU: replaces each 2-D `dot_general` of f32, bf16 or f16 (no batch
 /// dims, operands read in place) that contracts an operand g over its leading axis alone, together
 /// with a `reduce_sum` of the same g over that axis alone, by one `dot_general_bias_grad` equation

@@ -31,6 +31,7 @@ constexpr Pass kPasses[] = {
     {"fuse_elementwise", fuse_elementwise, kCpu, lower, fusion},
     {"fuse_epilogues_for_cuda", fuse_epilogues_for_cuda, kCuda, lower, epilogues},
     {"fuse_bias_gradients_for_cuda", fuse_bias_gradients_for_cuda, kCuda, lower, epilogues},
+    {"fuse_conv_bias_for_cuda", fuse_conv_bias_for_cuda, kCuda, lower, epilogues},
     {"fuse_elementwise_for_cuda", fuse_elementwise_for_cuda, kCuda, lower, fusion},
 };
 

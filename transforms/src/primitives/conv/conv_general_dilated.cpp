@@ -292,6 +292,9 @@ kernels::ConvGeometry conv_geometry(const ParamsRef& params, const Shape& lhs, c
 Precision conv_precision(const ParamsRef& params) {
   return effective_precision(params.get<prim::ConvGeneralDilated::Params>().precision);
 }
+std::size_t conv_out_feature_dim(const ParamsRef& params) {
+  return static_cast<std::size_t>(params.get<prim::ConvGeneralDilated::Params>().out_spec[1]);
+}
 }  // namespace canopy::detail
 
 namespace canopy {

@@ -13,5 +13,7 @@ namespace canopy::detail {
 kernels::ConvGeometry conv_geometry(const ParamsRef& params, const Shape& lhs, const Shape& rhs, const Shape& out);
 /// The precision conv_general_dilated[params] computes at (the higher of its operands').
 Precision conv_precision(const ParamsRef& params);
+/// The dim of conv_general_dilated[params]'s result that holds its output features.
+std::size_t conv_out_feature_dim(const ParamsRef& params);
 
 }  // namespace canopy::detail

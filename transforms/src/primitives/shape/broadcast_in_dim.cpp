@@ -76,6 +76,12 @@ struct BroadcastInDim {
 CANOPY_REGISTER_PRIMITIVE(BroadcastInDim);
 }  // namespace canopy::prim
 
+namespace canopy::detail {
+const std::vector<int>& broadcast_dimensions_of(const ParamsRef& params) {
+  return params.get<prim::BroadcastInDim::Params>().broadcast_dimensions;
+}
+}  // namespace canopy::detail
+
 namespace canopy {
 Array broadcast_in_dim(const Array& x, const Shape& shape, const std::vector<int>& broadcast_dimensions) {
   if (x.shape() == shape) return x;
