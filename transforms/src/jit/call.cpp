@@ -107,7 +107,7 @@ Arrays Executable::Plan::Call::run() {
 std::shared_ptr<kernels::Buffer> Executable::Plan::Call::take_donated(std::size_t s) {
   for (int i : plan_.donatable[s]) {
     const auto u = static_cast<std::size_t>(i);
-    if (!take_donations_ || u >= donated_.size() || !donated_[u] || given_[u]) continue;
+    if (u >= donated_.size() || !donated_[u] || given_[u]) continue;
     if (!detail::shares_memory(inputs_[u].impl()->device, place_.device)) continue;  // copied in: not its block
     const std::shared_ptr<kernels::Buffer>& b = inputs_[u].impl()->buffer;
     if (!b || !b->whole_block() || b.use_count() != 1) continue;

@@ -100,7 +100,6 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
       c.lease_.placed->assign(c.plan_.num_slots, {});
       c.arena_.reset();
       c.destination_of_.clear();
-      c.take_donations_ = true;
     }
   } reset{*this};
   const detail::DeviceBackend& device = detail::backend(place_.device.kind);
@@ -109,7 +108,9 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
   const std::size_t n_in = plan_.in_slots.size(), n_out = plan_.out_slots.size();
   g.inputs.clear();
   for (std::size_t i = 0; i < n_in; ++i) g.inputs.push_back(block(plan_.bytes[static_cast<std::size_t>(plan_.in_slots[i])]));
-  pair_donated_results(g);
+  // Each donated input's block holds the result the kernel-by-kernel call would give it, so that
+  // a result handed back finds itself in the graph's block.
+  g.donated_into = plan_.donation_pairs(donated_);
   g.results.assign(n_out, nullptr);
   destination_of_.assign(plan_.num_slots, nullptr);
   std::vector<bool> seen(plan_.num_slots, false);
@@ -121,7 +122,6 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
   }
   g.arena = plan_.buffers.arena_bytes > 0 ? detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes, place_.device) : nullptr;
   arena_ = g.arena;
-  take_donations_ = false;
   auto issue = [&] {
     for (std::size_t i = 0; i < n_in; ++i)
       slots_[static_cast<std::size_t>(plan_.in_slots[i])] = detail::on_buffer(inputs_[i].aval(), g.inputs[i], place_);
@@ -137,34 +137,7 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
     }
   };
   g.graph = device.record(index, [](void* work) { (*static_cast<decltype(issue)*>(work))(); }, &issue);
-  if (!g.graph) {
-    g.inputs.clear();
-    g.results.clear();
-    g.arena.reset();
-  }
   return g.graph != nullptr;
-}
-
-// Each donated input's block holds the result the kernel-by-kernel call would give it: steps in
-// order, each result slot a step writes taking the first donated input of its list not taken yet
-// (as take_donated does), so that a result handed back finds itself in the graph's block.
-void Executable::Plan::Call::pair_donated_results(Graph& g) {
-  const std::size_t n_out = plan_.out_slots.size();
-  g.donated_into.assign(n_out, -1);
-  std::vector<bool> taken(plan_.in_slots.size(), false);
-  for (const Step& step : plan_.steps)
-    for (std::size_t o = 0; o < step.out_avals.size(); ++o) {
-      const auto s = static_cast<std::size_t>(step.out) + o;
-      const auto first = std::find(plan_.out_slots.begin(), plan_.out_slots.end(), static_cast<int>(s));
-      if (first == plan_.out_slots.end()) continue;  // an intermediate
-      for (int i : plan_.donatable[s]) {
-        const auto u = static_cast<std::size_t>(i);
-        if (u >= donated_.size() || !donated_[u] || taken[u]) continue;
-        taken[u] = true;
-        g.donated_into[static_cast<std::size_t>(first - plan_.out_slots.begin())] = i;
-        break;
-      }
-    }
 }
 
 // Each argument goes into the block the graph reads it from, unless it is that block already (a

@@ -78,20 +78,9 @@ MemoryAnalysis Executable::memory_analysis(const std::vector<bool>& donated, Dev
   }
   m.temp_bytes = plan.buffers.arena_bytes;
   m.temp_unplanned_bytes = plan.buffers.unplanned_bytes;
-  std::vector<bool> taken(plan.in_slots.size(), false), counted(plan.num_slots, false);
-  for (int o : plan.out_slots) {
-    const auto s = static_cast<std::size_t>(o);
-    if (counted[s]) continue;
-    counted[s] = true;
-    for (int i : plan.donatable[s]) {
-      const auto u = static_cast<std::size_t>(i);
-      if (u < donated.size() && donated[u] && !taken[u]) {
-        taken[u] = true;
-        m.alias_bytes += plan.bytes[s];
-        break;
-      }
-    }
-  }
+  const std::vector<int> pairs = plan.donation_pairs(donated);
+  for (std::size_t k = 0; k < pairs.size(); ++k)
+    if (pairs[k] >= 0) m.alias_bytes += plan.bytes[static_cast<std::size_t>(plan.out_slots[k])];
   return m;
 }
 

@@ -162,4 +162,23 @@ void Executable::Plan::pair_donations() {
   }
 }
 
+std::vector<int> Executable::Plan::donation_pairs(const std::vector<bool>& donated) const {
+  std::vector<int> pairs(out_slots.size(), -1);
+  std::vector<bool> taken(in_slots.size(), false);
+  for (const Step& step : steps)
+    for (std::size_t o = 0; o < step.out_avals.size(); ++o) {
+      const auto s = static_cast<std::size_t>(step.out) + o;
+      const auto first = std::find(out_slots.begin(), out_slots.end(), static_cast<int>(s));
+      if (first == out_slots.end()) continue;  // an intermediate
+      for (int i : donatable[s]) {
+        const auto u = static_cast<std::size_t>(i);
+        if (u >= donated.size() || !donated[u] || taken[u]) continue;
+        taken[u] = true;
+        pairs[static_cast<std::size_t>(first - out_slots.begin())] = i;
+        break;
+      }
+    }
+  return pairs;
+}
+
 }  // namespace canopy

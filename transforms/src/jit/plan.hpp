@@ -55,6 +55,11 @@ struct Executable::Plan {
   /// at every call.
   std::unique_ptr<const Plan> on_device(const Device& device) const;
 
+  /// Per result, the donated input (`donated[i]`) whose buffer it takes, or -1: the steps in order,
+  /// each result slot a step writes taking the first donated input of its list not taken yet, as
+  /// a call's take_donated offers them (memory_analysis' alias bytes, a graph's blocks).
+  std::vector<int> donation_pairs(const std::vector<bool>& donated) const;
+
   struct Call;   ///< one run of the plan on a device of its kind
   struct Graph;  ///< the plan recorded as a graph on one device (device_graph.cpp)
 
@@ -116,7 +121,6 @@ struct Executable::Plan::Call {
   std::optional<Arrays> run_graph();
   bool try_record(Graph& g);  ///< record_graph, and on failure kernel by kernel for good
   bool record_graph(Graph& g);
-  void pair_donated_results(Graph& g);
   bool stage_inputs(const Graph& g);
   Arrays graph_results(const Graph& g);
 
@@ -132,7 +136,6 @@ struct Executable::Plan::Call {
   std::vector<Array>& slots_;
   std::shared_ptr<kernels::Buffer> arena_;
   std::vector<bool> given_;  ///< per input: its donated block went to a result
-  bool take_donations_ = true;  ///< off while a graph records: its own blocks hold the donated results
 };
 
 }  // namespace canopy

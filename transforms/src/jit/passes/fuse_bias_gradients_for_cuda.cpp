@@ -43,8 +43,6 @@ struct BiasGradParams {
   Precision precision() const { return effective_precision(epilogue->dot.precision); }
 };
 
-bool is_matmul_dtype(DType d) { return d == DType::f32 || d == DType::bf16 || d == DType::f16; }
-
 /// The two steps with the ops every device has: the same kernels as the program it replaces, so
 /// on a CPU its results are that program's bit for bit.
 void run_unfused(std::span<const Array> in, std::span<Array> out, const ParamsRef& params) {
@@ -83,7 +81,7 @@ std::optional<BiasGrad> bias_grad_of(const Program& p, const Eqn& e, const Atom&
     return std::nullopt;
   const Aval &l = p.aval_of(e.in[0]), &r = p.aval_of(e.in[1]);
   const Aval& product = p.var_avals[static_cast<std::size_t>(e.out[0])];
-  if (!is_matmul_dtype(product.dtype) || l.dtype != product.dtype || r.dtype != product.dtype || l.ndim() != 2 ||
+  if (!is_gpu_epilogue_dtype(product.dtype) || l.dtype != product.dtype || r.dtype != product.dtype || l.ndim() != 2 ||
       r.ndim() != 2 || product.size() == 0)
     return std::nullopt;
   const auto& dot = e.params_ref().get<DotGeneralParams>();

@@ -31,8 +31,6 @@ struct ConvBiasParams {
   Precision precision() const { return conv_precision(epilogue->conv_ref()); }
 };
 
-bool is_conv_dtype(DType d) { return d == DType::f32 || d == DType::bf16 || d == DType::f16; }
-
 /// The two steps with the kernels of the program it replaces (on a CPU, that program's results bit
 /// for bit): the convolution, then the add of the bias shaped 1 x ... x C x ... x 1 (the values of
 /// the add's broadcast operand, element for element).
@@ -93,7 +91,7 @@ void fuse_conv_bias_for_cuda(Program& p) {
     const int v = e.out[0];
     const Aval& result = p.var_avals[static_cast<std::size_t>(v)];
     const Aval &l = p.aval_of(e.in[0]), &r = p.aval_of(e.in[1]);
-    if (!is_conv_dtype(result.dtype) || l.dtype != result.dtype || r.dtype != result.dtype || result.size() == 0 ||
+    if (!is_gpu_epilogue_dtype(result.dtype) || l.dtype != result.dtype || r.dtype != result.dtype || result.size() == 0 ||
         uses[static_cast<std::size_t>(v)] != 1)
       continue;
     if (!kernels::cuda::conv_bias_form(conv_geometry(e.params_ref(), l.shape, r.shape, result.shape))) continue;

@@ -28,8 +28,6 @@ struct BiasRowParams {
   Precision precision() const { return effective_precision(epilogue->dot.precision); }
 };
 
-bool is_matmul_dtype(DType d) { return d == DType::f32 || d == DType::bf16 || d == DType::f16; }
-
 /// The two steps with the ops every device has: dot_general, then the bias added to the product
 /// seen as rows of n (the bias's n values, whatever shape it came in).
 Array unfused(std::span<const Array> in, const BiasRow& ep, const Shape& result) {
@@ -86,7 +84,7 @@ void fuse_epilogues_for_cuda(Program& p) {
       continue;
     const Aval &l = p.aval_of(e.in[0]), &r = p.aval_of(e.in[1]);
     const Aval& product = p.var_avals[static_cast<std::size_t>(e.out[0])];
-    if (!is_matmul_dtype(product.dtype) || l.dtype != product.dtype || r.dtype != product.dtype || product.size() == 0)
+    if (!is_gpu_epilogue_dtype(product.dtype) || l.dtype != product.dtype || r.dtype != product.dtype || product.size() == 0)
       continue;
     const auto& dot = e.params_ref().get<DotGeneralParams>();
     const std::optional<MatmulShape> shape = matmul_in_place(l.shape, r.shape, dot.dimension_numbers);

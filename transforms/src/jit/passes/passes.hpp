@@ -40,6 +40,10 @@ PrimitiveInfo pass_primitive(std::string_view name, KernelFn cpu_kernel) {
   return i;
 }
 
+/// The dtypes the GPU's fused epilogues take (cuBLASLt's matmul epilogues, cuDNN's convolution
+/// graphs): f32, bf16 and f16.
+inline bool is_gpu_epilogue_dtype(DType d) { return d == DType::f32 || d == DType::bf16 || d == DType::f16; }
+
 /// pass_primitive for an equation that is one matmul with an epilogue (dot_general_bias,
 /// dot_general_bias_grad): `cuda_kernel` fills its GPU slot, and GPU verification holds it to the
 /// tolerance of a product (bilinear) computed at the precision P::precision() gives.
