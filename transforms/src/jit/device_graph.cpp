@@ -49,11 +49,15 @@ bool Executable::Plan::Call::graph_allowed() const {
 }
 
 std::optional<Arrays> Executable::Plan::Call::run_graph() {
-  std::string key = detail::concat("graph of plan ", static_cast<const void*>(&plan_), " donating ");
-  for (std::size_t i = 0; i < inputs_.size(); ++i) key += i < donated_.size() && donated_[i] ? '1' : '0';
-  // The graph's state changes under its mutex; derived() hands out what it keeps as const.
-  auto state = std::const_pointer_cast<Graph>(std::static_pointer_cast<const Graph>(
-      exe_.derived(key, [] { return std::shared_ptr<const void>(std::make_shared<Graph>()); })));
+  std::vector<bool> mask(inputs_.size(), false);
+  for (std::size_t i = 0; i < mask.size() && i < donated_.size(); ++i) mask[i] = donated_[i];
+  std::shared_ptr<Graph> state;
+  {
+    std::lock_guard<std::mutex> found(plan_.graphs.mutex);
+    std::shared_ptr<Graph>& slot = plan_.graphs.by_mask[mask];
+    if (!slot) slot = std::make_shared<Graph>();
+    state = slot;
+  }
   std::unique_lock<std::mutex> lock(state->mutex, std::try_to_lock);
   if (!lock.owns_lock() || state->refused) return std::nullopt;
   if (!state->graph) {

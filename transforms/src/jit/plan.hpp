@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -62,6 +64,16 @@ struct Executable::Plan {
 
   struct Call;   ///< one run of the plan on a device of its kind
   struct Graph;  ///< the plan recorded as a graph on one device (device_graph.cpp)
+  /// The graphs of this plan recorded on its device, one per donation mask (device_graph.cpp); a
+  /// copy of the plan (on_device) starts with none.
+  struct Graphs {
+    std::mutex mutex;
+    std::map<std::vector<bool>, std::shared_ptr<Graph>> by_mask;
+    Graphs() = default;
+    Graphs(const Graphs&) {}
+    Graphs& operator=(const Graphs&) { return *this; }
+  };
+  mutable Graphs graphs;
 
  private:
   /// When each slot is written (the step, -1 for inputs and constants), read last (-1: never),
