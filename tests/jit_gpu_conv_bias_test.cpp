@@ -18,6 +18,7 @@
 #include "../examples/fashion_mnist/model.hpp"
 #include "../transforms/src/core/ir/verify.hpp"
 #include "../transforms/src/jit/passes/pipeline.hpp"
+#include "helpers/program_values.hpp"
 #include "helpers/text_count.hpp"
 
 namespace {
@@ -27,20 +28,7 @@ Array uniform_array(std::uint32_t seed, const Shape& s, DType d = DType::f32) {
   return random::uniform(random::key(seed), s, DType::f32, -1, 1).astype(d);
 }
 
-bool same_bits(const Array& got, const Array& want) {
-  if (to_string(got.aval()) != to_string(want.aval())) return false;
-  const std::size_t bytes = static_cast<std::size_t>(want.size()) * itemsize(want.dtype());
-  return std::memcmp(got.raw_data(), want.raw_data(), bytes) == 0;
-}
-
-void check_same_values(const Program& fused, const Program& original, const Arrays& args) {
-  const Arrays want = detail::eval_program(original, args), got = detail::eval_program(fused, args);
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    CAPTURE(i);
-    CHECK(same_bits(got[i], want[i]));
-  }
-}
+using test::check_same_values;
 
 /// The simplified program of a lowered jit after this pass alone, evaluated on the CPU (each
 /// equation bound eagerly, as a GPU call runs them), against the simplified program: bit for bit.
@@ -53,9 +41,10 @@ void check_pass_values(const Lowered& l, const Arrays& args) {
   check_same_values(fused, l.program(), args);
 }
 
-/// The GPU program of a lowered jit (every GPU pass) on the CPU against the simplified program.
+/// The GPU program of a lowered jit (every GPU pass) and this pass alone, on the CPU, against the
+/// simplified program.
 void check_gpu_program_values(const Lowered& l, const Arrays& args) {
-  check_same_values(l.executable->gpu_program(), l.program(), args);
+  test::check_gpu_program_values(l, args);
   check_pass_values(l, args);
 }
 

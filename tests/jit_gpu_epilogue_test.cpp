@@ -14,6 +14,7 @@
 #include <canopy/canopy.hpp>
 #include <canopy/random.hpp>
 
+#include "helpers/program_values.hpp"
 #include "helpers/text_count.hpp"
 
 namespace {
@@ -23,23 +24,9 @@ Array uniform_array(std::uint32_t seed, const Shape& s, DType d = DType::f32) {
   return random::uniform(random::key(seed), s, DType::f32, -1, 1).astype(d);
 }
 
-/// Bit for bit (the CPU form of the fused equation runs the same kernels as the program it replaces).
-void check_same(const Array& got, const Array& want) {
-  REQUIRE(to_string(got.aval()) == to_string(want.aval()));
-  const std::size_t bytes = static_cast<std::size_t>(want.size()) * itemsize(want.dtype());
-  CHECK(std::memcmp(got.raw_data(), want.raw_data(), bytes) == 0);
-}
-
-/// The GPU program of jit(f) on `args`, evaluated on the CPU, against the simplified program.
-void check_gpu_program_values(const Lowered& l, const Arrays& args) {
-  const Arrays want = detail::eval_program(l.program(), args);
-  const Arrays got = detail::eval_program(l.executable->gpu_program(), args);
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    CAPTURE(i);
-    check_same(got[i], want[i]);
-  }
-}
+// Bit for bit: the CPU form of a fused equation runs the same kernels as the program it replaces.
+using test::check_gpu_program_values;
+using test::check_same_bits;
 
 using Fn3 = std::function<Array(const Array&, const Array&, const Array&)>;
 
@@ -195,15 +182,15 @@ TEST_CASE("gpu epilogue: the gradient of a relu layer fuses its forward matmul a
 }
 
 TEST_CASE("gpu epilogue: a GPU program's pass-made equations run when bound one by one; long chains stay unfused") {
-  // A GPU call runs its program with eval_program: fused_elementwise equations too (their
-  // results' avals come from the pass that made them).
+  // The GPU program's equations run when bound one by one (as GPU verification binds them on the
+  // CPU), fused_elementwise equations too: their results' avals come from the pass that made them.
   const Array x = uniform_array(1, {6, 5});
   auto f = [](const Array& x) { return tanh(x * 2.f + 1.f) - x; };
   const Lowered l = jit(f).lower(x);
   REQUIRE(count(l.compiled_text(), "fused_elementwise") == 1);
   const Arrays got = detail::eval_program(l.executable->compiled_program(), std::vector<Array>{x});
   const Arrays want = l.executable->run(std::vector<Array>{x});
-  check_same(got[0], want[0]);
+  check_same_bits(got[0], want[0]);
   // A chain longer than the GPU's fused kernel holds leaves the GPU program's elementwise
   // equations as they are (the matmul's epilogue still fused).
   const Array w = uniform_array(2, {5, 4}), b = uniform_array(3, {4});
