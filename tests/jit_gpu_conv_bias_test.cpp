@@ -7,7 +7,6 @@
 // graph runs in tests/gpu/conv_test.cpp.
 #include <doctest/doctest.h>
 
-#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>

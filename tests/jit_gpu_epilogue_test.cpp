@@ -6,7 +6,6 @@
 // program. The cuBLASLt calls themselves run in tests/gpu/gpu_test.cpp.
 #include <doctest/doctest.h>
 
-#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
