@@ -1,9 +1,9 @@
 // The GPU indexing kernels' per-element work (kernels/cuda/indexing_math.hpp), compiled here for the
-// host and run the way the CUDA kernels run it, against the CPU kernels: window gather, scatter
-// (`set` with last-writer-wins through a stable sort of (target, index) pairs when windows may
-// overlap, `add` in any order of disjoint windows), the host's disjointness proof, and sort's
-// row order (JAX's total order, several keys in passes) against the sort primitive on the CPU.
-// The same kernels on a GPU are checked by tests/gpu/gpu_test.cpp.
+// host and run the way the CUDA kernels run it, against the CPU primitives: window gather with the
+// windows' starts read from the index values (every index dtype and mode), scatter (in any order
+// where that is exact; otherwise through a stable sort of (target, element) pairs, `set` keeping
+// the last writer and `add` summing in the CPU's order), and sort's row order (JAX's total order,
+// several keys in passes). The same kernels on a GPU are checked by tests/gpu/.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,12 +12,13 @@
 #include <limits>
 #include <numeric>
 #include <random>
-#include <set>
+#include <string>
 #include <vector>
 
 #include <canopy/canopy.hpp>
 #include <canopy/kernels/cpu.hpp>
 #include <canopy/kernels/cpu_indexing.hpp>
+#include <canopy/kernels/window_start.hpp>
 
 #include "../kernels/cuda/indexing_math.hpp"
 
@@ -64,111 +65,128 @@ std::vector<I64> table(const std::vector<I64>& sizes, const std::vector<I64>& st
   return t;
 }
 
-// A scatter into an operand of 6 x 7: windows of 2 x 3 (op_window), starts given; updates are
-// nb windows of 2 x 3 stored contiguously.
-struct ScatterCase {
-  std::vector<I64> op_batch, op_window = table({2, 3}, {7, 1}), upd_batch, upd_window = table({2, 3}, {3, 1});
-  ScatterCase(std::vector<I64> starts) : op_batch(std::move(starts)) {
-    for (std::size_t b = 0; b < op_batch.size(); ++b) upd_batch.push_back(static_cast<I64>(b) * 6);
-  }
+constexpr DType kIndexDTypes[] = {DType::i32, DType::u32, DType::i64, DType::u64, DType::i8, DType::u8, DType::i16, DType::u16};
+
+// Index vectors (row, column) into a rows x cols operand for windows of 2 x 3: in range, at the
+// edges, negative, past the end, and duplicated and overlapping (several windows on one element).
+const std::vector<double> kStarts{0, 0, 3, 3, 1, 1, -1, 2, 4, 0, 1, 1, 2, 4, 3, 3, 0, 2, 9, 9, 1, 2};
+
+// The window start map of kernels/window_start.hpp over `indices` (n x 2 of its own dtype) for
+// windows of 2 x 3 in a rows x cols operand, as the primitives build it (windows.cpp's window_bounds).
+struct Starts2x3 {
+  std::vector<I64> bound, stride;
+  kernels::WindowStartMap map;
+  Starts2x3(const Array& indices, I64 rows, I64 cols, bool clip)
+      : bound{rows - 2, cols - 3}, stride{cols, 1},
+        map{indices.raw_data(), indices.dtype(), 2, bound.data(), stride.data(), clip} {}
 };
 
-// The GPU scatter's algorithm, run on the host.
+// The GPU scatter's algorithm (indexing.cu) run on the host: any order (here, reversed) where
+// scatter_in_any_order allows it; otherwise the (target + 1, element) pairs stably sorted and
+// SortedScatter applied at every sorted position.
 template <class T>
-void scatter_on_host(kernels::ScatterOp op, const ScatterCase& c, const T* upd, T* operand) {
-  const auto nw = static_cast<I64>(c.op_window.size()), total = static_cast<I64>(c.op_batch.size()) * nw;
-  const bool disjoint = ix::windows_disjoint(c.op_batch, c.op_window);
-  if (op == kernels::ScatterOp::set && !disjoint) {
-    std::vector<std::pair<std::uint64_t, I64>> pairs;
-    for (I64 t = 0; t < total; ++t)
-      pairs.push_back({static_cast<std::uint64_t>(ix::scatter_target(t, nw, c.op_batch.data(), c.op_window.data()) + 1), t});
-    std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (std::size_t p = 0; p < pairs.size(); ++p) {
-      const auto k = pairs[p].first;
-      if (k == 0 || (p + 1 < pairs.size() && pairs[p + 1].first == k)) continue;
-      operand[k - 1] = upd[ix::scatter_source(pairs[p].second, nw, c.upd_batch.data(), c.upd_window.data())];
+void scatter_on_host(kernels::ScatterOp op, DType d, const kernels::WindowStartMap& op_start,
+                     const std::vector<I64>& op_window, const std::vector<I64>& upd_batch,
+                     const std::vector<I64>& upd_window, const T* upd, T* operand) {
+  const auto windows = static_cast<I64>(upd_batch.size()), nw = static_cast<I64>(op_window.size()), total = windows * nw;
+  if (ix::scatter_in_any_order(op, d, windows)) {
+    for (I64 t = total - 1; t >= 0; --t) {
+      const I64 dst = ix::scatter_target(t, nw, op_start, op_window.data());
+      if (dst < 0) continue;
+      const T v = upd[ix::scatter_source(t, nw, upd_batch.data(), upd_window.data())];
+      operand[dst] = op == kernels::ScatterOp::add ? ix::add_value(operand[dst], v) : v;
     }
     return;
   }
-  // Disjoint windows in reverse order (any order must do); overlapping `add` in index order, the
-  // order the CPU adds in (the GPU's atomics add in any order: exact for integers only).
-  for (I64 i = 0; i < total; ++i) {
-    const I64 t = disjoint ? total - 1 - i : i;
-    const I64 dst = ix::scatter_target(t, nw, c.op_batch.data(), c.op_window.data());
-    if (dst < 0) continue;
-    const T v = upd[ix::scatter_source(t, nw, c.upd_batch.data(), c.upd_window.data())];
-    operand[dst] = op == kernels::ScatterOp::add ? ix::add_value(operand[dst], v) : v;
+  std::vector<std::pair<unsigned long long, unsigned long long>> pairs;
+  for (I64 t = 0; t < total; ++t)
+    pairs.push_back({static_cast<unsigned long long>(ix::scatter_target(t, nw, op_start, op_window.data()) + 1),
+                     static_cast<unsigned long long>(t)});
+  std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<unsigned long long> keys, ids;
+  for (const auto& [k, t] : pairs) {
+    keys.push_back(k);
+    ids.push_back(t);
   }
+  const ix::SortedScatter sorted{keys.data(), ids.data(), total};
+  for (I64 p = 0; p < total; ++p)
+    if (op == kernels::ScatterOp::set) sorted.set(p, nw, upd, upd_batch.data(), upd_window.data(), operand);
+    else sorted.add(p, nw, upd, upd_batch.data(), upd_window.data(), operand);
 }
 
 }  // namespace
 
-TEST_CASE("cuda indexing math: gather elements equal the CPU window gather, fill included") {
-  // Operand 5 x 6; windows 2 x 3; output [nb, 2, 3] with the batch first.
-  const std::vector<I64> in_batch{0, 6 * 3 + 3, -1, 8, 6 * 3, -1}, in_window = table({2, 3}, {6, 1});
-  const std::vector<I64> out_batch = table({6}, {6}), out_window = table({2, 3}, {3, 1});
-  const auto nw = static_cast<I64>(in_window.size()), total = static_cast<I64>(in_batch.size()) * nw;
-  for (DType d : kAllDTypes)
-    visit_dtype(d, [&]<class T>(std::type_identity<T>) {
-      CAPTURE(name(d));
-      const auto in = as_dtype(values(30, 1, -9, 9), d), fill = as_dtype({7.0}, d);
-      Elements<T> want(total), got(total);
-      kernels::cpu::gather_windows(sizeof(T), in.data(), in_batch, in_window, fill.data(), want.data(), out_batch,
-                                   out_window);
-      T f;
-      std::memcpy(&f, fill.data(), sizeof(T));
-      for (I64 t = 0; t < total; ++t)
-        ix::gather_element(t, nw, reinterpret_cast<const T*>(in.data()), in_batch.data(), in_window.data(), f,
-                           got.data(), out_batch.data(), out_window.data());
-      CHECK(got.bytes == want.bytes);
-    });
-}
-
-TEST_CASE("cuda indexing math: windows_disjoint proves only what holds") {
-  const std::vector<I64> window = table({2, 3}, {7, 1});  // spans 0..10
-  CHECK(ix::windows_disjoint(std::vector<I64>{0, 14, 28}, window));
-  CHECK(ix::windows_disjoint(std::vector<I64>{28, -1, 0, -1, 14}, window));  // order and drops do not matter
-  CHECK(ix::windows_disjoint(std::vector<I64>{5}, window));
-  CHECK_FALSE(ix::windows_disjoint(std::vector<I64>{0, 14, 14}, window));  // a duplicate start
-  CHECK_FALSE(ix::windows_disjoint(std::vector<I64>{0, 8}, window));       // overlapping rows
-  // Brute force: whenever it answers true, no operand element is written twice.
-  std::mt19937 g(3);
-  std::uniform_int_distribution<int> start(-1, 30), count(1, 5);
-  for (int trial = 0; trial < 2000; ++trial) {
-    std::vector<I64> starts(static_cast<std::size_t>(count(g)));
-    for (I64& s : starts) s = start(g);
-    if (!ix::windows_disjoint(starts, window)) continue;
-    std::multiset<I64> hit;
-    for (I64 s : starts)
-      if (s >= 0)
-        for (I64 w : window) hit.insert(s + w);
-    std::set<I64> unique(hit.begin(), hit.end());
-    CHECK(unique.size() == hit.size());
-  }
-}
-
-TEST_CASE("cuda indexing math: scatter set and add equal the CPU scatter for every dtype") {
-  const std::vector<ScatterCase> cases{ScatterCase({0, 14, 28}),             // disjoint rows
-                                       ScatterCase({8, 8, -1, 1, 9, 8}),     // duplicates and overlaps
-                                       ScatterCase({-1, -1}),                // all dropped
-                                       ScatterCase({31, 0, 31, 22, 23, 0})};  // last wins, twice
-  for (const kernels::ScatterOp op : {kernels::ScatterOp::set, kernels::ScatterOp::add})
-    for (std::size_t ci = 0; ci < cases.size(); ++ci)
+TEST_CASE("cuda indexing math: window starts read from the indices equal the CPU gather, every index dtype and mode") {
+  // Operand 5 x 6; windows 2 x 3; output [n, 2, 3] with the batch first.
+  const I64 n = static_cast<I64>(kStarts.size()) / 2;
+  const std::vector<I64> in_window = table({2, 3}, {6, 1}), out_batch = table({n}, {6}), out_window = table({2, 3}, {3, 1});
+  const GatherDimensionNumbers dn{{1, 2}, {}, {0, 1}};
+  const auto nw = static_cast<I64>(in_window.size()), total = n * nw;
+  for (const GatherScatterMode mode : {GatherScatterMode::fill_or_drop, GatherScatterMode::clip,
+                                       GatherScatterMode::promise_in_bounds})
+    for (DType id : kIndexDTypes) {
+      // Negative starts wrap in the unsigned dtypes: far out of range, as on the CPU.
+      const Array indices = array_from_data(as_dtype(kStarts, DType::f64).data(), DType::f64, Shape{n, 2}).astype(id);
+      const Starts2x3 starts(indices, 5, 6, mode != GatherScatterMode::fill_or_drop);
       for (DType d : kAllDTypes)
         visit_dtype(d, [&]<class T>(std::type_identity<T>) {
           CAPTURE(name(d));
-          CAPTURE(ci);
-          CAPTURE(static_cast<int>(op));
-          const ScatterCase& c = cases[ci];
-          const auto base = as_dtype(values(42, 5, -20, 20), d);
-          const auto upd = as_dtype(values(6 * c.op_batch.size(), 6, -20, 20), d);
-          Elements<T> want(42), got(42);
-          want.bytes = base;
-          got.bytes = base;
-          kernels::cpu::scatter_windows(op, d, upd.data(), c.upd_batch, c.upd_window, want.data(), c.op_batch, c.op_window);
-          scatter_on_host(op, c, reinterpret_cast<const T*>(upd.data()), got.data());
-          CHECK(got.bytes == want.bytes);
+          CAPTURE(name(id));
+          CAPTURE(static_cast<int>(mode));
+          const Array operand = array_from_data(as_dtype(values(30, 1, -9, 9), d).data(), d, Shape{5, 6});
+          const Array want = gather(operand, indices, dn, Shape{2, 3}, mode, 7.0);
+          const auto fill = as_dtype({7.0}, d);
+          T f;
+          std::memcpy(&f, fill.data(), sizeof(T));
+          Elements<T> got(total);
+          for (I64 t = 0; t < total; ++t)
+            ix::gather_element(t, nw, static_cast<const T*>(operand.raw_data()), starts.map, in_window.data(), f,
+                               got.data(), out_batch.data(), out_window.data());
+          CHECK(std::memcmp(got.data(), want.raw_data(), got.bytes.size()) == 0);
         });
+    }
+}
+
+TEST_CASE("cuda indexing math: scatter set and add equal the CPU scatter bit for bit, overlaps included") {
+  // Operand 6 x 7; update windows 2 x 3 at the index vectors' starts, the updates [n, 2, 3].
+  const ScatterDimensionNumbers dn{{1, 2}, {}, {0, 1}};
+  const std::vector<I64> op_window = table({2, 3}, {7, 1}), upd_window = table({2, 3}, {3, 1});
+  struct Case {
+    std::vector<double> starts;
+    std::string what;
+  };
+  const std::vector<Case> cases{{{0, 0, 2, 0, 4, 4}, "disjoint windows"},
+                                {kStarts, "duplicates, overlaps and windows out of range"},
+                                {{1, 1}, "one window"},
+                                {{-1, 0, 9, 9}, "all dropped unless clipped"},
+                                {{4, 4, 0, 0, 4, 4, 3, 3, 0, 0}, "last wins, twice"}};
+  for (const Case& c : cases)
+    for (const GatherScatterMode mode : {GatherScatterMode::fill_or_drop, GatherScatterMode::clip})
+      for (const kernels::ScatterOp op : {kernels::ScatterOp::set, kernels::ScatterOp::add})
+        for (DType d : kAllDTypes) {
+          if (op == kernels::ScatterOp::add && d == DType::bool_) continue;  // scatter-add takes numbers only
+          visit_dtype(d, [&]<class T>(std::type_identity<T>) {
+            CAPTURE(c.what);
+            CAPTURE(name(d));
+            CAPTURE(static_cast<int>(mode));
+            CAPTURE(static_cast<int>(op));
+            const I64 n = static_cast<I64>(c.starts.size()) / 2;
+            const Array indices = array_from_data(c.starts.data(), DType::f64, Shape{n, 2}).astype(DType::i32);
+            // Values with fractions, so float sums of duplicates round differently in another order.
+            const Array operand = array_from_data(as_dtype(values(42, 5, -20, 20), d).data(), d, Shape{6, 7});
+            std::vector<double> u = values(static_cast<std::size_t>(n) * 6, 6, -20, 20);
+            for (std::size_t i = 0; i < u.size(); ++i) u[i] *= 1.0 + 1e-3 * static_cast<double>(i);
+            const Array updates = array_from_data(as_dtype(u, d).data(), d, Shape{n, 2, 3});
+            const Array want = op == kernels::ScatterOp::set ? scatter(operand, indices, updates, dn, mode)
+                                                             : scatter_add(operand, indices, updates, dn, mode);
+            const Starts2x3 starts(indices, 6, 7, mode == GatherScatterMode::clip);
+            Elements<T> got(42);
+            std::memcpy(got.data(), operand.raw_data(), got.bytes.size());
+            scatter_on_host(op, d, starts.map, op_window, table({n}, {6}), upd_window,
+                            static_cast<const T*>(updates.raw_data()), got.data());
+            CHECK(std::memcmp(got.data(), want.raw_data(), got.bytes.size()) == 0);
+          });
+        }
 }
 
 TEST_CASE("cuda indexing math: sort's row order equals the CPU sort (total order, stability, several keys)") {

@@ -1,8 +1,11 @@
 // CUDA kernels of the indexing primitives: window gather and scatter over the primitives' offset
-// tables (uploaded to the device per call), and sort's rows on CUB. Each element is one of
-// indexing_math.hpp's definitions, which the CPU test suite checks against the CPU kernels.
-// scatter writes conflict-free windows directly (the host proves them disjoint); otherwise `add`
-// is atomic and `set` finds each element's last writer by a stable radix sort of (target, index).
+// tables (uploaded to the device per call) with each window's start read from the indices on the
+// device, and sort's rows on CUB. Each element is one of indexing_math.hpp's definitions, which
+// the CPU test suite checks against the CPU kernels. Nothing is read back to the host, so the
+// kernels can be recorded into a CUDA graph. A scatter of one window, or an integer add, writes
+// its elements in any order (atomically for the add); otherwise windows may overlap, and a stable
+// radix sort of (target, index) gives each target its writers in the CPU's order: `set` keeps the
+// last, `add` sums them in order, so float sums round as the CPU's do.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -24,33 +27,34 @@ using detail::blocks_for;
 using detail::kThreads;
 using I64 = std::int64_t;
 using U64 = unsigned long long;  // CUB's and atomicAdd's 64-bit unsigned
+using kernels::WindowStartMap;
 
 
 template <class W>
-__global__ void gather_kernel(const W* in, const I64* in_batch, const I64* in_window, W fill, W* out,
+__global__ void gather_kernel(const W* in, WindowStartMap in_start, const I64* in_window, W fill, W* out,
                               const I64* out_batch, const I64* out_window, I64 nw, I64 total) {
-  CANOPY_GRID_LOOP(t, total) indexing::gather_element(t, nw, in, in_batch, in_window, fill, out, out_batch, out_window);
+  CANOPY_GRID_LOOP(t, total) indexing::gather_element(t, nw, in, in_start, in_window, fill, out, out_batch, out_window);
 }
 
-// Windows proven disjoint: every element has one writer.
+// Elements written in any order (indexing::scatter_in_any_order): one writer per element, or an
+// integer add.
 template <class T>
 __global__ void scatter_direct_kernel(bool add, const T* upd, const I64* upd_batch, const I64* upd_window, T* op,
-                                      const I64* op_batch, const I64* op_window, I64 nw, I64 total) {
+                                      WindowStartMap op_start, const I64* op_window, I64 nw, I64 total) {
   CANOPY_GRID_LOOP(t, total) {
-    const I64 dst = indexing::scatter_target(t, nw, op_batch, op_window);
+    const I64 dst = indexing::scatter_target(t, nw, op_start, op_window);
     if (dst < 0) continue;
     const T v = upd[indexing::scatter_source(t, nw, upd_batch, upd_window)];
     op[dst] = add ? indexing::add_value(op[dst], v) : v;
   }
 }
 
-// atomicAdd where CUDA has one for the type (f32, f64, 32- and 64-bit integers: wrapping adds are
-// the same bits signed or unsigned); a compare-and-swap loop on the enclosing 32-bit word for the
-// 8- and 16-bit types (bf16 and f16 add in f32 and round once, as the CPU loop does).
+// atomicAdd where CUDA has one for the type (32- and 64-bit integers: wrapping adds are the same
+// bits signed or unsigned); a compare-and-swap loop on the enclosing 32-bit word for the 8- and
+// 16-bit types and bool (`or`). Only exact (integer) adds come here.
 template <class T>
 __device__ void atomic_add(T* p, T v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int> ||
-                std::is_same_v<T, unsigned>) {
+  if constexpr (std::is_same_v<T, int> || std::is_same_v<T, unsigned>) {
     atomicAdd(p, v);
   } else if constexpr (sizeof(T) == 8) {
     atomicAdd(reinterpret_cast<U64*>(p), static_cast<U64>(v));
@@ -75,29 +79,29 @@ __device__ void atomic_add(T* p, T v) {
 
 template <class T>
 __global__ void scatter_atomic_kernel(const T* upd, const I64* upd_batch, const I64* upd_window, T* op,
-                                      const I64* op_batch, const I64* op_window, I64 nw, I64 total) {
+                                      WindowStartMap op_start, const I64* op_window, I64 nw, I64 total) {
   CANOPY_GRID_LOOP(t, total) {
-    const I64 dst = indexing::scatter_target(t, nw, op_batch, op_window);
+    const I64 dst = indexing::scatter_target(t, nw, op_start, op_window);
     if (dst >= 0) atomic_add(op + dst, upd[indexing::scatter_source(t, nw, upd_batch, upd_window)]);
   }
 }
 
-// `set` with possible conflicts: (target + 1, t) pairs (0: dropped), stably sorted by target, so
-// each run of one target ends with its last batch, which alone writes.
-__global__ void scatter_keys_kernel(const I64* op_batch, const I64* op_window, I64 nw, U64* keys, U64* ids, I64 total) {
+// (target + 1, t) pairs (0: dropped), to be stably sorted by target.
+__global__ void scatter_keys_kernel(WindowStartMap op_start, const I64* op_window, I64 nw, U64* keys, U64* ids, I64 total) {
   CANOPY_GRID_LOOP(t, total) {
-    keys[t] = static_cast<U64>(indexing::scatter_target(t, nw, op_batch, op_window) + 1);
+    keys[t] = static_cast<U64>(indexing::scatter_target(t, nw, op_start, op_window) + 1);
     ids[t] = static_cast<U64>(t);
   }
 }
 template <class W>
-__global__ void scatter_last_kernel(const U64* keys, const U64* ids, const W* upd, const I64* upd_batch,
-                                    const I64* upd_window, W* op, I64 nw, I64 total) {
-  CANOPY_GRID_LOOP(p, total) {
-    const U64 k = keys[p];
-    if (k == 0 || (p + 1 < total && keys[p + 1] == k)) continue;
-    op[k - 1] = upd[indexing::scatter_source(static_cast<I64>(ids[p]), nw, upd_batch, upd_window)];
-  }
+__global__ void scatter_set_sorted_kernel(indexing::SortedScatter sorted, const W* upd, const I64* upd_batch,
+                                          const I64* upd_window, W* op, I64 nw) {
+  CANOPY_GRID_LOOP(p, sorted.total) sorted.set(p, nw, upd, upd_batch, upd_window, op);
+}
+template <class T>
+__global__ void scatter_add_sorted_kernel(indexing::SortedScatter sorted, const T* upd, const I64* upd_batch,
+                                          const I64* upd_window, T* op, I64 nw) {
+  CANOPY_GRID_LOOP(p, sorted.total) sorted.add(p, nw, upd, upd_batch, upd_window, op);
 }
 
 __global__ void iota_kernel(I64* out, I64 n) {
@@ -141,68 +145,75 @@ struct Scratch {
   }
 };
 
-void scatter_last_wins(std::size_t itemsize, const void* updates, const DeviceTables& t, void* operand, I64 nw,
-                       I64 total, int end_bit, int device) {
+// A scatter whose windows may overlap: its elements stably sorted by target (radix passes over
+// the bits a target + 1 can have), then each target written once, in the CPU's order.
+void scatter_sorted(ScatterOp op, DType dtype, const void* updates, const DeviceTables& t, WindowStartMap op_start,
+                    void* operand, I64 operand_size, I64 nw, I64 total, int device) {
   cudaStream_t s = detail::stream(device);
   Scratch scratch{device, {}};
   auto* keys = static_cast<U64*>(scratch.get(2 * total * sizeof(U64)));
   auto* ids = static_cast<U64*>(scratch.get(2 * total * sizeof(U64)));
-  scatter_keys_kernel<<<blocks_for(total), kThreads, 0, s>>>(t.at[2], t.at[3], nw, keys, ids, total);
+  scatter_keys_kernel<<<blocks_for(total), kThreads, 0, s>>>(op_start, t.at[4], nw, keys, ids, total);
   detail::check_launch("scatter");
+  const int end_bit = std::max(1, static_cast<int>(std::bit_width(static_cast<std::uint64_t>(operand_size))));
   std::size_t bytes = 0;
   detail::check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, keys + total, ids, ids + total, total, 0, end_bit, s),
                 "scatter: cub::DeviceRadixSort");
   detail::check(cub::DeviceRadixSort::SortPairs(scratch.get(bytes), bytes, keys, keys + total, ids, ids + total, total, 0,
                                                 end_bit, s),
                 "scatter: cub::DeviceRadixSort");
-  visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
-    scatter_last_kernel<W><<<blocks_for(total), kThreads, 0, s>>>(keys + total, ids + total, static_cast<const W*>(updates),
-                                                                  t.at[0], t.at[1], static_cast<W*>(operand), nw, total);
-  });
+  const indexing::SortedScatter sorted{keys + total, ids + total, total};
+  if (op == ScatterOp::set) {
+    visit_width(itemsize(dtype), [&]<class W>(std::type_identity<W>) {
+      scatter_set_sorted_kernel<W><<<blocks_for(total), kThreads, 0, s>>>(sorted, static_cast<const W*>(updates), t.at[0],
+                                                                          t.at[1], static_cast<W*>(operand), nw);
+    });
+  } else {
+    visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
+      scatter_add_sorted_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(sorted, static_cast<const T*>(updates), t.at[0],
+                                                                          t.at[1], static_cast<T*>(operand), nw);
+    });
+  }
   detail::check_launch("scatter");
 }
 
 }  // namespace
 
-void gather_windows(std::size_t itemsize, const void* in, std::span<const std::int64_t> in_batch,
+void gather_windows(std::size_t itemsize, const void* in, const DeviceWindowStarts& starts,
                     std::span<const std::int64_t> in_window, const void* fill_value, void* out,
                     std::span<const std::int64_t> out_batch, std::span<const std::int64_t> out_window, int device) {
-  const auto nw = static_cast<I64>(in_window.size()), total = static_cast<I64>(in_batch.size()) * nw;
+  const auto nw = static_cast<I64>(in_window.size()), total = static_cast<I64>(out_batch.size()) * nw;
   if (total == 0) return;
-  const DeviceTables t = upload({in_batch, in_window, out_batch, out_window}, device);
+  const DeviceTables t = upload({starts.bound, starts.stride, in_window, out_batch, out_window}, device);
+  const WindowStartMap in_start = starts.map(t.at[0], t.at[1]);
   cudaStream_t s = detail::stream(device);
   visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
     W fill;
     std::memcpy(&fill, fill_value, sizeof(W));
-    gather_kernel<W><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const W*>(in), t.at[0], t.at[1], fill,
-                                                            static_cast<W*>(out), t.at[2], t.at[3], nw, total);
+    gather_kernel<W><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const W*>(in), in_start, t.at[2], fill,
+                                                            static_cast<W*>(out), t.at[3], t.at[4], nw, total);
   });
   detail::check_launch("gather");
 }
 
 void scatter_windows(ScatterOp op, DType dtype, const void* updates, std::span<const std::int64_t> upd_batch,
-                     std::span<const std::int64_t> upd_window, void* operand, std::span<const std::int64_t> op_batch,
-                     std::span<const std::int64_t> op_window, int device) {
-  const auto nw = static_cast<I64>(op_window.size()), total = static_cast<I64>(op_batch.size()) * nw;
+                     std::span<const std::int64_t> upd_window, void* operand, std::int64_t operand_size,
+                     const DeviceWindowStarts& starts, std::span<const std::int64_t> op_window, int device) {
+  const auto windows = static_cast<I64>(upd_batch.size()), nw = static_cast<I64>(op_window.size()), total = windows * nw;
   if (total == 0) return;
-  const bool disjoint = indexing::windows_disjoint(op_batch, op_window);
-  const DeviceTables t = upload({upd_batch, upd_window, op_batch, op_window}, device);
+  const DeviceTables t = upload({upd_batch, upd_window, starts.bound, starts.stride, op_window}, device);
+  const WindowStartMap op_start = starts.map(t.at[2], t.at[3]);
+  if (!indexing::scatter_in_any_order(op, dtype, windows))
+    return scatter_sorted(op, dtype, updates, t, op_start, operand, operand_size, nw, total, device);
   cudaStream_t s = detail::stream(device);
-  if (op == ScatterOp::set && !disjoint) {
-    // Radix passes over the bits a target + 1 can have.
-    const I64 top = *std::max_element(op_batch.begin(), op_batch.end()) +
-                    *std::max_element(op_window.begin(), op_window.end()) + 1;
-    const int end_bit = std::max(1, static_cast<int>(std::bit_width(static_cast<std::uint64_t>(std::max<I64>(top, 1)))));
-    return scatter_last_wins(itemsize(dtype), updates, t, operand, nw, total, end_bit, device);
-  }
   visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
     auto* o = static_cast<T*>(operand);
     const auto* u = static_cast<const T*>(updates);
-    if (disjoint)
+    if (windows <= 1)
       scatter_direct_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(op == ScatterOp::add, u, t.at[0], t.at[1], o,
-                                                                      t.at[2], t.at[3], nw, total);
-    else
-      scatter_atomic_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(u, t.at[0], t.at[1], o, t.at[2], t.at[3], nw, total);
+                                                                      op_start, t.at[4], nw, total);
+    else if constexpr (!std::is_floating_point_v<compute_type_t<T>>)
+      scatter_atomic_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(u, t.at[0], t.at[1], o, op_start, t.at[4], nw, total);
   });
   detail::check_launch("scatter");
 }

@@ -1,35 +1,37 @@
 // What one element of the GPU indexing kernels is (gather's copy or fill, scatter's combine, sort's
 // comparison in JAX's total order), as __host__ __device__ functions that the CUDA kernels run and
-// the CPU test suite runs for the host against the CPU kernels (tests/cuda_indexing_test.cpp); plus
-// the host-side test of whether scatter windows may be written in parallel without a conflict.
+// the CPU test suite runs for the host against the CPU kernels (tests/cuda_indexing_test.cpp).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <type_traits>
 #include <vector>
 
 #include "canopy/kernels/element_math.hpp"
+#include "canopy/kernels/ops.hpp"
 
 namespace canopy::kernels::cuda::indexing {
 
-/// Element t (batch t / nw, window element t % nw) of a window gather:
-/// out[out_batch[b] + out_window[w]] = in_batch[b] < 0 ? fill : in[in_batch[b] + in_window[w]].
-template <class W>
-CANOPY_HD inline void gather_element(std::int64_t t, std::int64_t nw, const W* in, const std::int64_t* in_batch,
+/// Element t (batch t / nw, window element t % nw) of a window gather, window b starting at
+/// in_start(b) (a kernels::WindowStartMap over the indices, or a table):
+/// out[out_batch[b] + out_window[w]] = in_start(b) < 0 ? fill : in[in_start(b) + in_window[w]].
+template <class W, class Starts>
+CANOPY_HD inline void gather_element(std::int64_t t, std::int64_t nw, const W* in, const Starts& in_start,
                                      const std::int64_t* in_window, W fill, W* out, const std::int64_t* out_batch,
                                      const std::int64_t* out_window) {
   const std::int64_t b = t / nw, w = t - b * nw;
-  const std::int64_t base = in_batch[b];
+  const std::int64_t base = in_start(b);
   out[out_batch[b] + out_window[w]] = base < 0 ? fill : in[base + in_window[w]];
 }
 
-/// Where element t of a window scatter lands in the operand, or -1 for a dropped window.
-CANOPY_HD inline std::int64_t scatter_target(std::int64_t t, std::int64_t nw, const std::int64_t* op_batch,
+/// Where element t of a window scatter lands in the operand (window b starting at op_start(b)),
+/// or -1 for a dropped window.
+template <class Starts>
+CANOPY_HD inline std::int64_t scatter_target(std::int64_t t, std::int64_t nw, const Starts& op_start,
                                              const std::int64_t* op_window) {
-  const std::int64_t b = t / nw;
-  return op_batch[b] < 0 ? -1 : op_batch[b] + op_window[t - b * nw];
+  const std::int64_t b = t / nw, start = op_start(b);
+  return start < 0 ? -1 : start + op_window[t - b * nw];
 }
 /// The update element t of a window scatter reads.
 CANOPY_HD inline std::int64_t scatter_source(std::int64_t t, std::int64_t nw, const std::int64_t* upd_batch,
@@ -46,21 +48,43 @@ CANOPY_HD inline T add_value(T a, T b) {
   else return math::store<T>(math::binary(BinaryOp::add, math::load(a), math::load(b)));
 }
 
-/// Whether the windows at `op_batch` (negative: dropped) with element offsets `op_window` touch
-/// no operand element twice, proven cheaply: sorted window starts further apart than a window
-/// spans. (Within one window the elements are distinct.) false means "maybe": the caller then
-/// resolves conflicts on the device.
-inline bool windows_disjoint(std::span<const std::int64_t> op_batch, std::span<const std::int64_t> op_window) {
-  if (op_window.empty()) return true;
-  const auto [lo, hi] = std::minmax_element(op_window.begin(), op_window.end());
-  std::vector<std::int64_t> starts;
-  for (std::int64_t s : op_batch)
-    if (s >= 0) starts.push_back(s);
-  std::sort(starts.begin(), starts.end());
-  for (std::size_t i = 1; i < starts.size(); ++i)
-    if (starts[i] - starts[i - 1] <= *hi - *lo) return false;
-  return true;
+/// Whether a scatter may write its elements in any order, each straight into the operand: one
+/// window's elements are distinct, and an add of integers (or bools) is exact in any order (the
+/// GPU adds atomically). Otherwise windows may overlap (the indices are on the device, unread),
+/// and the elements go through a stable sort by target (`SortedScatter`).
+inline bool scatter_in_any_order(ScatterOp op, DType dtype, std::int64_t windows) {
+  return windows <= 1 || (op == ScatterOp::add && !is_floating(dtype));
 }
+
+/// A scatter's elements stably sorted by their target: keys[p] is target + 1 (0: dropped) and
+/// ids[p] the element, so each target's run lists its writers in the CPU's order.
+struct SortedScatter {
+  const unsigned long long* keys;
+  const unsigned long long* ids;
+  std::int64_t total;
+  /// Whether p ends its target's run: the last writer, which alone writes under `set`.
+  CANOPY_HD bool ends_run(std::int64_t p) const { return keys[p] != 0 && (p + 1 == total || keys[p + 1] != keys[p]); }
+  /// Whether p starts its target's run: under `add`, p sums the run into the operand in order.
+  CANOPY_HD bool starts_run(std::int64_t p) const { return keys[p] != 0 && (p == 0 || keys[p - 1] != keys[p]); }
+  /// `set` at sorted position p: the last writer's update.
+  template <class W>
+  CANOPY_HD void set(std::int64_t p, std::int64_t nw, const W* upd, const std::int64_t* upd_batch,
+                     const std::int64_t* upd_window, W* op) const {
+    if (ends_run(p)) op[keys[p] - 1] = upd[scatter_source(static_cast<std::int64_t>(ids[p]), nw, upd_batch, upd_window)];
+  }
+  /// `add` at sorted position p: a run's head adds its writers' updates in index order, rounding
+  /// after each as the CPU loop does.
+  template <class T>
+  CANOPY_HD void add(std::int64_t p, std::int64_t nw, const T* upd, const std::int64_t* upd_batch,
+                     const std::int64_t* upd_window, T* op) const {
+    if (!starts_run(p)) return;
+    const unsigned long long k = keys[p];
+    T sum = op[k - 1];
+    for (std::int64_t q = p; q < total && keys[q] == k; ++q)
+      sum = add_value(sum, upd[scatter_source(static_cast<std::int64_t>(ids[q]), nw, upd_batch, upd_window)]);
+    op[k - 1] = sum;
+  }
+};
 
 /// -1, 0 or 1 comparing a and b in JAX's total order (sort.cpp's): -0.0 equals 0.0, every NaN
 /// sorts after every number and equals every other NaN.

@@ -600,3 +600,49 @@ TEST_CASE("jit on cuda:0: a NaN reaching the relu after a fused matmul and bias 
   for (int j = 0; j < 6; ++j) CHECK(std::isnan(got[static_cast<std::size_t>(j)]));  // row 0 read the NaN
   check_close(layer(g[0], g[1], g[2]), layer(x, w, b), "with a NaN row");
 }
+
+namespace {
+// An embedding lookup (gather) with duplicate tokens and a loss picking each example's label
+// (take_along_axis): the gradient scatter-adds overlapping rows.
+struct EmbeddingModel {
+  Array table, w;
+};
+Array embedding_loss(const EmbeddingModel& m, const Array& tokens, const Array& labels) {
+  const Array logits = matmul(mean(take(m.table, tokens, 0), 1), m.w);
+  return -mean(take_along_axis(nn::log_softmax(logits), labels.reshape({-1, 1}), -1));
+}
+EmbeddingModel embedding_step(const EmbeddingModel& m, const Array& tokens, const Array& labels) {
+  const EmbeddingModel g = grad(embedding_loss)(m, tokens, labels);
+  return {m.table - g.table * 0.5f, m.w - g.w * 0.5f};
+}
+}  // namespace
+
+TEST_CASE("jit on cuda:0: a step with gathers and scatter-adds reads its indices on the GPU and replays as a graph") {
+  REQUIRE(device_graphs());
+  const EmbeddingModel start{random::normal(random::key(10), {10, 16}), random::normal(random::key(11), {16, 5})};
+  const Array tokens = random::randint(random::key(12), {32, 6}, 0, 10, DType::i32);  // many duplicates
+  const Array labels = random::randint(random::key(13), {32}, 0, 5, DType::i32);
+  std::vector<EmbeddingModel> want{start};
+  for (int k = 0; k < 5; ++k) want.push_back(jit(embedding_step)(want.back(), tokens, labels));
+  const Array gt = device_put(tokens, kGpu), gl = device_put(labels, kGpu);
+  {  // Kernel by kernel under verification: gather and the scatter-adds of duplicate rows give the
+     // CPU kernels' values bit for bit (their sums run in the CPU's order).
+    GpuVerifyScope verify;
+    const EmbeddingModel one = jit(embedding_step)(device_put(start, kGpu), gt, gl);
+    check_close(one.table, want[1].table, "table, verified");
+  }
+  auto step = jit([](const EmbeddingModel& m, const Array& t, const Array& l) { return embedding_step(m, t, l); },
+                  donate_argnums<0>);
+  const std::int64_t recordings = kernels::cuda::graph_recordings(), replays = kernels::cuda::graph_replays(),
+                     refusals = kernels::cuda::graph_refusals();
+  EmbeddingModel m = device_put(start, kGpu);
+  for (int k = 1; k <= 5; ++k) {
+    CAPTURE(k);
+    m = step(m, gt, gl);
+    check_close(m.table, want[static_cast<std::size_t>(k)].table, "table");
+    check_close(m.w, want[static_cast<std::size_t>(k)].w, "w");
+  }
+  CHECK(kernels::cuda::graph_refusals() == refusals);  // no host read refused the recording
+  CHECK(kernels::cuda::graph_recordings() == recordings + 1);
+  CHECK(kernels::cuda::graph_replays() == replays + 4);
+}

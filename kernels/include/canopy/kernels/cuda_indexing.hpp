@@ -1,6 +1,6 @@
 // The GPU kernels of the indexing primitives: cpu_indexing.hpp's window gather and scatter, driven
-// by the same offset tables (host memory; the kernels copy them to `device`), and sort's rows.
-// Raw device pointers, as cuda.hpp.
+// by the same offset tables (host memory; the kernels copy them to `device`) with the windows'
+// starts read from the indices on the device, and sort's rows. Raw device pointers, as cuda.hpp.
 #pragma once
 
 #include <cstddef>
@@ -9,20 +9,38 @@
 
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/ops.hpp"
+#include "canopy/kernels/window_start.hpp"
 
 namespace canopy::kernels::cuda {
 
-/// Window gather (cpu::gather_windows) on `device`; `fill_value` is one element in host memory.
-void gather_windows(std::size_t itemsize, const void* in, std::span<const std::int64_t> in_batch,
+/// Where the windows of a GPU gather or scatter start: their index vectors (`indices`, of integer
+/// `dtype`, one of bound.size() values per window) in device memory, read by the kernels through a
+/// WindowStartMap; `bound` and `stride` are host tables (WindowStartMap's), copied to the device
+/// with the window tables.
+struct DeviceWindowStarts {
+  const void* indices = nullptr;
+  DType dtype = DType::i32;
+  std::span<const std::int64_t> bound, stride;
+  bool clip = false;
+  /// The map reading the index values, over the device copies of `bound` and `stride`.
+  WindowStartMap map(const std::int64_t* device_bound, const std::int64_t* device_stride) const {
+    return {indices, dtype, static_cast<std::int64_t>(bound.size()), device_bound, device_stride, clip};
+  }
+};
+
+/// Window gather (cpu::gather_windows) on `device`, out_batch.size() windows whose starts are read
+/// from the indices on the device; `fill_value` is one element in host memory.
+void gather_windows(std::size_t itemsize, const void* in, const DeviceWindowStarts& starts,
                     std::span<const std::int64_t> in_window, const void* fill_value, void* out,
                     std::span<const std::int64_t> out_batch, std::span<const std::int64_t> out_window, int device);
 
-/// Window scatter (cpu::scatter_windows), in place on `operand` on `device`. `set`: where windows
-/// overlap, the last batch wins, as on the CPU. `add`: overlapping windows add atomically, so
-/// float sums of duplicates may round in another order than the CPU's (integers are exact).
+/// Window scatter (cpu::scatter_windows), in place on `operand` (of `operand_size` elements) on
+/// `device`, upd_batch.size() windows whose starts are read from the indices on the device. Where
+/// windows overlap, `set` keeps the last batch's update and `add` sums in batch order, as on the
+/// CPU, bit for bit.
 void scatter_windows(ScatterOp op, DType dtype, const void* updates, std::span<const std::int64_t> upd_batch,
-                     std::span<const std::int64_t> upd_window, void* operand, std::span<const std::int64_t> op_batch,
-                     std::span<const std::int64_t> op_window, int device);
+                     std::span<const std::int64_t> upd_window, void* operand, std::int64_t operand_size,
+                     const DeviceWindowStarts& starts, std::span<const std::int64_t> op_window, int device);
 
 /// sort's kernel: each of `rows` rows of `len` elements of every operand (rows x len, contiguous)
 /// reordered into `out` by a stable sort on the first `num_keys` operands, lexicographically, in

@@ -166,9 +166,10 @@ struct PrimitiveInfo {
   /// primitives): its results are sums of products, like a linear primitive's sums of operands.
   bool bilinear = false;
   /// Its floating results are sums of its floating operands (or of their products) in an order
-  /// that may differ between devices, without the primitive being linear in every operand
-  /// (scatter-add: linear in operand and updates, not in the indices). Linear and bilinear
-  /// primitives sum too; GPU verification gives all of them a tolerance for the order of summation.
+  /// that may differ between devices, without the primitive being linear in every operand (as a
+  /// scatter-add whose duplicates a device sums in an order of its own would be; canopy's GPU
+  /// scatter-add sums them in the CPU's order). Linear and bilinear primitives sum too; GPU
+  /// verification gives all of them a tolerance for the order of summation.
   bool accumulates = false;
   /// For primitives that multiply floats (dot_general, conv_general_dilated): the precision a GPU
   /// computes their f32 products at for these params (null: exact). GPU verification allows TF32's

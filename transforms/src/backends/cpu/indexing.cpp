@@ -15,8 +15,8 @@ namespace {
 
 void gather(std::span<const Array> in, std::span<Array> out, const GatherParams& params) {
   const Array& a = in[0];
-  const GatherTables t = gather_tables(a, in[1], out[0].shape(), params);
-  kernels::cpu::gather_windows(itemsize(a.dtype()), cdata(a), t.in_batch, t.in_window, t.fill.bytes, mutable_data(out[0]),
+  const GatherTables t = gather_tables(a, out[0].shape(), params);
+  kernels::cpu::gather_windows(itemsize(a.dtype()), cdata(a), window_starts(in[1], t.starts), t.in_window, t.fill.bytes, mutable_data(out[0]),
                                t.out_batch, t.out_window);
 }
 
@@ -25,9 +25,9 @@ template <kernels::ScatterOp op>
 void scatter(std::span<const Array> in, std::span<Array> out, const ScatterParams& params) {
   const Array &a = in[0], &u = in[2];
   std::memcpy(mutable_data(out[0]), cdata(a), static_cast<std::size_t>(a.size()) * itemsize(a.dtype()));
-  const ScatterTables t = scatter_tables(a, in[1], u, params.dimension_numbers, params.mode);
-  kernels::cpu::scatter_windows(op, a.dtype(), cdata(u), t.upd_batch, t.upd_window, mutable_data(out[0]), t.op_batch,
-                                t.op_window);
+  const ScatterTables t = scatter_tables(a, u, params.dimension_numbers, params.mode);
+  kernels::cpu::scatter_windows(op, a.dtype(), cdata(u), t.upd_batch, t.upd_window, mutable_data(out[0]),
+                                window_starts(in[1], t.starts), t.op_window);
 }
 
 // -1, 0 or 1 comparing a and b in JAX's total order: -0.0 equals 0.0, every NaN sorts last.

@@ -1,5 +1,5 @@
 // The CUDA backend's indexing kernels: gather, scatter and scatter-add (offset tables from the
-// index values read on the host, which waits for the GPU; kernels/cuda/indexing.cu), sort, iota.
+// shapes, the windows' starts read from the indices on the device: kernels/cuda/indexing.cu), sort, iota.
 #include "../../primitives/common.hpp"
 #include "../../primitives/creation/iota_params.hpp"
 #include "../../primitives/slicing/windows.hpp"
@@ -10,11 +10,16 @@
 namespace canopy::detail {
 namespace {
 
+// The windows' starts as the kernels read them: from `indices` on the device, through `bounds`.
+kernels::cuda::DeviceWindowStarts device_starts(const Array& indices, const WindowBounds& bounds) {
+  return {cdata(indices), indices.dtype(), bounds.bound, bounds.stride, bounds.clip};
+}
+
 void gather(std::span<const Array> in, std::span<Array> out, const GatherParams& params) {
   const Array& a = in[0];
-  const GatherTables t = gather_tables(a, host_copy(in[1]), out[0].shape(), params);
-  kernels::cuda::gather_windows(itemsize(a.dtype()), cdata(a), t.in_batch, t.in_window, t.fill.bytes, mutable_data(out[0]),
-                                t.out_batch, t.out_window, gpu_of(out[0]));
+  const GatherTables t = gather_tables(a, out[0].shape(), params);
+  kernels::cuda::gather_windows(itemsize(a.dtype()), cdata(a), device_starts(in[1], t.starts), t.in_window, t.fill.bytes,
+                                mutable_data(out[0]), t.out_batch, t.out_window, gpu_of(out[0]));
 }
 
 template <kernels::ScatterOp op>
@@ -22,9 +27,9 @@ void scatter(std::span<const Array> in, std::span<Array> out, const ScatterParam
   const Array &a = in[0], &u = in[2];
   const int gpu = gpu_of(out[0]);
   kernels::cuda::copy_device(cdata(a), gpu, mutable_data(out[0]), gpu, static_cast<std::size_t>(a.size()) * itemsize(a.dtype()));
-  const ScatterTables t = scatter_tables(a, host_copy(in[1]), u, params.dimension_numbers, params.mode);
-  kernels::cuda::scatter_windows(op, a.dtype(), cdata(u), t.upd_batch, t.upd_window, mutable_data(out[0]), t.op_batch,
-                                 t.op_window, gpu);
+  const ScatterTables t = scatter_tables(a, u, params.dimension_numbers, params.mode);
+  kernels::cuda::scatter_windows(op, a.dtype(), cdata(u), t.upd_batch, t.upd_window, mutable_data(out[0]), a.size(),
+                                 device_starts(in[1], t.starts), t.op_window, gpu);
 }
 
 void sort(std::span<const Array> in, std::span<Array> out, const SortParams& params) {

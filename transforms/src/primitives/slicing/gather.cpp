@@ -114,7 +114,7 @@ Array gather(const Array& operand, const Array& start_indices, const GatherDimen
 
 namespace canopy::detail {
 
-GatherTables gather_tables(const Array& a, const Array& host_indices, const Shape& out_shape, const GatherParams& params) {
+GatherTables gather_tables(const Array& a, const Shape& out_shape, const GatherParams& params) {
   const auto& dn = params.dimension_numbers;
   Shape ost = contiguous_strides(out_shape), ast = contiguous_strides(a.shape());
   std::vector<bool> is_offset(out_shape.size(), false), collapsed(a.ndim(), false);
@@ -129,8 +129,7 @@ GatherTables gather_tables(const Array& a, const Array& host_indices, const Shap
       win_ast.push_back(ast[d]);
       win_ost.push_back(ost[static_cast<std::size_t>(dn.offset_dims[k++])]);
     }
-  return {window_starts(host_indices, dn.start_index_map, a.shape(), params.slice_sizes,
-                                params.mode != GatherScatterMode::fill_or_drop),
+  return {window_bounds(dn.start_index_map, a.shape(), params.slice_sizes, params.mode != GatherScatterMode::fill_or_drop),
           offset_table(win_sizes, win_ast), offset_table(batch_sizes, batch_ost),
           offset_table(win_sizes, win_ost),
           ElementBytes(a.dtype(), params.fill_value.value_or(default_fill_value(a.dtype())))};

@@ -10,7 +10,6 @@ namespace canopy::prim {
 struct ScatterAdd {
   static constexpr std::string_view name = "scatter-add";
   static constexpr Arity arity = Arity::exactly(3);
-  static constexpr bool accumulates = true;  // duplicate indices sum, in the GPU's atomics' order
   using Params = detail::ScatterParams;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     return detail::scatter_aval(name, avals, params.dimension_numbers, detail::kFloat | detail::kInt);

@@ -57,27 +57,24 @@ std::vector<std::int64_t> index_values(const Array& x) {
   return v;
 }
 
-std::vector<std::int64_t> window_starts(const Array& indices, std::span<const int> dim_map, const Shape& operand_shape,
-                                        std::span<const std::int64_t> extent, bool clip) {
-  const std::size_t k = dim_map.size();
-  std::vector<std::int64_t> idx = index_values(indices);
-  const Shape& is = indices.shape();
-  const auto nb = static_cast<std::size_t>(shape_size(std::span<const std::int64_t>(is.begin(), is.size() - 1)));
-  Shape strides = contiguous_strides(operand_shape);
-  std::vector<std::int64_t> starts(nb, 0);
-  for (std::size_t b = 0; b < nb; ++b) {
-    std::int64_t off = 0;
-    for (std::size_t j = 0; j < k; ++j) {
-      auto d = static_cast<std::size_t>(dim_map[j]);
-      std::int64_t s = idx[b * k + j], hi = operand_shape[d] - extent[d];
-      if (s < 0 || s > hi) {
-        if (!clip || hi < 0) { off = -1; break; }  // hi < 0: a window that cannot fit at all
-        s = std::clamp<std::int64_t>(s, 0, hi);
-      }
-      off += s * strides[d];
-    }
-    starts[b] = off;
+WindowBounds window_bounds(std::span<const int> dim_map, const Shape& operand_shape, std::span<const std::int64_t> extent,
+                           bool clip) {
+  const Shape strides = contiguous_strides(operand_shape);
+  WindowBounds b{{}, {}, clip};
+  for (int m : dim_map) {
+    const auto d = static_cast<std::size_t>(m);
+    b.bound.push_back(operand_shape[d] - extent[d]);
+    b.stride.push_back(strides[d]);
   }
+  return b;
+}
+
+std::vector<std::int64_t> window_starts(const Array& indices, const WindowBounds& bounds) {
+  const Shape& is = indices.shape();
+  const auto nb = shape_size(std::span<const std::int64_t>(is.begin(), is.size() - 1));
+  const kernels::WindowStartMap start = bounds.map(cdata(indices), indices.dtype());
+  std::vector<std::int64_t> starts(static_cast<std::size_t>(nb));
+  for (std::int64_t b = 0; b < nb; ++b) starts[static_cast<std::size_t>(b)] = start(b);
   return starts;
 }
 
@@ -139,8 +136,7 @@ Aval scatter_aval(std::string_view prim, std::span<const Aval> avals, const Scat
 }
 
 
-ScatterTables scatter_tables(const Array& a, const Array& host_indices, const Array& u,
-                             const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
+ScatterTables scatter_tables(const Array& a, const Array& u, const ScatterDimensionNumbers& dn, GatherScatterMode mode) {
   Shape ast = contiguous_strides(a.shape()), ust = contiguous_strides(u.shape());
   std::vector<bool> inserted(a.ndim(), false), window(u.ndim(), false);
   for (int d : dn.inserted_window_dims) inserted[static_cast<std::size_t>(d)] = true;
@@ -156,7 +152,7 @@ ScatterTables scatter_tables(const Array& a, const Array& host_indices, const Ar
     extent[od++] = u.shape()[i];
   }
   return {offset_table(batch_sizes, batch_ust), offset_table(win_sizes, win_ust),
-          window_starts(host_indices, dn.scatter_dims_to_operand_dims, a.shape(), extent, mode == GatherScatterMode::clip),
+          window_bounds(dn.scatter_dims_to_operand_dims, a.shape(), extent, mode == GatherScatterMode::clip),
           offset_table(win_sizes, win_ast)};
 }
 

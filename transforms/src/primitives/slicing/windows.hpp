@@ -10,6 +10,7 @@
 #include "../common.hpp"
 #include "../rules.hpp"
 #include "canopy/kernels/cpu_indexing.hpp"
+#include "canopy/kernels/window_start.hpp"
 
 namespace canopy::detail {
 
@@ -24,11 +25,22 @@ std::vector<std::int64_t> offset_table(std::span<const std::int64_t> sizes, std:
 /// The elements of a concrete i32/u32 array as int64.
 std::vector<std::int64_t> index_values(const Array& x);
 
-/// Operand offset of each window's start. Window b starts at indices[b, k] along operand dim
-/// dim_map[k] (0 along the others). A start outside [0, shape[d] - extent[d]] is clamped when
-/// `clip`, otherwise the window is marked -1 (filled by gather, dropped by scatter).
-std::vector<std::int64_t> window_starts(const Array& indices, std::span<const int> dim_map, const Shape& operand_shape,
-                                        std::span<const std::int64_t> extent, bool clip);
+/// Where windows of `extent` may start when window b starts at indices[b, j] along operand dim
+/// dim_map[j] (0 along the others): each start in [0, shape[d] - extent[d]], clamped into it when
+/// `clip`, otherwise the window is -1 (filled by gather, dropped by scatter). The tables of
+/// kernels::WindowStartMap, which reads the index values wherever they are.
+struct WindowBounds {
+  std::vector<std::int64_t> bound, stride;
+  bool clip = false;
+  /// The map over index vectors at `indices` (of `dtype`), reading these tables (kept alive by the caller).
+  kernels::WindowStartMap map(const void* indices, DType dtype) const {
+    return {indices, dtype, static_cast<std::int64_t>(bound.size()), bound.data(), stride.data(), clip};
+  }
+};
+WindowBounds window_bounds(std::span<const int> dim_map, const Shape& operand_shape, std::span<const std::int64_t> extent,
+                           bool clip);
+/// Operand offset of each window's start (-1: outside), from `indices` in host memory.
+std::vector<std::int64_t> window_starts(const Array& indices, const WindowBounds& bounds);
 
 /// Start-index Arrays with negative entries replaced by dim + start (lax's _dynamic_slice_indices);
 /// TypeError (naming `api`) for non-integer starts.
@@ -53,27 +65,31 @@ struct GatherParams {
   GatherScatterMode mode = GatherScatterMode::fill_or_drop;
   std::optional<double> fill_value;
 };
-/// The window gather's offset tables (kernels' gather_windows) and its fill element.
+/// The window gather's offset tables (kernels' gather_windows: the windows' starts come from the
+/// indices through `starts`) and its fill element.
 struct GatherTables {
-  std::vector<std::int64_t> in_batch, in_window, out_batch, out_window;
+  WindowBounds starts;
+  std::vector<std::int64_t> in_window, out_batch, out_window;
   ElementBytes fill;
 };
-/// The tables of gather(a, indices) into out_shape, from the indices' values in host memory.
-GatherTables gather_tables(const Array& a, const Array& host_indices, const Shape& out_shape, const GatherParams& params);
+/// The tables of gather(a, indices) into out_shape: shapes only, no index value is read.
+GatherTables gather_tables(const Array& a, const Shape& out_shape, const GatherParams& params);
 
 /// Params of scatter and scatter-add.
 struct ScatterParams {
   ScatterDimensionNumbers dimension_numbers;
   GatherScatterMode mode = GatherScatterMode::fill_or_drop;
 };
-/// Offset tables of kernels' scatter_windows: update and operand offsets of each batch (operand
-/// -1: a window leaving the operand, dropped unless the mode clips it) and of each window element.
+/// Offset tables of kernels' scatter_windows: update offsets of each batch and window element,
+/// where each batch's window starts in the operand (from the indices through `starts`; -1: a
+/// window leaving the operand, dropped unless the mode clips it), operand offsets of each window element.
 struct ScatterTables {
-  std::vector<std::int64_t> upd_batch, upd_window, op_batch, op_window;
+  std::vector<std::int64_t> upd_batch, upd_window;
+  WindowBounds starts;
+  std::vector<std::int64_t> op_window;
 };
-/// The tables of scatter (in = operand, indices, updates), from the indices' values in host memory.
-ScatterTables scatter_tables(const Array& a, const Array& host_indices, const Array& u, const ScatterDimensionNumbers& dn,
-                             GatherScatterMode mode);
+/// The tables of scatter (operand a, updates u): shapes only, no index value is read.
+ScatterTables scatter_tables(const Array& a, const Array& u, const ScatterDimensionNumbers& dn, GatherScatterMode mode);
 
 /// Each axis number plus one (dimension numbers under a new leading batch axis).
 inline std::vector<int> shifted_dims(const std::vector<int>& dims) {
