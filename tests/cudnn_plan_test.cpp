@@ -5,6 +5,7 @@
 // (tests/gpu/gpu_test.cpp). Built where cuDNN is found.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -278,4 +279,48 @@ TEST_CASE("cudnn plans: no fused bias graph for f64 or a gradient convolution") 
     for (const cudnn::ConvCall& call : forms)
       if (call.kind != cudnn::ConvKind::forward) CHECK_FALSE(cudnn::build_conv_bias_plan(call, DType::f32, 16, h100()));
   }
+}
+
+TEST_CASE("cudnn plans: autotuning times the heuristics' first accepted plans and keeps the fastest") {
+  // W4's gradient convolutions (whose heuristic plans ran slowly on an H200), timed by fake timers:
+  // the choice among the candidates, not the GPU's clock, is what runs here.
+  const ConvDimensionNumbers nhwc{"NHWC", "HWIO", "NHWC"};
+  const Array x = zeros(Shape{64, 14, 14, 32}), w = zeros(Shape{3, 3, 32, 64});
+  int several = 0;
+  for (const ConvGeometry& g : test::gradient_convolutions(x, w, {1, 1}, "SAME", nhwc, 1))
+    for (DType d : {DType::f32, DType::bf16}) {
+      const cudnn::ConvCall call = cudnn::conv_calls(g).front();
+      CAPTURE(static_cast<int>(call.kind));
+      CAPTURE(name(d));
+      const auto heuristic = cudnn::build_conv_plan(call, d, 16, h100());
+      REQUIRE(heuristic);
+      CHECK_FALSE(heuristic->timed);
+      // Every candidate is timed once, in the heuristics' order, each an accepted engine.
+      std::vector<std::int64_t> timed;
+      const cudnn::PlanTimer record = [&](const cudnn::ConvPlan& p) {
+        CHECK_FALSE(has_note(p, CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC));
+        if (d == DType::f32) CHECK_FALSE(has_note(p, CUDNN_NUMERICAL_NOTE_TENSOR_CORE));
+        timed.push_back(p.engine);
+        return 1.0;  // all tie: the heuristics' first is kept
+      };
+      const auto tied = cudnn::build_conv_plan(call, d, 16, h100(), Precision::default_, &record);
+      REQUIRE(tied);
+      CHECK(tied->timed);
+      CHECK(tied->engine == heuristic->engine);
+      CHECK(timed.size() <= cudnn::kAutotuneCandidates);
+      if (timed.size() < 2) continue;  // one candidate: nothing to choose, nothing timed
+      ++several;
+      CHECK(timed.front() == heuristic->engine);
+      // The last candidate fastest: it is kept.
+      std::size_t k = 0;
+      const cudnn::PlanTimer last_fastest = [&](const cudnn::ConvPlan&) { return k++ + 1 == timed.size() ? 0.5 : 2.0; };
+      const auto chosen = cudnn::build_conv_plan(call, d, 16, h100(), Precision::default_, &last_fastest);
+      REQUIRE(chosen);
+      CHECK(chosen->engine == timed.back());
+      // None runs (+inf): the heuristics' first.
+      const cudnn::PlanTimer none = [](const cudnn::ConvPlan&) { return std::numeric_limits<double>::infinity(); };
+      CHECK(cudnn::build_conv_plan(call, d, 16, h100(), Precision::default_, &none)->engine == heuristic->engine);
+      MESSAGE("kind " << static_cast<int>(call.kind) << " " << name(d) << ": " << timed.size() << " candidates");
+    }
+  CHECK(several > 0);  // some of these have a choice to make
 }

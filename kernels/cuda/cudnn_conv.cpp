@@ -5,15 +5,18 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "canopy/kernels/cuda_nn.hpp"
 #include "cublaslt_layout.hpp"
+#include "runtime.hpp"
 
 namespace canopy::kernels::cuda::cudnn {
 namespace {
@@ -95,20 +98,22 @@ std::int64_t engine_index(const Descriptor& config) {
   return index;
 }
 
-/// The first engine configuration of `graph`, in the heuristics' order, that canopy accepts and
-/// that finalizes into a plan.
-std::shared_ptr<const ConvPlan> first_plan(const Descriptor& graph, DType dtype, Precision precision,
-                                           cudnnBackendHeurMode_t mode, const Target& target) {
+/// The first `max` engine configurations of `graph`, in the heuristics' order, that canopy
+/// accepts and that finalize into plans.
+std::vector<std::shared_ptr<ConvPlan>> accepted_plans(const Descriptor& graph, DType dtype, Precision precision,
+                                                      cudnnBackendHeurMode_t mode, const Target& target,
+                                                      std::size_t max) {
+  std::vector<std::shared_ptr<ConvPlan>> plans;
   Descriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   heuristics.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
   heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
   if (target.device_properties) heuristics.set(CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, *target.device_properties);
-  if (heuristics.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
+  if (heuristics.finalize() != CUDNN_STATUS_SUCCESS) return plans;
   std::int64_t count = 0;
   if (cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
                                nullptr) != CUDNN_STATUS_SUCCESS ||
       count <= 0)
-    return nullptr;
+    return plans;
   std::vector<Descriptor> configs;
   std::vector<cudnnBackendDescriptor_t> raw;
   for (std::int64_t i = 0; i < count; ++i) {
@@ -119,7 +124,7 @@ std::shared_ptr<const ConvPlan> first_plan(const Descriptor& graph, DType dtype,
   check(cudnnBackendGetAttribute(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
                                  &got, raw.data()),
         "conv_general_dilated (cuDNN heuristics)");
-  for (std::int64_t i = 0; i < got; ++i) {
+  for (std::int64_t i = 0; i < got && plans.size() < max; ++i) {
     const Descriptor& config = configs[static_cast<std::size_t>(i)];
     std::vector<cudnnBackendNumericalNote_t> notes = notes_of(config);
     if (!accepted(notes, dtype, precision)) continue;
@@ -137,9 +142,29 @@ std::shared_ptr<const ConvPlan> first_plan(const Descriptor& graph, DType dtype,
                                    &plan->workspace_bytes),
           "conv_general_dilated (cuDNN workspace size)");
     plan->engine = engine_index(config);
-    return plan;
+    plans.push_back(std::move(plan));
   }
-  return nullptr;
+  return plans;
+}
+
+/// The fastest of `plans` by `timer` (the first on a tie, or where none could be timed); the
+/// first without one.
+std::shared_ptr<const ConvPlan> fastest(std::vector<std::shared_ptr<ConvPlan>> plans, const PlanTimer* timer) {
+  if (plans.empty()) return nullptr;
+  if (!timer) return plans.front();
+  if (plans.size() == 1) {  // nothing to choose between
+    plans.front()->timed = true;
+    return plans.front();
+  }
+  std::size_t best = 0;
+  double best_ms = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    if (const double ms = (*timer)(*plans[i]); ms < best_ms) {
+      best = i;
+      best_ms = ms;
+    }
+  plans[best]->timed = true;
+  return plans[best];
 }
 
 }  // namespace
@@ -209,22 +234,25 @@ std::optional<Descriptor> convolution(const ConvCall& call, cudnnDataType_t comp
   return conv;
 }
 
-/// The plan of the operation graph of `ops` (finalized operations, in order), for `target`.
+/// The plan of the operation graph of `ops` (finalized operations, in order), for `target`: the
+/// heuristics' first accepted plan, or with a `timer` the fastest of their first few.
 std::shared_ptr<const ConvPlan> graph_plan(std::span<const cudnnBackendDescriptor_t> ops, DType dtype,
-                                           Precision precision, const Target& target) {
+                                           Precision precision, const Target& target, const PlanTimer* timer) {
   Descriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<std::int64_t>(ops.size()),
             ops.data());
   if (target.handle) graph.set(kGraphHandle, CUDNN_TYPE_HANDLE, 1, &target.handle);
   if (graph.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
-  if (auto plan = first_plan(graph, dtype, precision, CUDNN_HEUR_MODE_A, target)) return plan;
-  return first_plan(graph, dtype, precision, CUDNN_HEUR_MODE_FALLBACK, target);
+  const std::size_t max = timer ? kAutotuneCandidates : 1;
+  auto plans = accepted_plans(graph, dtype, precision, CUDNN_HEUR_MODE_A, target, max);
+  if (plans.empty()) plans = accepted_plans(graph, dtype, precision, CUDNN_HEUR_MODE_FALLBACK, target, max);
+  return fastest(std::move(plans), timer);
 }
 
 }  // namespace
 
 std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
-                                                const Target& target, Precision precision) {
+                                                const Target& target, Precision precision, const PlanTimer* timer) {
   cudnnDataType_t io{};
   if (!data_type(dtype, io)) return nullptr;
   // bf16 and f16 accumulate in f32; f32 and f64 in their own type.
@@ -237,11 +265,11 @@ std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtyp
   Descriptor op = operation(call, x, w, y, *conv, dtype);
   if (op.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
   const cudnnBackendDescriptor_t ops[] = {op.get()};
-  return graph_plan(ops, dtype, precision, target);
+  return graph_plan(ops, dtype, precision, target, timer);
 }
 
 std::shared_ptr<const ConvPlan> build_conv_bias_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
-                                                     const Target& target, Precision precision) {
+                                                     const Target& target, Precision precision, const PlanTimer* timer) {
   cudnnDataType_t io{};
   if (call.kind != ConvKind::forward || dtype == DType::f64 || !data_type(dtype, io)) return nullptr;
   // The sum leaves the convolution in f32 (its accumulator, never rounded to io) and the add runs
@@ -271,7 +299,7 @@ std::shared_ptr<const ConvPlan> build_conv_bias_plan(const ConvCall& call, DType
   add_op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
   if (add_op.finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
   const cudnnBackendDescriptor_t ops[] = {conv_op.get(), add_op.get()};
-  return graph_plan(ops, dtype, precision, target);
+  return graph_plan(ops, dtype, precision, target, timer);
 }
 
 namespace {
@@ -279,9 +307,10 @@ namespace {
 /// This thread's plan for `call` (with a fused bias when `bias`; nullptr: none), built on first
 /// use; the slot itself, so that a plan that fails to run is forgotten. A plan is bound to the
 /// handle it was built with, which is this thread's, and cuDNN does not promise that one plan runs
-/// safely from two threads at once.
+/// safely from two threads at once. With a `timer`, the plan is the fastest of the candidates; a
+/// plan built without one (while a CUDA graph recorded) is replaced at the first call with one.
 std::shared_ptr<const ConvPlan>& cached_plan(const ConvCall& call, bool bias, DType dtype, std::int64_t alignment,
-                                             int device, cudnnHandle_t h, Precision precision) {
+                                             int device, cudnnHandle_t h, Precision precision, const PlanTimer* timer) {
   std::vector<std::int64_t> key = {static_cast<std::int64_t>(call.kind), static_cast<std::int64_t>(dtype), alignment,
                                    device, static_cast<std::int64_t>(f32_on_tensor_cores(precision)), bias};
   for (const auto* v : {&call.x.dims, &call.x.strides, &call.w.dims, &call.w.strides, &call.y.dims, &call.y.strides,
@@ -290,16 +319,66 @@ std::shared_ptr<const ConvPlan>& cached_plan(const ConvCall& call, bool bias, DT
     key.insert(key.end(), v->begin(), v->end());
   }
   thread_local std::map<std::vector<std::int64_t>, std::shared_ptr<const ConvPlan>> plans;
-  if (auto it = plans.find(key); it != plans.end()) return it->second;
+  // Plans replaced by a timed one stay alive: a recorded graph may hold kernels they launched.
+  thread_local std::vector<std::shared_ptr<const ConvPlan>> replaced;
+  const auto it = plans.find(key);
+  if (it != plans.end() && (!timer || !it->second || it->second->timed)) return it->second;
   std::shared_ptr<const ConvPlan> plan;
   try {
     const Target target{h, nullptr};
-    plan = bias ? build_conv_bias_plan(call, dtype, alignment, target, precision)
-                : build_conv_plan(call, dtype, alignment, target, precision);
+    plan = bias ? build_conv_bias_plan(call, dtype, alignment, target, precision, timer)
+                : build_conv_plan(call, dtype, alignment, target, precision, timer);
   } catch (const DeviceError&) {
     plan = nullptr;  // a descriptor cuDNN refused: the next form, or the direct kernel, runs it
   }
-  return plans.emplace(std::move(key), std::move(plan)).first->second;
+  if (it == plans.end()) return plans.emplace(std::move(key), std::move(plan)).first->second;
+  if (plan) replaced.push_back(std::exchange(it->second, std::move(plan)));
+  return it->second;
+}
+
+/// The variant pack binding the graph's tensors (x, w, y, and the bias when `tensors` is 4) to
+/// the memory at `at`, and the workspace.
+Descriptor variant_pack(const std::array<void*, 4>& at, std::int64_t tensors, void* workspace) {
+  static constexpr std::array<std::int64_t, 4> ids = {kX, kW, kY, kBias};
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, tensors, ids.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, tensors, at.data());
+  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  pack.finalize_or_throw("conv_general_dilated (cuDNN variant pack)");
+  return pack;
+}
+
+/// Milliseconds per execution of `plan` on the tensors at `at`, on the handle's stream: one
+/// execution to warm up, then the mean of kTimedRuns; +inf where the plan does not run. Waits for
+/// the GPU (never called while a graph records).
+double time_plan(cudnnHandle_t h, const ConvPlan& plan, const std::array<void*, 4>& at, std::int64_t tensors,
+                 int device) {
+  constexpr int kTimedRuns = 3;
+  constexpr double never = std::numeric_limits<double>::infinity();
+  std::shared_ptr<Buffer> workspace;
+  if (plan.workspace_bytes > 0) {
+    try {
+      workspace = allocate(static_cast<std::size_t>(plan.workspace_bytes), device);
+    } catch (const ResourceError&) {
+      return never;  // this engine's workspace does not fit
+    }
+  }
+  const Descriptor pack = variant_pack(at, tensors, workspace ? workspace->data() : nullptr);
+  if (cudnnBackendExecute(h, plan.plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return never;
+  struct Event {
+    cudaEvent_t e = nullptr;
+    Event() { cuda::detail::check(cudaEventCreate(&e), "cudaEventCreate"); }
+    ~Event() { (void)cudaEventDestroy(e); }
+  } start, stop;
+  cudaStream_t s = cuda::detail::stream(device);
+  cuda::detail::check(cudaEventRecord(start.e, s), "cudaEventRecord");
+  for (int r = 0; r < kTimedRuns; ++r)
+    if (cudnnBackendExecute(h, plan.plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return never;
+  cuda::detail::check(cudaEventRecord(stop.e, s), "cudaEventRecord");
+  cuda::detail::check(cudaEventSynchronize(stop.e), "cudaEventSynchronize");
+  float ms = 0;
+  cuda::detail::check(cudaEventElapsedTime(&ms, start.e, stop.e), "cudaEventElapsedTime");
+  return static_cast<double>(ms) / kTimedRuns;
 }
 
 /// Where cuDNN reads or writes tensor `t` of an operand at `operand`: the operand itself, or a
@@ -325,8 +404,10 @@ void* tensor_memory(const StagedTensor& t, const void* operand, bool input, std:
 
 namespace {
 
-/// Runs `call` (and adds `bias` to its result as one graph, when not null) on its cached plan;
-/// false, having written nothing to `out`, where there is none or the GPU will not run it.
+/// Runs `call` (and adds `bias` to its result as one graph, when not null) on its cached plan,
+/// chosen by timing the candidates on these operands at the first call where autotuning is on;
+/// false where there is none or the GPU will not run it (the caller then writes all of `out`
+/// another way: a timed candidate may have written to it).
 bool run(const ConvCall& call, DType dtype, const void* lhs, const void* rhs, const void* bias, void* out, int device,
          cudnnHandle_t h, Precision precision) {
   const std::size_t item = itemsize(dtype);
@@ -337,10 +418,31 @@ bool run(const ConvCall& call, DType dtype, const void* lhs, const void* rhs, co
   for (const auto& [t, p] : operands)
     if (!t->staged) alignment = std::min<std::int64_t>(alignment, cuda::detail::lt_alignment(p));
   if (bias) alignment = std::min<std::int64_t>(alignment, cuda::detail::lt_alignment(bias));
-  std::shared_ptr<const ConvPlan>& slot = cached_plan(call, bias != nullptr, dtype, alignment, device, h, precision);
+  // Where cuDNN reads and writes: the operands, or staged copies made at the first need (a plan
+  // being timed, or the one chosen).
+  std::vector<std::shared_ptr<Buffer>> held;  // staged tensors and the workspace, until issued
+  std::array<void*, 4> at{};
+  void* out_at = nullptr;
+  bool staged = false;
+  const auto stage = [&] {
+    if (staged) return;
+    void* lhs_at = tensor_memory(call.lhs(), lhs, true, item, device, held);
+    void* rhs_at = tensor_memory(call.rhs(), rhs, true, item, device, held);
+    out_at = tensor_memory(call.out(), out, false, item, device, held);
+    auto memory_of = [&](const StagedTensor& t) { return &t == &call.lhs() ? lhs_at : &t == &call.rhs() ? rhs_at : out_at; };
+    at = {memory_of(call.x), memory_of(call.w), memory_of(call.y), const_cast<void*>(bias)};
+    staged = true;
+  };
+  const std::int64_t tensors = bias ? 4 : 3;
+  const PlanTimer timer = [&](const ConvPlan& candidate) {
+    stage();
+    return time_plan(h, candidate, at, tensors, device);
+  };
+  const bool tune = cudnn_autotune() && !cuda::detail::recording_for(device);
+  std::shared_ptr<const ConvPlan>& slot =
+      cached_plan(call, bias != nullptr, dtype, alignment, device, h, precision, tune ? &timer : nullptr);
   if (!slot) return false;
   const std::shared_ptr<const ConvPlan> plan = slot;
-  std::vector<std::shared_ptr<Buffer>> held;  // staged tensors and the workspace, until issued
   void* ws = nullptr;
   if (plan->workspace_bytes > 0) {
     try {
@@ -350,18 +452,8 @@ bool run(const ConvCall& call, DType dtype, const void* lhs, const void* rhs, co
     }
     ws = held.back()->data();
   }
-  void* lhs_at = tensor_memory(call.lhs(), lhs, true, item, device, held);
-  void* rhs_at = tensor_memory(call.rhs(), rhs, true, item, device, held);
-  void* out_at = tensor_memory(call.out(), out, false, item, device, held);
-  auto memory_of = [&](const StagedTensor& t) { return &t == &call.lhs() ? lhs_at : &t == &call.rhs() ? rhs_at : out_at; };
-  void* at[4] = {memory_of(call.x), memory_of(call.w), memory_of(call.y), const_cast<void*>(bias)};
-  std::array<std::int64_t, 4> ids = {kX, kW, kY, kBias};
-  const std::int64_t tensors = bias ? 4 : 3;
-  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, tensors, ids.data());
-  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, tensors, at);
-  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
-  pack.finalize_or_throw("conv_general_dilated (cuDNN variant pack)");
+  stage();
+  const Descriptor pack = variant_pack(at, tensors, ws);
   const cudnnStatus_t status = cudnnBackendExecute(h, plan->plan.get(), pack.get());
   // cuDNN 9's status codes: 2xxx bad parameters, 3xxx not supported (4xxx internal and 5xxx
   // execution failures are errors). A plan this GPU will not run is forgotten, and the next

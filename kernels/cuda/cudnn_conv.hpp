@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -21,16 +22,26 @@ struct ConvPlan {
   std::int64_t workspace_bytes = 0;
   std::int64_t engine = -1;  ///< cuDNN's global engine index (for tests and logs)
   std::vector<cudnnBackendNumericalNote_t> notes;  ///< the engine's numerical notes
+  bool timed = false;  ///< chosen by timing the candidates (autotuning), not by the heuristics alone
 };
+
+/// Times `plan` on a call's own operands: milliseconds per execution, +inf where it does not run.
+using PlanTimer = std::function<double(const ConvPlan&)>;
+/// How many accepted plans, in the heuristics' order, autotuning times: cuDNN's heuristics rank
+/// engines by a model, and on some shapes their first choice is several times slower than one a
+/// few places down (W4's gradient convolutions on an H200), as XLA's and PyTorch's autotuners find.
+inline constexpr std::size_t kAutotuneCandidates = 6;
 
 /// Builds the plan for `call` on operands of `dtype` whose addresses are multiples of `alignment`
 /// bytes, for `target`; nullptr when no engine canopy accepts runs it.
 /// Accepted: deterministic engines that accumulate in f32 or wider; for f64, and for f32 unless
 /// `precision` is Precision::high, also none that computes on tensor cores (TF32) or down-converts
 /// (the same pedantic precision as the cuBLAS matmuls); no FFT or Winograd engines (their rounding
-/// departs from the direct sum).
+/// departs from the direct sum). With a `timer`, the first kAutotuneCandidates accepted plans are
+/// timed and the fastest is kept (the heuristics' first on a tie, or where none could be timed).
 std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
-                                                const Target& target, Precision precision = Precision::default_);
+                                                const Target& target, Precision precision = Precision::default_,
+                                                const PlanTimer* timer = nullptr);
 
 /// The plan of a forward `call` whose result gets a bias added as it is written (cuda_nn.hpp's
 /// conv_bias): one graph of the convolution into a virtual f32 tensor and a pointwise ADD of the
@@ -38,7 +49,8 @@ std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtyp
 /// result. f32, bf16, f16 (nullptr for other dtypes and kinds); engines accepted as for
 /// build_conv_plan.
 std::shared_ptr<const ConvPlan> build_conv_bias_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
-                                                     const Target& target, Precision precision = Precision::default_);
+                                                     const Target& target, Precision precision = Precision::default_,
+                                                     const PlanTimer* timer = nullptr);
 
 // conv (cudnn_entry.hpp) tries conv_calls(g) in order on the device's stream, caching plans per
 // thread and call.

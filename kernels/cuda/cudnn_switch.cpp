@@ -1,8 +1,9 @@
-// Whether the kernels try cuDNN first, how often it ran, and which convolutions conv_bias takes
-// (cuda_nn.hpp): for every build.
+// Whether the kernels try cuDNN first and time its engines, how often it ran, and which
+// convolutions conv_bias takes (cuda_nn.hpp): for every build.
 #include <atomic>
 
 #include "canopy/kernels/cuda_nn.hpp"
+#include "canopy/kernels/environment.hpp"
 #include "cudnn_conv_problem.hpp"
 #include "cudnn_entry.hpp"
 
@@ -24,9 +25,12 @@ std::atomic<std::int64_t>& conv_bias_calls() {
   static std::atomic<std::int64_t> n{0};
   return n;
 }
+constinit EnvSwitch autotune_flag{"CANOPY_CUDNN_AUTOTUNE", true};
 }  // namespace
 
 void set_use_cudnn(bool on) { cudnn_flag() = on; }
+void set_cudnn_autotune(bool on) { autotune_flag.set(on); }
+bool cudnn_autotune() { return autotune_flag.get(); }
 bool use_cudnn() { return cudnn_flag() && cudnn_built(); }
 std::int64_t cudnn_calls() { return calls(); }
 std::int64_t cudnn_conv_calls(CudnnConv kind) { return conv_count(kind); }

@@ -15,6 +15,14 @@ namespace canopy::kernels::cuda {
 /// suite checks both paths against the CPU.
 void set_use_cudnn(bool on);
 bool use_cudnn();
+/// Whether a convolution's cuDNN plan is chosen by timing: at the first call of each problem
+/// (shapes, layout, dtype, alignment, precision) on a thread, the first few engines cuDNN's
+/// heuristics rank, among those canopy accepts, run on the call's own operands and the fastest is
+/// kept, as XLA's autotuner and PyTorch's cudnn.benchmark do. On by default (CANOPY_CUDNN_AUTOTUNE=0
+/// turns it off); off, the heuristics' first choice runs, the same engine in every process (the
+/// engines differ in summation order, so results may differ in the last bits between choices).
+void set_cudnn_autotune(bool on);
+bool cudnn_autotune();
 /// Whether this build has cuDNN (9.8 or later: the graph API with device properties).
 bool cudnn_built();
 /// cuDNN calls made so far (convolutions and softmaxes run on cuDNN, not the direct kernels): what
