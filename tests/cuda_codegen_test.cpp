@@ -19,6 +19,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <canopy/kernels/cpu.hpp>
@@ -325,6 +326,45 @@ TEST_CASE("generated CUDA kernels: compiled once per source and architecture, in
   const gen::CubinCacheStats s6 = gen::cubin_cache_stats();
   CHECK(gen::cubin_for(source + "// another\n", kArch, error));
   CHECK(gen::cubin_cache_stats().rejected_disk_entries == s6.rejected_disk_entries + 1);
+  std::filesystem::remove_all(dir.parent_path());
+}
+
+TEST_CASE("generated CUDA kernels: a program's kernels compile side by side ahead of their launches") {
+  REQUIRE(gen::nvrtc_unavailable_reason().empty());
+  const auto dir = scratch_dir("ahead");
+  ScopedEnv cache_env("CANOPY_KERNEL_CACHE", dir.string());
+  std::vector<std::string> sources;
+  for (Case c : cases()) {
+    CAPTURE(c.name);
+    // A layout as jit's plan gives its launches (operands at the start of blocks): the one
+    // compiled ahead. std::vector's blocks are 16-byte aligned too.
+    Outputs out(c.program, c.n);
+    c.program.elements = c.n;
+    CHECK(gen::block_layout(c.program) == gen::fused_layout(c.program, c.in(), out.ptr, c.n));
+    // A step of this test's own, so that no other test compiled these sources before.
+    c.program.steps.push_back({K::unary, u(UnaryOp::abs), static_cast<int>(c.program.steps.size()) - 1});
+    sources.push_back(gen::fused_kernel_source(c.program, gen::block_layout(c.program)) + "// ahead\n");
+  }
+  sources.push_back(sources.front());  // twice in one batch: compiled once, the other waits for it
+  gen::clear_cubin_memory_cache();
+  const gen::CubinCacheStats s0 = gen::cubin_cache_stats();
+  const auto t0 = std::chrono::steady_clock::now();
+  gen::compile_all(sources, kArch);
+  const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const gen::CubinCacheStats s1 = gen::cubin_cache_stats();
+  CHECK(s1.compiles == s0.compiles + static_cast<std::int64_t>(sources.size()) - 1);
+  MESSAGE("NVRTC ahead of launch: " << sources.size() - 1 << " kernels in " << wall << " ms on "
+                                    << std::thread::hardware_concurrency() << " threads (" << s1.compile_ms - s0.compile_ms
+                                    << " ms of compiles)");
+  // Launches find them in memory.
+  std::string error;
+  for (const std::string& source : sources) CHECK_MESSAGE(gen::cubin_for(source, kArch, error), error);
+  CHECK(gen::cubin_cache_stats().compiles == s1.compiles);
+  // A source that does not compile is cached with its error, as a launch would find it.
+  const std::vector<std::string> broken{"this is not CUDA"};
+  gen::compile_all(broken, kArch);
+  CHECK_FALSE(gen::cubin_for(broken.front(), kArch, error));
+  CHECK(error.find("NVRTC") != std::string::npos);
   std::filesystem::remove_all(dir.parent_path());
 }
 

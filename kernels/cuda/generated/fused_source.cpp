@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <sstream>
+#include <vector>
 
 #include "canopy/kernels/cuda.hpp"  // before fused_math.hpp, which names cuda::UnaryOp and BinaryOp
 #include "../fused_math.hpp"
@@ -93,6 +94,13 @@ FusedLayout fused_layout(const FusedProgram& p, std::span<const void* const> in,
     layout.vector_rows[k] = p.inputs[k].mode == Mode::row && p.inputs[k].size % kVectorElements == 0 &&
                             aligned(in[k], p.inputs[k].dtype);
   return layout;
+}
+
+FusedLayout block_layout(const FusedProgram& p) {
+  void* const block = reinterpret_cast<void*>(std::uintptr_t{256});  // a block's start: aligned for anything
+  const std::vector<const void*> in(p.inputs.size(), block);
+  const std::vector<void*> out(p.outputs.size(), block);
+  return fused_layout(p, in, out, p.elements);
 }
 
 std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout) {

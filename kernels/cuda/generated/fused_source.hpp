@@ -33,6 +33,10 @@ struct FusedLayout {
 FusedLayout fused_layout(const FusedProgram& p, std::span<const void* const> in, std::span<void* const> out,
                          std::int64_t n);
 
+/// The layout of a launch of `p` over its own element count with every operand at the start of
+/// a device block (aligned for every access): what a launch inside jit's plan normally has.
+FusedLayout block_layout(const FusedProgram& p);
+
 /// Whether a kernel can be generated for `p`: the programs the interpreter runs (full, scalar and
 /// row inputs of f32 or bool; load, unary, binary, select and to_bool steps; no sums).
 bool generated_supported(const FusedProgram& p);

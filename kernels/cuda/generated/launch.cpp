@@ -84,6 +84,16 @@ bool generated_kernels() { return generated_switch().get(); }
 std::int64_t generated_kernel_calls() { return calls.load(); }
 std::int64_t generated_kernel_fallbacks() { return fallbacks.load(); }
 
+void prepare_generated_fused(std::span<const FusedProgram* const> programs, int device) {
+  if (!generated_kernels() || !generated::nvrtc_unavailable_reason().empty()) return;
+  std::vector<std::string> sources;
+  for (const FusedProgram* p : programs)
+    if (generated::generated_supported(*p)) sources.push_back(generated::fused_kernel_source(*p, generated::block_layout(*p)));
+  if (sources.empty()) return;
+  int sms = 0;
+  generated::compile_all(sources, device_arch(device, sms));
+}
+
 namespace detail {
 
 bool launch_generated_fused(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,

@@ -4,11 +4,14 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -135,9 +138,17 @@ void store_entry(const fs::path& path, const std::string& source, int arch, cons
   if (ec) fs::remove(tmp, ec);
 }
 
+/// A source's cubin, or why there is none.
+struct Entry {
+  std::shared_ptr<const std::string> cubin;
+  std::string error;
+};
+/// The entries by (source, architecture), each a future: the thread that first asks for a source
+/// compiles it outside the lock, so that different sources compile at once (compile_all), and
+/// every other thread asking for the same source waits for that one compile.
 struct Cache {
   std::mutex mutex;
-  std::map<std::pair<std::string, int>, std::pair<std::shared_ptr<const std::string>, std::string>> entries;
+  std::map<std::pair<std::string, int>, std::shared_future<Entry>> entries;
   CubinCacheStats stats;
 };
 Cache& cache() {
@@ -192,37 +203,78 @@ std::string cubin_cache_path(const std::string& source, int arch) {
   return (cpu::codegen::kernel_cache_dir() / name).string();
 }
 
-std::shared_ptr<const std::string> cubin_for(const std::string& source, int arch, std::string& error) {
+namespace {
+
+/// The disk cache's entry for `source`, else NVRTC's compile of it (stored on disk).
+Entry load_or_compile(const std::string& source, int arch) {
   Cache& c = cache();
-  std::lock_guard lock(c.mutex);  // one compile at a time: NVRTC takes a core and ~0.1-0.3 s
-  const auto key = std::make_pair(source, arch);
-  if (auto it = c.entries.find(key); it != c.entries.end()) {
-    ++c.stats.memory_hits;
-    error = it->second.second;
-    return it->second.first;
-  }
   const fs::path path = cubin_cache_path(source, arch);
   bool bad = false;
-  std::shared_ptr<const std::string> cubin = load_entry(path, source, arch, bad);
-  if (cubin) {
-    ++c.stats.disk_loads;
-  } else {
-    if (bad) ++c.stats.rejected_disk_entries;
-    if (const std::string why = nvrtc_unavailable_reason(); !why.empty()) {
-      error = why;
-      c.entries[key] = {nullptr, error};
-      return nullptr;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    Compiled compiled = nvrtc_compile(source, arch);
-    c.stats.compile_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ++c.stats.compiles;
-    cubin = compiled.cubin;
-    error = compiled.error;
-    if (cubin) store_entry(path, source, arch, *cubin);
+  auto cubin = load_entry(path, source, arch, bad);
+  {
+    std::lock_guard lock(c.mutex);
+    c.stats.disk_loads += cubin != nullptr;
+    c.stats.rejected_disk_entries += bad;
   }
-  c.entries[key] = {cubin, cubin ? std::string() : error};
-  return cubin;
+  if (cubin) return {std::move(cubin), {}};
+  if (const std::string why = nvrtc_unavailable_reason(); !why.empty()) return {nullptr, why};
+  const auto t0 = std::chrono::steady_clock::now();
+  Compiled compiled = nvrtc_compile(source, arch);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (compiled.cubin) store_entry(path, source, arch, *compiled.cubin);
+  std::lock_guard lock(c.mutex);
+  c.stats.compile_ms += ms;
+  ++c.stats.compiles;
+  return {std::move(compiled.cubin), compiled.cubin ? std::string() : std::move(compiled.error)};
+}
+
+}  // namespace
+
+std::shared_ptr<const std::string> cubin_for(const std::string& source, int arch, std::string& error) {
+  Cache& c = cache();
+  std::shared_future<Entry> entry;
+  std::promise<Entry> mine;
+  bool first = false;
+  {
+    std::lock_guard lock(c.mutex);
+    const auto key = std::make_pair(source, arch);
+    if (auto it = c.entries.find(key); it != c.entries.end()) {
+      ++c.stats.memory_hits;
+      entry = it->second;
+    } else {
+      entry = mine.get_future().share();
+      c.entries.emplace(key, entry);
+      first = true;
+    }
+  }
+  // Failures are kept too: one attempt per source.
+  if (first) {
+    try {
+      mine.set_value(load_or_compile(source, arch));
+    } catch (...) {
+      mine.set_exception(std::current_exception());  // the waiters see it too
+      throw;
+    }
+  }
+  const Entry& e = entry.get();
+  error = e.error;
+  return e.cubin;
+}
+
+void compile_all(std::span<const std::string> sources, int arch) {
+  if (sources.empty()) return;
+  // NVRTC takes one core and ~0.1-0.3 s per kernel; a program's kernels compile side by side.
+  const std::size_t threads =
+      std::min<std::size_t>(sources.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    std::string error;  // a failure is cached with its error, and reported where the kernel is launched
+    for (std::size_t k = next++; k < sources.size(); k = next++) (void)cubin_for(sources[k], arch, error);
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
 }
 
 CubinCacheStats cubin_cache_stats() {

@@ -1,13 +1,14 @@
 // Internal to kernels/cuda: generated kernels compiled by NVRTC into CUBIN for one compute
 // capability, once per source: cached in memory by (source, architecture) and on disk in the
 // kernel cache directory (CANOPY_KERNEL_CACHE, as the CPU's generated kernels) by the source's
-// hash and the architecture. libnvrtc is opened at the first compile (dlopen), so that a process
-// starts where it is missing and its fused programs run on the interpreter kernel instead. Pure
-// host code: it compiles on machines without a GPU.
+// hash and the architecture; different sources compile at once. libnvrtc is opened at the first
+// compile (dlopen), so that a process starts where it is missing and its fused programs run on
+// the interpreter kernel instead. Pure host code: it compiles on machines without a GPU.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace canopy::kernels::cuda::generated {
@@ -30,6 +31,11 @@ Compiled nvrtc_compile(const std::string& source, int arch, bool ptx = false);
 /// else compiled and stored in both (on disk as a temporary file renamed into place). Null with
 /// `error` set where it cannot be compiled; failures are cached too (one attempt per source).
 std::shared_ptr<const std::string> cubin_for(const std::string& source, int arch, std::string& error);
+
+/// cubin_for of every source, compiled side by side on up to one thread per core (the kernels of
+/// one program, compiled ahead of its first call: its first call then waits for the slowest
+/// compile rather than for their sum). Failures are cached as cubin_for caches them.
+void compile_all(std::span<const std::string> sources, int arch);
 
 /// What cubin_for did so far in this process.
 struct CubinCacheStats {

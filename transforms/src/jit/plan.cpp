@@ -5,6 +5,7 @@
 
 #include "../core/device_backend.hpp"
 #include "canopy/error.hpp"
+#include "canopy/kernels/cuda.hpp"
 #include "canopy/numpy.hpp"
 #include "passes/passes.hpp"
 #include "plan.hpp"
@@ -25,6 +26,14 @@ std::unique_ptr<Executable::Plan> Executable::Plan::of(const Program& p, const s
 std::unique_ptr<const Executable::Plan> Executable::Plan::on_device(const Device& device) const {
   auto placed = std::make_unique<Plan>(*this);
   for (auto& [s, c] : placed->constants) c = detail::to_device_memory(c, device, false);
+  if (device.kind == Device::Kind::cuda) {
+    // The fused groups' generated kernels compile side by side now, rather than one after another
+    // as the first call reaches them.
+    std::vector<const kernels::FusedProgram*> fused;
+    for (const Step& st : steps)
+      if (const kernels::FusedProgram* f = detail::fused_program_of(*st.prim, st.params)) fused.push_back(f);
+    kernels::cuda::prepare_generated_fused(fused, device.index);
+  }
   return placed;
 }
 

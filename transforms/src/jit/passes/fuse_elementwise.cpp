@@ -295,6 +295,9 @@ const PrimitiveInfo& fused_primitive() {
 }  // namespace
 
 bool is_fused_elementwise(const PrimitiveInfo& prim) { return &prim == &fused_primitive(); }
+const kernels::FusedProgram* fused_program_of(const PrimitiveInfo& prim, const ParamsRef& params) {
+  return is_fused_elementwise(prim) ? params.get<FusedParams>().program.get() : nullptr;
+}
 
 namespace {
 

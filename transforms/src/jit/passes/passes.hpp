@@ -14,6 +14,10 @@
 #include "canopy/core/ir.hpp"
 #include "canopy/core/primitive.hpp"
 
+namespace canopy::kernels {
+struct FusedProgram;
+}
+
 namespace canopy::detail {
 
 /// Evaluates now every equation whose operands are all concrete constants and whose results
@@ -123,6 +127,8 @@ void fuse_elementwise_for_cuda(Program& p);
 /// Whether `prim` is the equation fuse_elementwise makes (its kernel reads each element of every
 /// input before writing the results' element, so a result may take an input's bytes).
 bool is_fused_elementwise(const PrimitiveInfo& prim);
+/// The kernel program of such an equation (prim, params); null for any other equation.
+const kernels::FusedProgram* fused_program_of(const PrimitiveInfo& prim, const ParamsRef& params);
 
 /// Where each intermediate lives in one arena per call: slots whose lifetimes do not meet may
 /// share bytes. `earlier[s]` lists the slots that held some of slot s's bytes before it: a call
