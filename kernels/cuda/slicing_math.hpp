@@ -15,11 +15,12 @@
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/element_math.hpp"
 #include "canopy/shape.hpp"
+#include "strided_math.hpp"
 
 namespace canopy::kernels::cuda::slicing {
 
 /// Dims a window copy takes after unit dims are dropped and contiguous runs merged.
-inline constexpr int kMaxWindowRank = 8;
+inline constexpr int kMaxWindowRank = strided::kMaxRank;
 
 /// A start index as int64: every integer dtype widens exactly, except a u64 beyond int64's range,
 /// which saturates (it is past every dim either way), as the primitives' index_values reads it.
@@ -83,56 +84,20 @@ inline std::vector<StartTerm> start_terms(const Shape& operand_shape, const Shap
 }
 
 /// A window copy's geometry, by value into a kernel: its dims, and per dim the element stride in
-/// the operand (from the window's offset) and in the dense side (the slice, or the update).
-struct WindowCopy {
-  int rank = 0;
-  std::int64_t dims[kMaxWindowRank] = {};
-  std::int64_t operand[kMaxWindowRank] = {};
-  std::int64_t dense[kMaxWindowRank] = {};
-};
+/// the operand (a: from the window's offset) and in the dense side (b: the slice, or the update).
+using WindowCopy = strided::Strides;
 
 /// The geometry of a window of `window_shape` in a contiguous operand of `operand_shape`, with unit
-/// dims dropped and each dim merged into the one before where both sides stay affine; false when
-/// more than kMaxWindowRank dims remain.
+/// dims dropped and contiguous runs merged; false when more than kMaxWindowRank dims remain.
 inline bool window_copy(const Shape& operand_shape, const Shape& window_shape, WindowCopy& g) {
-  g = WindowCopy{};
-  const Shape os = contiguous_strides(operand_shape), ws = contiguous_strides(window_shape);
-  for (std::size_t d = 0; d < window_shape.size(); ++d) {
-    const std::int64_t n = window_shape[d];
-    if (n == 1) continue;
-    if (g.rank > 0 && g.operand[g.rank - 1] == os[d] * n && g.dense[g.rank - 1] == ws[d] * n) {
-      g.dims[g.rank - 1] *= n;
-      g.operand[g.rank - 1] = os[d];
-      g.dense[g.rank - 1] = ws[d];
-      continue;
-    }
-    if (g.rank == kMaxWindowRank) return false;
-    g.dims[g.rank] = n;
-    g.operand[g.rank] = os[d];
-    g.dense[g.rank] = ws[d];
-    ++g.rank;
-  }
-  return true;
-}
-
-/// Element i (row-major over the window) of a window copy: its offset from the window's start in
-/// the operand and in the dense side.
-CANOPY_HD inline void window_element(const WindowCopy& g, std::int64_t i, std::int64_t& operand, std::int64_t& dense) {
-  operand = 0;
-  dense = 0;
-  for (int d = g.rank - 1; d >= 0; --d) {
-    const std::int64_t idx = i % g.dims[d];
-    i /= g.dims[d];
-    operand += idx * g.operand[d];
-    dense += idx * g.dense[d];
-  }
+  return strided::merged(window_shape, contiguous_strides(operand_shape), contiguous_strides(window_shape), g);
 }
 
 /// dynamic_slice's element i: out[dense] = operand[offset + operand position].
 template <class W>
 CANOPY_HD inline void slice_element(const WindowCopy& g, std::int64_t i, std::int64_t offset, const W* operand, W* out) {
   std::int64_t o, d;
-  window_element(g, i, o, d);
+  strided::offsets(g, i, o, d);
   out[d] = operand[offset + o];
 }
 
@@ -141,7 +106,7 @@ CANOPY_HD inline void slice_element(const WindowCopy& g, std::int64_t i, std::in
 template <class W>
 CANOPY_HD inline void update_element(const WindowCopy& g, std::int64_t i, std::int64_t offset, const W* update, W* out) {
   std::int64_t o, d;
-  window_element(g, i, o, d);
+  strided::offsets(g, i, o, d);
   out[offset + o] = update[d];
 }
 
