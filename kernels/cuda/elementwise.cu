@@ -11,6 +11,7 @@
 #include "canopy/kernels/cuda.hpp"
 #include "canopy/kernels/element_math.hpp"
 #include "runtime.hpp"
+#include "strided_math.hpp"
 
 namespace canopy::kernels::cuda {
 namespace {
@@ -18,27 +19,9 @@ namespace {
 using detail::blocks_for;
 using detail::kThreads;
 
-constexpr int kMaxRank = 8;
-
-/// Dims and up to two operands' element strides, by value into a kernel.
-struct Strides {
-  int rank = 0;
-  std::int64_t dims[kMaxRank] = {};
-  std::int64_t a[kMaxRank] = {};
-  std::int64_t b[kMaxRank] = {};
-};
-
-__device__ inline void offsets(const Strides& s, std::int64_t i, std::int64_t& oa, std::int64_t& ob) {
-  oa = 0;
-  ob = 0;
-  for (int d = s.rank - 1; d >= 0; --d) {
-    const std::int64_t idx = i % s.dims[d];
-    i /= s.dims[d];
-    oa += idx * s.a[d];
-    ob += idx * s.b[d];
-  }
-}
-
+using strided::kMaxRank;
+using strided::offsets;
+using strided::Strides;
 
 template <class T>
 __global__ void unary_kernel(UnaryOp op, const T* in, void* out, std::int64_t n) {
@@ -187,22 +170,8 @@ void copy_strided(std::size_t itemsize, const void* in, std::span<const std::int
                   void* out, std::span<const std::int64_t> out_strides, int device) {
   const std::int64_t n = shape_size(shape);
   if (n == 0) return;
-  // Drop unit dims (their strides never matter), then merge dims that stay affine in both.
   Strides st;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    if (st.rank > 0 && st.a[st.rank - 1] == in_strides[d] * shape[d] && st.b[st.rank - 1] == out_strides[d] * shape[d]) {
-      st.dims[st.rank - 1] *= shape[d];
-      st.a[st.rank - 1] = in_strides[d];
-      st.b[st.rank - 1] = out_strides[d];
-      continue;
-    }
-    if (st.rank == kMaxRank) rank_too_large("copy_strided", shape.size());
-    st.dims[st.rank] = shape[d];
-    st.a[st.rank] = in_strides[d];
-    st.b[st.rank] = out_strides[d];
-    ++st.rank;
-  }
+  if (!strided::merged(shape, in_strides, out_strides, st)) rank_too_large("copy_strided", shape.size());
   cudaStream_t s = detail::stream(device);
   visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
     copy_strided_kernel<W><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const W*>(in), static_cast<W*>(out), n, st);

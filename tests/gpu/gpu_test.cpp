@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <canopy/canopy.hpp>
@@ -284,6 +285,42 @@ TEST_CASE("jit on cuda:0: a step replays as one CUDA graph from its second call,
     for (std::size_t k = 0; k < kept.size(); ++k) check_close(kept[k].w, want[k + 1].w, "a kept update");
     CHECK(kernels::cuda::graph_recordings() == recordings + 1);
     CHECK(kernels::cuda::graph_replays() == replays + 4);
+  }
+}
+
+TEST_CASE("jit on cuda:0: dynamic_slice, dynamic_update_slice and pad with traced starts and padding value record a graph "
+          "and replay it with the CPU's values") {
+  REQUIRE(device_graphs());
+  // Starts of several integer dtypes, negative and out of range among them: the kernels read and
+  // clamp them on the device, so the call records (a host read would refuse the recording).
+  auto window_ops = [](const Array& x, const Array& i, const Array& j, const Array& v) {
+    const Array window = dynamic_slice(x, {i, j}, {3, 4});
+    const Array updated = dynamic_update_slice(x, window + window, {j, i});
+    const Array padded = pad(window, v, {{1, 2, 1}, {-1, 2, 0}});
+    return std::make_pair(updated, padded);
+  };
+  struct Call {
+    Array i, j;
+  };
+  const std::vector<Call> calls{{scalar(std::int32_t{1}), scalar(std::uint8_t{2})},
+                                {scalar(std::int32_t{-2}), scalar(std::uint8_t{200})},
+                                {scalar(std::int32_t{9}), scalar(std::uint8_t{0})}};
+  for (DType d : {DType::f32, DType::bf16, DType::i16, DType::f64, DType::u8}) {
+    CAPTURE(std::string(name(d)));
+    const Array x = (random::normal(random::key(10), {6, 7}) * 10.0f).astype(d);
+    const Array v = scalar(3.0f).astype(d);
+    auto gpu = jit(window_ops), cpu = jit(window_ops);
+    const std::int64_t recordings = kernels::cuda::graph_recordings(), replays = kernels::cuda::graph_replays(),
+                       refusals = kernels::cuda::graph_refusals();
+    for (const Call& c : calls) {
+      const auto want = cpu(x, c.i, c.j, v);
+      const auto got = gpu(device_put(x, kGpu), device_put(c.i, kGpu), device_put(c.j, kGpu), device_put(v, kGpu));
+      check_close(got.first, want.first, "dynamic_update_slice of a dynamic_slice");
+      check_close(got.second, want.second, "pad with a traced value");
+    }
+    CHECK(kernels::cuda::graph_recordings() == recordings + 1);
+    CHECK(kernels::cuda::graph_replays() == replays + 2);
+    CHECK(kernels::cuda::graph_refusals() == refusals);
   }
 }
 

@@ -1,8 +1,11 @@
-// `pad` (lax.pad): rules, samples, op. Its one evaluation (`evaluate`) runs on every device.
+// `pad` (lax.pad): rules, samples, op, and the placing of the operand that the backends' kernels
+// run after filling the result with the padding value (src/backends/<kind>/slicing.cpp: a GPU
+// reads the padding value on the device).
 #include <algorithm>
 
 #include "../rules.hpp"
 #include "../slicing/windows.hpp"
+#include "pad_params.hpp"
 
 namespace canopy::prim {
 namespace {
@@ -15,9 +18,7 @@ std::vector<int> all_axes(const Array& x) {
 struct Pad {
   static constexpr std::string_view name = "pad";
   static constexpr Arity arity = Arity::exactly(2);
-  struct Params {
-    std::vector<PadConfig> padding_config;
-  };
+  using Params = detail::PadParams;
   static constexpr bool linear = true;
   static Aval abstract_eval(std::span<const Aval> avals, const Params& params) {
     const Aval &a = avals[0], &v = avals[1];
@@ -79,19 +80,6 @@ struct Pad {
     }
     return p;
   }
-  // One evaluation for every device: the fill and the copy run on out's device; the padding
-  // value (a scalar operand) is read on the host.
-  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const Array& a = in[0];
-    const std::size_t w = itemsize(a.dtype());
-    const Array value = detail::host_copy(in[1]);
-    detail::fill(out[0], w, detail::cdata(value), out[0].size());
-    const Placement p = placement(a.shape(), out[0].shape(), params);
-    if (p.empty) return;
-    const auto sw = static_cast<std::int64_t>(w);
-    detail::copy_strided(out[0], w, static_cast<const char*>(detail::cdata(a)) + p.src * sw, contiguous_strides(a.shape()),
-                         p.counts, static_cast<char*>(detail::mutable_data(out[0])) + p.dst * sw, p.dst_strides);
-  }
   static Arrays transpose(std::span<const Array> ct, std::span<const Array> primals, std::span<const Aval> avals,
                           const Params& params) {
     // The operand's cotangent is read back at its positions (zeros where negative padding cut it
@@ -147,6 +135,17 @@ struct Pad {
 };
 CANOPY_REGISTER_PRIMITIVE(Pad);
 }  // namespace canopy::prim
+
+namespace canopy::detail {
+void place_padded_operand(const Array& operand, const Array& out, const PadParams& params) {
+  const prim::Pad::Placement p = prim::Pad::placement(operand.shape(), out.shape(), params);
+  if (p.empty) return;
+  const std::size_t w = itemsize(operand.dtype());
+  const auto sw = static_cast<std::int64_t>(w);
+  copy_strided(out, w, static_cast<const char*>(cdata(operand)) + p.src * sw, contiguous_strides(operand.shape()), p.counts,
+               static_cast<char*>(mutable_data(out)) + p.dst * sw, p.dst_strides);
+}
+}  // namespace canopy::detail
 
 namespace canopy {
 Array pad(const Array& x, const Array& padding_value, const std::vector<PadConfig>& padding_config) {

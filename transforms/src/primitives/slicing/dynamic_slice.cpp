@@ -1,7 +1,7 @@
 // `dynamic_slice` (lax.dynamic_slice): rules, samples, ops. Inputs: the operand, then one integer
-// scalar start per dim; its evaluation clamps each start to [0, dim - size] as XLA does (the public op
-// has already turned negative starts into dim + start). Its one evaluation (`evaluate`) runs on
-// every device.
+// scalar start per dim; the backends' kernels (src/backends/<kind>/slicing.cpp) clamp each start to
+// [0, dim - size] as XLA does (the public op has already turned negative starts into dim + start),
+// a GPU's reading the starts on the device.
 #include "../rules.hpp"
 #include "windows.hpp"
 
@@ -35,26 +35,6 @@ struct DynamicSlice {
                                   detail::concat("do not fit the operand ", to_string(a)),
                                   "need 0 <= size <= dim in every dimension");
     return {a.dtype, Shape(params.slice_sizes), a.weak_type};
-  }
-  /// Element offset of the slice in the operand: each start (inputs 1...) clamped to [0, dim - size].
-  /// Starts in GPU memory are read through a host copy, which waits for the GPU.
-  static std::int64_t start_offset(std::span<const Array> in, const Params& params) {
-    const Shape& s = in[0].shape();
-    Shape ist = contiguous_strides(s);
-    std::int64_t off = 0;
-    for (std::size_t d = 0; d < s.size(); ++d) {
-      std::int64_t start = detail::index_values(detail::host_copy(in[d + 1]))[0];
-      off += std::clamp<std::int64_t>(start, 0, s[d] - params.slice_sizes[d]) * ist[d];
-    }
-    return off;
-  }
-  // One evaluation for every device: a strided copy in out's memory.
-  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params& params) {
-    const std::int64_t off = start_offset(in, params);
-    const std::size_t w = itemsize(in[0].dtype());
-    detail::copy_strided(out[0], w, static_cast<const char*>(detail::cdata(in[0])) + off * static_cast<std::int64_t>(w),
-                         contiguous_strides(in[0].shape()), out[0].shape(), detail::mutable_data(out[0]),
-                         contiguous_strides(out[0].shape()));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // Linear in the operand; the starts are indices.

@@ -1,10 +1,9 @@
 // `dynamic_update_slice` (lax.dynamic_update_slice): rules, samples, ops. Inputs: operand, update,
-// one integer scalar start per dim; starts are clamped to [0, dim - update dim] so the update
-// always lands whole, as in XLA. Its one evaluation (`evaluate`) runs on every device.
+// one integer scalar start per dim; the backends' kernels (src/backends/<kind>/slicing.cpp) clamp
+// starts to [0, dim - update dim] so the update always lands whole, as in XLA, a GPU's reading the
+// starts on the device.
 #include "../rules.hpp"
 #include "windows.hpp"
-
-#include <cstring>
 
 namespace canopy::prim {
 struct DynamicUpdateSlice {
@@ -32,26 +31,6 @@ struct DynamicUpdateSlice {
                                   detail::concat(to_string(avals[d]), " must be a scalar"));
     }
     return {a.dtype, a.shape, a.weak_type && u.weak_type};
-  }
-  /// Element offset of the update in the operand: each start (inputs 2...) clamped to
-  /// [0, dim - update dim]. Starts in GPU memory are read through a host copy, which waits for the GPU.
-  static std::int64_t start_offset(std::span<const Array> in) {
-    const Shape &s = in[0].shape(), &us = in[1].shape();
-    Shape ost = contiguous_strides(s);
-    std::int64_t off = 0;
-    for (std::size_t d = 0; d < s.size(); ++d)
-      off += std::clamp<std::int64_t>(detail::index_values(detail::host_copy(in[d + 2]))[0], 0, s[d] - us[d]) * ost[d];
-    return off;
-  }
-  // One evaluation for every device: copies in out's memory.
-  static void evaluate(std::span<const Array> in, std::span<Array> out, const Params&) {
-    const Shape &s = in[0].shape(), &us = in[1].shape();
-    const std::size_t w = itemsize(in[0].dtype());
-    detail::copy_bytes(out[0], 0, in[0], 0, static_cast<std::size_t>(in[0].size()) * w);
-    const std::int64_t off = start_offset(in);
-    detail::copy_strided(out[0], w, detail::cdata(in[1]), contiguous_strides(us), us,
-                         static_cast<char*>(detail::mutable_data(out[0])) + off * static_cast<std::int64_t>(w),
-                         contiguous_strides(s));
   }
   static detail::JvpResult jvp(std::span<const Array> x, std::span<const Array> t, const Params& params) {
     // Linear in the operand and the update jointly; the starts are indices.
