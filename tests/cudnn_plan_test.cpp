@@ -317,6 +317,16 @@ TEST_CASE("cudnn plans: autotuning times the heuristics' first accepted plans an
       const auto chosen = cudnn::build_conv_plan(call, d, 16, h100(), Precision::default_, &last_fastest);
       REQUIRE(chosen);
       CHECK(chosen->engine == timed.back());
+      // Near ties stay with the heuristics' first (the same engine in every run): 3% faster is
+      // not enough, 10% is.
+      for (const double other : {0.97, 0.9}) {
+        std::size_t calls = 0;
+        const cudnn::PlanTimer near = [&](const cudnn::ConvPlan&) { return calls++ == 0 ? 1.0 : other; };
+        const auto kept = cudnn::build_conv_plan(call, d, 16, h100(), Precision::default_, &near);
+        REQUIRE(kept);
+        // All others tie at `other`: the first of them (the second candidate) when it wins.
+        CHECK(kept->engine == timed[other > 1.0 - cudnn::kAutotuneMargin ? 0 : 1]);
+      }
       // None runs (+inf): the heuristics' first.
       const cudnn::PlanTimer none = [](const cudnn::ConvPlan&) { return std::numeric_limits<double>::infinity(); };
       CHECK(cudnn::build_conv_plan(call, d, 16, h100(), Precision::default_, &none)->engine == heuristic->engine);

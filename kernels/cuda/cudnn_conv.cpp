@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <utility>
 #include <vector>
@@ -147,24 +148,27 @@ std::vector<std::shared_ptr<ConvPlan>> accepted_plans(const Descriptor& graph, D
   return plans;
 }
 
-/// The fastest of `plans` by `timer` (the first on a tie, or where none could be timed); the
-/// first without one.
+/// The plan kept of `plans` (in the heuristics' order) by `timer`: the fastest, unless it is within
+/// kAutotuneMargin of the heuristics' first (a near tie goes to the first, so that timing noise
+/// does not pick another engine in each run); the first where none could be timed, or without a
+/// timer. A candidate needing more workspace than kAutotuneWorkspace(first) is not run.
 std::shared_ptr<const ConvPlan> fastest(std::vector<std::shared_ptr<ConvPlan>> plans, const PlanTimer* timer) {
   if (plans.empty()) return nullptr;
   if (!timer) return plans.front();
-  if (plans.size() == 1) {  // nothing to choose between
-    plans.front()->timed = true;
-    return plans.front();
-  }
-  std::size_t best = 0;
-  double best_ms = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < plans.size(); ++i)
-    if (const double ms = (*timer)(*plans[i]); ms < best_ms) {
-      best = i;
-      best_ms = ms;
+  if (plans.size() > 1) {
+    const std::int64_t workspace_cap = autotune_workspace_cap(plans.front()->workspace_bytes);
+    std::vector<double> ms(plans.size(), std::numeric_limits<double>::infinity());
+    std::size_t best = 0;
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      if (plans[i]->workspace_bytes > workspace_cap) continue;
+      ms[i] = (*timer)(*plans[i]);
+      if (ms[i] < ms[best]) best = i;
     }
-  plans[best]->timed = true;
-  return plans[best];
+    if (ms[best] > ms[0] * (1.0 - kAutotuneMargin)) best = 0;
+    std::swap(plans.front(), plans[best]);
+  }
+  plans.front()->timed = true;
+  return plans.front();
 }
 
 }  // namespace
@@ -321,8 +325,10 @@ std::shared_ptr<const ConvPlan>& cached_plan(const ConvCall& call, bool bias, DT
   thread_local std::map<std::vector<std::int64_t>, std::shared_ptr<const ConvPlan>> plans;
   // Plans replaced by a timed one stay alive: a recorded graph may hold kernels they launched.
   thread_local std::vector<std::shared_ptr<const ConvPlan>> replaced;
+  // Problems whose untimed plan could not be rebuilt with timing: not tried again at every call.
+  thread_local std::set<std::vector<std::int64_t>> untimable;
   const auto it = plans.find(key);
-  if (it != plans.end() && (!timer || !it->second || it->second->timed)) return it->second;
+  if (it != plans.end() && (!timer || !it->second || it->second->timed || untimable.contains(key))) return it->second;
   std::shared_ptr<const ConvPlan> plan;
   try {
     const Target target{h, nullptr};
@@ -333,6 +339,7 @@ std::shared_ptr<const ConvPlan>& cached_plan(const ConvCall& call, bool bias, DT
   }
   if (it == plans.end()) return plans.emplace(std::move(key), std::move(plan)).first->second;
   if (plan) replaced.push_back(std::exchange(it->second, std::move(plan)));
+  else untimable.insert(std::move(key));
   return it->second;
 }
 
@@ -364,7 +371,14 @@ double time_plan(cudnnHandle_t h, const ConvPlan& plan, const std::array<void*, 
     }
   }
   const Descriptor pack = variant_pack(at, tensors, workspace ? workspace->data() : nullptr);
-  if (cudnnBackendExecute(h, plan.plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return never;
+  // A candidate that does not run may leave a launch error behind: cleared, so that it is not
+  // reported by the next kernel's check.
+  const auto execute = [&] {
+    if (cudnnBackendExecute(h, plan.plan.get(), pack.get()) == CUDNN_STATUS_SUCCESS) return true;
+    (void)cudaGetLastError();
+    return false;
+  };
+  if (!execute()) return never;
   struct Event {
     cudaEvent_t e = nullptr;
     Event() { cuda::detail::check(cudaEventCreate(&e), "cudaEventCreate"); }
@@ -373,7 +387,7 @@ double time_plan(cudnnHandle_t h, const ConvPlan& plan, const std::array<void*, 
   cudaStream_t s = cuda::detail::stream(device);
   cuda::detail::check(cudaEventRecord(start.e, s), "cudaEventRecord");
   for (int r = 0; r < kTimedRuns; ++r)
-    if (cudnnBackendExecute(h, plan.plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return never;
+    if (!execute()) return never;
   cuda::detail::check(cudaEventRecord(stop.e, s), "cudaEventRecord");
   cuda::detail::check(cudaEventSynchronize(stop.e), "cudaEventSynchronize");
   float ms = 0;
@@ -435,8 +449,14 @@ bool run(const ConvCall& call, DType dtype, const void* lhs, const void* rhs, co
   };
   const std::int64_t tensors = bias ? 4 : 3;
   const PlanTimer timer = [&](const ConvPlan& candidate) {
-    stage();
-    return time_plan(h, candidate, at, tensors, device);
+    stage();  // its ResourceError is the call's, as without timing
+    try {
+      return time_plan(h, candidate, at, tensors, device);
+    } catch (const Error&) {
+      // A candidate that fails to be timed is not kept; the call goes on with the others.
+      (void)cudaGetLastError();
+      return std::numeric_limits<double>::infinity();
+    }
   };
   const bool tune = cudnn_autotune() && !cuda::detail::recording_for(device);
   std::shared_ptr<const ConvPlan>& slot =

@@ -31,6 +31,14 @@ using PlanTimer = std::function<double(const ConvPlan&)>;
 /// engines by a model, and on some shapes their first choice is several times slower than one a
 /// few places down (W4's gradient convolutions on an H200), as XLA's and PyTorch's autotuners find.
 inline constexpr std::size_t kAutotuneCandidates = 6;
+/// How much faster than the heuristics' first a candidate must be to be kept instead (a fraction
+/// of the first's time): near ties stay with the first, the same engine in every run.
+inline constexpr double kAutotuneMargin = 0.05;
+/// The most workspace a timed candidate may take, given the heuristics' first one's: 4 times it,
+/// or 64 MiB where that is more. A faster engine that wants much more memory is not worth it.
+constexpr std::int64_t autotune_workspace_cap(std::int64_t first_workspace) {
+  return first_workspace * 4 > (std::int64_t{64} << 20) ? first_workspace * 4 : std::int64_t{64} << 20;
+}
 
 /// Builds the plan for `call` on operands of `dtype` whose addresses are multiples of `alignment`
 /// bytes, for `target`; nullptr when no engine canopy accepts runs it.
@@ -38,7 +46,9 @@ inline constexpr std::size_t kAutotuneCandidates = 6;
 /// `precision` is Precision::high, also none that computes on tensor cores (TF32) or down-converts
 /// (the same pedantic precision as the cuBLAS matmuls); no FFT or Winograd engines (their rounding
 /// departs from the direct sum). With a `timer`, the first kAutotuneCandidates accepted plans are
-/// timed and the fastest is kept (the heuristics' first on a tie, or where none could be timed).
+/// timed and the fastest is kept, unless it is within kAutotuneMargin of the heuristics' first
+/// (the first is kept then, and where none could be timed); candidates whose workspace exceeds
+/// autotune_workspace_cap are not timed.
 std::shared_ptr<const ConvPlan> build_conv_plan(const ConvCall& call, DType dtype, std::int64_t alignment,
                                                 const Target& target, Precision precision = Precision::default_,
                                                 const PlanTimer* timer = nullptr);

@@ -86,12 +86,17 @@ std::int64_t generated_kernel_fallbacks() { return fallbacks.load(); }
 
 void prepare_generated_fused(std::span<const FusedProgram* const> programs, int device) {
   if (!generated_kernels() || !generated::nvrtc_unavailable_reason().empty()) return;
-  std::vector<std::string> sources;
-  for (const FusedProgram* p : programs)
-    if (generated::generated_supported(*p)) sources.push_back(generated::fused_kernel_source(*p, generated::block_layout(*p)));
-  if (sources.empty()) return;
-  int sms = 0;
-  generated::compile_all(sources, device_arch(device, sms));
+  // Only a head start: whatever fails here is met again, and reported, where the kernel launches.
+  try {
+    std::vector<std::string> sources;
+    for (const FusedProgram* p : programs)
+      if (generated::generated_supported(*p))
+        sources.push_back(generated::fused_kernel_source(*p, generated::block_layout(*p)));
+    if (sources.empty()) return;
+    int sms = 0;
+    generated::compile_all(sources, device_arch(device, sms));
+  } catch (const std::exception&) {
+  }
 }
 
 namespace detail {

@@ -2,6 +2,7 @@
 #include "nvrtc.hpp"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -249,12 +251,14 @@ std::shared_ptr<const std::string> cubin_for(const std::string& source, int arch
   }
   // Failures are kept too: one attempt per source.
   if (first) {
+    // A failure of any kind is an entry without a cubin: the launch runs the interpreter kernel.
+    Entry made;
     try {
-      mine.set_value(load_or_compile(source, arch));
-    } catch (...) {
-      mine.set_exception(std::current_exception());  // the waiters see it too
-      throw;
+      made = load_or_compile(source, arch);
+    } catch (const std::exception& e) {
+      made = {nullptr, std::string("compiling a generated kernel: ") + e.what()};
     }
+    mine.set_value(std::move(made));
   }
   const Entry& e = entry.get();
   error = e.error;
@@ -263,18 +267,26 @@ std::shared_ptr<const std::string> cubin_for(const std::string& source, int arch
 
 void compile_all(std::span<const std::string> sources, int arch) {
   if (sources.empty()) return;
-  // NVRTC takes one core and ~0.1-0.3 s per kernel; a program's kernels compile side by side.
-  const std::size_t threads =
-      std::min<std::size_t>(sources.size(), std::max(1u, std::thread::hardware_concurrency()));
+  // NVRTC takes one core, a few hundred MB and ~0.1-0.3 s per kernel: a program's kernels compile
+  // side by side on the cores this process may use, at most 8 at once.
+  cpu_set_t allowed;
+  const int cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? CPU_COUNT(&allowed)
+                                                                        : static_cast<int>(std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>({sources.size(), static_cast<std::size_t>(std::max(cores, 1)), 8});
   std::atomic<std::size_t> next{0};
-  const auto work = [&] {
+  const auto work = [&]() noexcept {
     std::string error;  // a failure is cached with its error, and reported where the kernel is launched
     for (std::size_t k = next++; k < sources.size(); k = next++) (void)cubin_for(sources[k], arch, error);
   };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  std::vector<std::jthread> pool;  // joined however this returns
+  for (std::size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads: the ones there are (and this one) share the rest
+    }
+  }
   work();
-  for (std::thread& t : pool) t.join();
 }
 
 CubinCacheStats cubin_cache_stats() {

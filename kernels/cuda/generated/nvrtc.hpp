@@ -32,9 +32,9 @@ Compiled nvrtc_compile(const std::string& source, int arch, bool ptx = false);
 /// `error` set where it cannot be compiled; failures are cached too (one attempt per source).
 std::shared_ptr<const std::string> cubin_for(const std::string& source, int arch, std::string& error);
 
-/// cubin_for of every source, compiled side by side on up to one thread per core (the kernels of
-/// one program, compiled ahead of its first call: its first call then waits for the slowest
-/// compile rather than for their sum). Failures are cached as cubin_for caches them.
+/// cubin_for of every source, compiled side by side on up to one thread per core, 8 at most (the
+/// kernels of one program, compiled ahead of its first call: its first call then waits for the
+/// slowest compile rather than for their sum). Failures are cached as cubin_for caches them.
 void compile_all(std::span<const std::string> sources, int arch);
 
 /// What cubin_for did so far in this process.

@@ -122,10 +122,11 @@ bool generated_kernels();
 std::int64_t generated_kernel_calls();
 std::int64_t generated_kernel_fallbacks();
 /// Compiles the generated kernels of `programs` for `device` ahead of their first launch, side by
-/// side on up to one thread per core (jit does this for a compiled program's fused groups at its
-/// first call on a device), each for the layout of operands in device blocks of their own (16-byte
-/// aligned, as the caching allocator and jit's arena give). A launch with another layout compiles
-/// its own kernel then. Nothing where generated kernels are off or NVRTC is missing.
+/// side on up to one thread per core, 8 at most (jit does this for a compiled program's fused
+/// groups at its first call on a device), each for the layout of operands in device blocks of
+/// their own (16-byte aligned, as the caching allocator and jit's arena give). A launch with
+/// another layout compiles its own kernel then. Nothing where generated kernels are off or NVRTC
+/// is missing; a failure here is met again, and reported, where the kernel launches.
 void prepare_generated_fused(std::span<const FusedProgram* const> programs, int device);
 /// softmax / log_softmax of a floating array along `axis` (computed in f64 for log and f64, f32
 /// otherwise, as the CPU loops do).
