@@ -82,25 +82,26 @@ struct Starts2x3 {
 };
 
 // The GPU scatter's algorithm (indexing.cu) run on the host: any order (here, reversed) where
-// scatter_in_any_order allows it; otherwise the (target + 1, element) pairs stably sorted and
-// SortedScatter applied at every sorted position.
+// scatter_in_any_order allows it; otherwise (target + 1, element) pairs, or (start + 1, window)
+// pairs when `by_window`, stably sorted and SortedWrites applied at every sorted position.
 template <class T>
-void scatter_on_host(kernels::ScatterOp op, DType d, const kernels::WindowStartMap& op_start,
+void scatter_on_host(kernels::ScatterOp op, DType d, const kernels::WindowStartMap& op_start, bool by_window,
                      const std::vector<I64>& op_window, const std::vector<I64>& upd_batch,
                      const std::vector<I64>& upd_window, const T* upd, T* operand) {
+  using kernels::ScatterOp;
   const auto windows = static_cast<I64>(upd_batch.size()), nw = static_cast<I64>(op_window.size()), total = windows * nw;
   if (ix::scatter_in_any_order(op, d, windows)) {
     for (I64 t = total - 1; t >= 0; --t) {
       const I64 dst = ix::scatter_target(t, nw, op_start, op_window.data());
       if (dst < 0) continue;
       const T v = upd[ix::scatter_source(t, nw, upd_batch.data(), upd_window.data())];
-      operand[dst] = op == kernels::ScatterOp::add ? ix::add_value(operand[dst], v) : v;
+      operand[dst] = op == ScatterOp::add ? ix::add_value(operand[dst], v) : v;
     }
     return;
   }
   std::vector<std::pair<unsigned long long, unsigned long long>> pairs;
-  for (I64 t = 0; t < total; ++t)
-    pairs.push_back({static_cast<unsigned long long>(ix::scatter_target(t, nw, op_start, op_window.data()) + 1),
+  for (I64 t = 0; t < (by_window ? windows : total); ++t)
+    pairs.push_back({static_cast<unsigned long long>((by_window ? op_start(t) : ix::scatter_target(t, nw, op_start, op_window.data())) + 1),
                      static_cast<unsigned long long>(t)});
   std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<unsigned long long> keys, ids;
@@ -108,10 +109,19 @@ void scatter_on_host(kernels::ScatterOp op, DType d, const kernels::WindowStartM
     keys.push_back(k);
     ids.push_back(t);
   }
-  const ix::SortedScatter sorted{keys.data(), ids.data(), total};
-  for (I64 p = 0; p < total; ++p)
-    if (op == kernels::ScatterOp::set) sorted.set(p, nw, upd, upd_batch.data(), upd_window.data(), operand);
-    else sorted.add(p, nw, upd, upd_batch.data(), upd_window.data(), operand);
+  const ix::SortedWrites sorted{keys.data(), ids.data(), static_cast<I64>(keys.size())};
+  // In reverse, as any order of the GPU's threads must do.
+  for (I64 p = sorted.count - 1; p >= 0; --p)
+    for (I64 w = 0; w < (by_window ? nw : 1); ++w) {
+      if (by_window && op == ScatterOp::set)
+        ix::scatter_sorted_window<ScatterOp::set>(sorted, p, w, upd, upd_batch.data(), upd_window.data(), op_window.data(), operand);
+      else if (by_window)
+        ix::scatter_sorted_window<ScatterOp::add>(sorted, p, w, upd, upd_batch.data(), upd_window.data(), op_window.data(), operand);
+      else if (op == ScatterOp::set)
+        ix::scatter_sorted_element<ScatterOp::set>(sorted, p, nw, upd, upd_batch.data(), upd_window.data(), operand);
+      else
+        ix::scatter_sorted_element<ScatterOp::add>(sorted, p, nw, upd, upd_batch.data(), upd_window.data(), operand);
+    }
 }
 
 }  // namespace
@@ -182,11 +192,45 @@ TEST_CASE("cuda indexing math: scatter set and add equal the CPU scatter bit for
             const Starts2x3 starts(indices, 6, 7, mode == GatherScatterMode::clip);
             Elements<T> got(42);
             std::memcpy(got.data(), operand.raw_data(), got.bytes.size());
-            scatter_on_host(op, d, starts.map, op_window, table({n}, {6}), upd_window,
+            scatter_on_host(op, d, starts.map, false, op_window, table({n}, {6}), upd_window,
                             static_cast<const T*>(updates.raw_data()), got.data());
             CHECK(std::memcmp(got.data(), want.raw_data(), got.bytes.size()) == 0);
           });
         }
+}
+
+TEST_CASE("cuda indexing math: scatters of rows (an embedding's gradient) sort their windows, not elements") {
+  // Operand 6 x 7; each index picks a row (dim 0 inserted, extent 1): rows repeat, so windows are
+  // equal or disjoint, and the windows are sorted.
+  const ScatterDimensionNumbers dn{{1}, {0}, {0}};
+  const std::vector<I64> op_window = table({7}, {1}), upd_window = table({7}, {1});
+  const std::vector<double> rows{3, 1, 3, 3, 0, 5, 1, -1, 6, 3, 2};
+  const I64 n = static_cast<I64>(rows.size());
+  const Array indices = array_from_data(rows.data(), DType::f64, Shape{n, 1}).astype(DType::i32);
+  for (const GatherScatterMode mode : {GatherScatterMode::fill_or_drop, GatherScatterMode::clip})
+    for (const kernels::ScatterOp op : {kernels::ScatterOp::set, kernels::ScatterOp::add})
+      for (DType d : kAllDTypes) {
+        if (op == kernels::ScatterOp::add && d == DType::bool_) continue;
+        visit_dtype(d, [&]<class T>(std::type_identity<T>) {
+          CAPTURE(name(d));
+          CAPTURE(static_cast<int>(mode));
+          CAPTURE(static_cast<int>(op));
+          const Array operand = array_from_data(as_dtype(values(42, 7, -20, 20), d).data(), d, Shape{6, 7});
+          std::vector<double> u = values(static_cast<std::size_t>(n) * 7, 8, -20, 20);
+          for (std::size_t i = 0; i < u.size(); ++i) u[i] *= 1.0 + 1e-3 * static_cast<double>(i);
+          const Array updates = array_from_data(as_dtype(u, d).data(), d, Shape{n, 7});
+          const Array want = op == kernels::ScatterOp::set ? scatter(operand, indices, updates, dn, mode)
+                                                           : scatter_add(operand, indices, updates, dn, mode);
+          const std::vector<I64> bound{5}, stride{7};
+          const kernels::WindowStartMap start{indices.raw_data(), DType::i32, 1, bound.data(), stride.data(),
+                                              mode == GatherScatterMode::clip};
+          Elements<T> got(42);
+          std::memcpy(got.data(), operand.raw_data(), got.bytes.size());
+          scatter_on_host(op, d, start, true, op_window, table({n}, {7}), upd_window,
+                          static_cast<const T*>(updates.raw_data()), got.data());
+          CHECK(std::memcmp(got.data(), want.raw_data(), got.bytes.size()) == 0);
+        });
+      }
 }
 
 TEST_CASE("cuda indexing math: sort's row order equals the CPU sort (total order, stability, several keys)") {

@@ -4,8 +4,9 @@
 // the CPU test suite checks against the CPU kernels. Nothing is read back to the host, so the
 // kernels can be recorded into a CUDA graph. A scatter of one window, or an integer add, writes
 // its elements in any order (atomically for the add); otherwise windows may overlap, and a stable
-// radix sort of (target, index) gives each target its writers in the CPU's order: `set` keeps the
-// last, `add` sums them in order, so float sums round as the CPU's do.
+// radix sort of (target, element) pairs, or of (start, window) pairs where windows are the same
+// elements or share none, gives each target its writers in the CPU's order: `set` keeps the last,
+// `add` sums them in order (one thread per target), so float sums round as the CPU's do.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
+#include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "canopy/kernels/cuda_indexing.hpp"
 #include "indexing_math.hpp"
@@ -86,22 +88,33 @@ __global__ void scatter_atomic_kernel(const T* upd, const I64* upd_batch, const 
   }
 }
 
-// (target + 1, t) pairs (0: dropped), to be stably sorted by target.
-__global__ void scatter_keys_kernel(WindowStartMap op_start, const I64* op_window, I64 nw, U64* keys, U64* ids, I64 total) {
+// (target + 1, t) pairs of every element t (0: dropped), to be stably sorted by target.
+__global__ void element_keys_kernel(WindowStartMap op_start, const I64* op_window, I64 nw, U64* keys, U64* ids, I64 total) {
   CANOPY_GRID_LOOP(t, total) {
     keys[t] = static_cast<U64>(indexing::scatter_target(t, nw, op_start, op_window) + 1);
     ids[t] = static_cast<U64>(t);
   }
 }
-template <class W>
-__global__ void scatter_set_sorted_kernel(indexing::SortedScatter sorted, const W* upd, const I64* upd_batch,
-                                          const I64* upd_window, W* op, I64 nw) {
-  CANOPY_GRID_LOOP(p, sorted.total) sorted.set(p, nw, upd, upd_batch, upd_window, op);
+// (start + 1, b) pairs of every window b (0: dropped), to be stably sorted by start.
+__global__ void window_keys_kernel(WindowStartMap op_start, U64* keys, U64* ids, I64 windows) {
+  CANOPY_GRID_LOOP(b, windows) {
+    keys[b] = static_cast<U64>(op_start(b) + 1);
+    ids[b] = static_cast<U64>(b);
+  }
 }
-template <class T>
-__global__ void scatter_add_sorted_kernel(indexing::SortedScatter sorted, const T* upd, const I64* upd_batch,
-                                          const I64* upd_window, T* op, I64 nw) {
-  CANOPY_GRID_LOOP(p, sorted.total) sorted.add(p, nw, upd, upd_batch, upd_window, op);
+template <ScatterOp op, class T>
+__global__ void sorted_elements_kernel(indexing::SortedWrites sorted, const T* upd, const I64* upd_batch,
+                                       const I64* upd_window, T* operand, I64 nw) {
+  CANOPY_GRID_LOOP(p, sorted.count)
+  indexing::scatter_sorted_element<op>(sorted, p, nw, upd, upd_batch, upd_window, operand);
+}
+template <ScatterOp op, class T>
+__global__ void sorted_windows_kernel(indexing::SortedWrites sorted, const T* upd, const I64* upd_batch,
+                                      const I64* upd_window, const I64* op_window, T* operand, I64 nw) {
+  CANOPY_GRID_LOOP(t, sorted.count * nw) {
+    const I64 p = t / nw;
+    indexing::scatter_sorted_window<op>(sorted, p, t - p * nw, upd, upd_batch, upd_window, op_window, operand);
+  }
 }
 
 __global__ void iota_kernel(I64* out, I64 n) {
@@ -120,16 +133,16 @@ struct DeviceTables {
   std::vector<const I64*> at;
 };
 DeviceTables upload(std::initializer_list<std::span<const I64>> tables, int device) {
-  auto host = std::make_shared<std::vector<I64>>();
+  std::vector<I64> host;
   std::vector<std::size_t> offsets;
   for (std::span<const I64> t : tables) {
-    offsets.push_back(host->size());
-    host->insert(host->end(), t.begin(), t.end());
+    offsets.push_back(host.size());
+    host.insert(host.end(), t.begin(), t.end());
   }
-  if (host->empty()) host->push_back(0);
-  const std::size_t bytes = host->size() * sizeof(I64);
+  if (host.empty()) host.push_back(0);
+  const std::size_t bytes = host.size() * sizeof(I64);
   DeviceTables d{allocate(bytes, device), {}};
-  copy_to_device(host->data(), d.block->data(), bytes, device);
+  copy_to_device(host.data(), d.block->data(), bytes, device);  // staged before it returns
   for (std::size_t o : offsets) d.at.push_back(static_cast<const I64*>(d.block->data()) + o);
   return d;
 }
@@ -145,35 +158,42 @@ struct Scratch {
   }
 };
 
-// A scatter whose windows may overlap: its elements stably sorted by target (radix passes over
-// the bits a target + 1 can have), then each target written once, in the CPU's order.
+// A scatter whose windows may overlap: its writes (windows where they are the same elements or
+// share none, else elements) stably sorted by target, radix passes over the bits a target + 1 can
+// have; then each target written once, in the CPU's order.
 void scatter_sorted(ScatterOp op, DType dtype, const void* updates, const DeviceTables& t, WindowStartMap op_start,
-                    void* operand, I64 operand_size, I64 nw, I64 total, int device) {
+                    bool by_window, void* operand, I64 operand_size, I64 windows, I64 nw, int device) {
   cudaStream_t s = detail::stream(device);
   Scratch scratch{device, {}};
-  auto* keys = static_cast<U64*>(scratch.get(2 * total * sizeof(U64)));
-  auto* ids = static_cast<U64*>(scratch.get(2 * total * sizeof(U64)));
-  scatter_keys_kernel<<<blocks_for(total), kThreads, 0, s>>>(op_start, t.at[4], nw, keys, ids, total);
+  const I64 count = by_window ? windows : windows * nw;
+  auto* keys = static_cast<U64*>(scratch.get(2 * count * sizeof(U64)));
+  auto* ids = static_cast<U64*>(scratch.get(2 * count * sizeof(U64)));
+  if (by_window)
+    window_keys_kernel<<<blocks_for(count), kThreads, 0, s>>>(op_start, keys, ids, count);
+  else
+    element_keys_kernel<<<blocks_for(count), kThreads, 0, s>>>(op_start, t.at[4], nw, keys, ids, count);
   detail::check_launch("scatter");
   const int end_bit = std::max(1, static_cast<int>(std::bit_width(static_cast<std::uint64_t>(operand_size))));
   std::size_t bytes = 0;
-  detail::check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, keys + total, ids, ids + total, total, 0, end_bit, s),
+  detail::check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, keys + count, ids, ids + count, count, 0, end_bit, s),
                 "scatter: cub::DeviceRadixSort");
-  detail::check(cub::DeviceRadixSort::SortPairs(scratch.get(bytes), bytes, keys, keys + total, ids, ids + total, total, 0,
+  detail::check(cub::DeviceRadixSort::SortPairs(scratch.get(bytes), bytes, keys, keys + count, ids, ids + count, count, 0,
                                                 end_bit, s),
                 "scatter: cub::DeviceRadixSort");
-  const indexing::SortedScatter sorted{keys + total, ids + total, total};
-  if (op == ScatterOp::set) {
-    visit_width(itemsize(dtype), [&]<class W>(std::type_identity<W>) {
-      scatter_set_sorted_kernel<W><<<blocks_for(total), kThreads, 0, s>>>(sorted, static_cast<const W*>(updates), t.at[0],
-                                                                          t.at[1], static_cast<W*>(operand), nw);
-    });
-  } else {
-    visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
-      scatter_add_sorted_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(sorted, static_cast<const T*>(updates), t.at[0],
-                                                                          t.at[1], static_cast<T*>(operand), nw);
-    });
-  }
+  const indexing::SortedWrites sorted{keys + count, ids + count, count};
+  const auto launch = [&]<ScatterOp o, class T>(std::type_identity<T>) {
+    const auto* u = static_cast<const T*>(updates);
+    auto* out = static_cast<T*>(operand);
+    if (by_window)
+      sorted_windows_kernel<o, T><<<blocks_for(windows * nw), kThreads, 0, s>>>(sorted, u, t.at[0], t.at[1], t.at[4], out, nw);
+    else
+      sorted_elements_kernel<o, T><<<blocks_for(count), kThreads, 0, s>>>(sorted, u, t.at[0], t.at[1], out, nw);
+  };
+  // `set` moves bytes (its width's type); `add` combines values of the dtype.
+  if (op == ScatterOp::set)
+    visit_width(itemsize(dtype), [&]<class W>(std::type_identity<W> w) { launch.template operator()<ScatterOp::set>(w); });
+  else
+    visit_dtype(dtype, [&]<class T>(std::type_identity<T> d) { launch.template operator()<ScatterOp::add>(d); });
   detail::check_launch("scatter");
 }
 
@@ -204,7 +224,8 @@ void scatter_windows(ScatterOp op, DType dtype, const void* updates, std::span<c
   const DeviceTables t = upload({upd_batch, upd_window, starts.bound, starts.stride, op_window}, device);
   const WindowStartMap op_start = starts.map(t.at[2], t.at[3]);
   if (!indexing::scatter_in_any_order(op, dtype, windows))
-    return scatter_sorted(op, dtype, updates, t, op_start, operand, operand_size, nw, total, device);
+    return scatter_sorted(op, dtype, updates, t, op_start, starts.disjoint_unless_equal, operand, operand_size, windows,
+                          nw, device);
   cudaStream_t s = detail::stream(device);
   visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
     auto* o = static_cast<T*>(operand);
@@ -214,6 +235,9 @@ void scatter_windows(ScatterOp op, DType dtype, const void* updates, std::span<c
                                                                       op_start, t.at[4], nw, total);
     else if constexpr (!std::is_floating_point_v<compute_type_t<T>>)
       scatter_atomic_kernel<T><<<blocks_for(total), kThreads, 0, s>>>(u, t.at[0], t.at[1], o, op_start, t.at[4], nw, total);
+    else
+      ::canopy::detail::raise<DeviceError>("scatter", "dtype", name(dtype), "reached the atomic add",
+                                           "floating adds of several windows are sorted (scatter_in_any_order)");
   });
   detail::check_launch("scatter");
 }

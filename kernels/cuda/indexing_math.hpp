@@ -51,40 +51,62 @@ CANOPY_HD inline T add_value(T a, T b) {
 /// Whether a scatter may write its elements in any order, each straight into the operand: one
 /// window's elements are distinct, and an add of integers (or bools) is exact in any order (the
 /// GPU adds atomically). Otherwise windows may overlap (the indices are on the device, unread),
-/// and the elements go through a stable sort by target (`SortedScatter`).
+/// and the writers of each element are put in the CPU's order by a stable sort (SortedWrites).
 inline bool scatter_in_any_order(ScatterOp op, DType dtype, std::int64_t windows) {
   return windows <= 1 || (op == ScatterOp::add && !is_floating(dtype));
 }
 
-/// A scatter's elements stably sorted by their target: keys[p] is target + 1 (0: dropped) and
-/// ids[p] the element, so each target's run lists its writers in the CPU's order.
-struct SortedScatter {
+/// A scatter's writes stably sorted by where they land: keys[p] is the target + 1 (0: dropped) and
+/// ids[p] what writes there, so each target's run lists its writers in the CPU's order. What is
+/// sorted is either every element (ids: element numbers, keys: the element's target) or, where two
+/// windows are the same elements or share none (WindowStartMap's one-element extents along every
+/// indexed dim), every window (ids: batch numbers, keys: the window's start), which takes 1/nw of
+/// the memory and the sorting.
+struct SortedWrites {
   const unsigned long long* keys;
   const unsigned long long* ids;
-  std::int64_t total;
-  /// Whether p ends its target's run: the last writer, which alone writes under `set`.
-  CANOPY_HD bool ends_run(std::int64_t p) const { return keys[p] != 0 && (p + 1 == total || keys[p + 1] != keys[p]); }
-  /// Whether p starts its target's run: under `add`, p sums the run into the operand in order.
+  std::int64_t count;
+  /// Whether p ends its target's run: the last writer.
+  CANOPY_HD bool ends_run(std::int64_t p) const { return keys[p] != 0 && (p + 1 == count || keys[p + 1] != keys[p]); }
+  /// Whether p starts its target's run.
   CANOPY_HD bool starts_run(std::int64_t p) const { return keys[p] != 0 && (p == 0 || keys[p - 1] != keys[p]); }
-  /// `set` at sorted position p: the last writer's update.
-  template <class W>
-  CANOPY_HD void set(std::int64_t p, std::int64_t nw, const W* upd, const std::int64_t* upd_batch,
-                     const std::int64_t* upd_window, W* op) const {
-    if (ends_run(p)) op[keys[p] - 1] = upd[scatter_source(static_cast<std::int64_t>(ids[p]), nw, upd_batch, upd_window)];
-  }
-  /// `add` at sorted position p: a run's head adds its writers' updates in index order, rounding
-  /// after each as the CPU loop does.
-  template <class T>
-  CANOPY_HD void add(std::int64_t p, std::int64_t nw, const T* upd, const std::int64_t* upd_batch,
-                     const std::int64_t* upd_window, T* op) const {
-    if (!starts_run(p)) return;
-    const unsigned long long k = keys[p];
-    T sum = op[k - 1];
-    for (std::int64_t q = p; q < total && keys[q] == k; ++q)
-      sum = add_value(sum, upd[scatter_source(static_cast<std::int64_t>(ids[q]), nw, upd_batch, upd_window)]);
-    op[k - 1] = sum;
+
+  /// The write at sorted position p, element `offset` past the target (0 for sorted elements; the
+  /// window element's operand offset for sorted windows), `source(q)` the update position q
+  /// reads: under `set` the run's last writer writes; under `add` the run's head adds every
+  /// writer's update in order, rounding after each as the CPU loop does.
+  template <ScatterOp op, class T, class Source>
+  CANOPY_HD void apply(std::int64_t p, std::int64_t offset, const T* upd, const Source& source, T* operand) const {
+    if constexpr (op == ScatterOp::set) {
+      if (ends_run(p)) operand[static_cast<std::int64_t>(keys[p]) - 1 + offset] = upd[source(p)];
+    } else {
+      if (!starts_run(p)) return;
+      T* target = operand + (static_cast<std::int64_t>(keys[p]) - 1 + offset);
+      T sum = *target;
+      for (std::int64_t q = p; q < count && keys[q] == keys[p]; ++q) sum = add_value(sum, upd[source(q)]);
+      *target = sum;
+    }
   }
 };
+
+/// Sorted element p of a scatter with nw-element windows: its write (SortedWrites over elements).
+template <ScatterOp op, class T>
+CANOPY_HD void scatter_sorted_element(const SortedWrites& sorted, std::int64_t p, std::int64_t nw, const T* upd,
+                                      const std::int64_t* upd_batch, const std::int64_t* upd_window, T* operand) {
+  sorted.apply<op>(p, 0, upd, [&](std::int64_t q) {
+    return scatter_source(static_cast<std::int64_t>(sorted.ids[q]), nw, upd_batch, upd_window);
+  }, operand);
+}
+
+/// Element w of sorted window p: its write (SortedWrites over windows).
+template <ScatterOp op, class T>
+CANOPY_HD void scatter_sorted_window(const SortedWrites& sorted, std::int64_t p, std::int64_t w, const T* upd,
+                                     const std::int64_t* upd_batch, const std::int64_t* upd_window,
+                                     const std::int64_t* op_window, T* operand) {
+  sorted.apply<op>(p, op_window[w], upd, [&](std::int64_t q) {
+    return upd_batch[sorted.ids[q]] + upd_window[w];
+  }, operand);
+}
 
 /// -1, 0 or 1 comparing a and b in JAX's total order (sort.cpp's): -0.0 equals 0.0, every NaN
 /// sorts after every number and equals every other NaN.

@@ -14,6 +14,7 @@
 
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/element_math.hpp"
+#include "canopy/kernels/window_start.hpp"  // index_at
 #include "canopy/shape.hpp"
 #include "strided_math.hpp"
 
@@ -21,34 +22,6 @@ namespace canopy::kernels::cuda::slicing {
 
 /// Dims a window copy takes after unit dims are dropped and contiguous runs merged.
 inline constexpr int kMaxWindowRank = strided::kMaxRank;
-
-/// A start index as int64: every integer dtype widens exactly, except a u64 beyond int64's range,
-/// which saturates (it is past every dim either way), as the primitives' index_values reads it.
-template <class I>
-CANOPY_HD inline std::int64_t start_as_int64(I v) {
-  if constexpr (std::is_same_v<I, std::uint64_t>)
-    return v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
-               ? std::numeric_limits<std::int64_t>::max()
-               : static_cast<std::int64_t>(v);
-  else
-    return static_cast<std::int64_t>(v);
-}
-
-/// The start scalar of integer dtype `dtype` at `at`, as int64 (0 for a non-integer dtype, which
-/// abstract_eval has refused).
-CANOPY_HD inline std::int64_t read_start(const void* at, DType dtype) {
-  switch (dtype) {
-    case DType::i8: return start_as_int64(*static_cast<const std::int8_t*>(at));
-    case DType::u8: return start_as_int64(*static_cast<const std::uint8_t*>(at));
-    case DType::i16: return start_as_int64(*static_cast<const std::int16_t*>(at));
-    case DType::u16: return start_as_int64(*static_cast<const std::uint16_t*>(at));
-    case DType::i32: return start_as_int64(*static_cast<const std::int32_t*>(at));
-    case DType::u32: return start_as_int64(*static_cast<const std::uint32_t*>(at));
-    case DType::i64: return start_as_int64(*static_cast<const std::int64_t*>(at));
-    case DType::u64: return start_as_int64(*static_cast<const std::uint64_t*>(at));
-    default: return 0;
-  }
-}
 
 /// One dim's share of a window's offset: its start at `at` (dtype `dtype`) clamped into
 /// [0, limit] (limit = dim - window size, so that the window lands whole, as XLA clamps) times
@@ -64,7 +37,7 @@ struct StartTerm {
 CANOPY_HD inline std::int64_t window_offset(const StartTerm* terms, int count) {
   std::int64_t off = 0;
   for (int k = 0; k < count; ++k) {
-    const std::int64_t s = read_start(terms[k].at, terms[k].dtype);
+    const std::int64_t s = index_at(terms[k].dtype, terms[k].at, 0);  // widened; a u64 past int64 saturates
     off += (s < 0 ? 0 : (s > terms[k].limit ? terms[k].limit : s)) * terms[k].stride;
   }
   return off;

@@ -22,6 +22,9 @@ struct DeviceWindowStarts {
   DType dtype = DType::i32;
   std::span<const std::int64_t> bound, stride;
   bool clip = false;
+  /// Windows of one element along every indexed dim: two windows are the same elements or share
+  /// none (a scatter then sorts its windows, not their elements).
+  bool disjoint_unless_equal = false;
   /// The map reading the index values, over the device copies of `bound` and `stride`.
   WindowStartMap map(const std::int64_t* device_bound, const std::int64_t* device_stride) const {
     return {indices, dtype, static_cast<std::int64_t>(bound.size()), device_bound, device_stride, clip};

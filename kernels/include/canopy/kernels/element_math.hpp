@@ -14,13 +14,8 @@
 
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/erf_inv.hpp"  // the host side of erf_inv; devices use CUDA's erfinv
+#include "canopy/kernels/hd.hpp"
 #include "canopy/kernels/ops.hpp"
-
-#if defined(__CUDACC__)
-#define CANOPY_HD __host__ __device__
-#else
-#define CANOPY_HD
-#endif
 
 namespace canopy::kernels::math {
 

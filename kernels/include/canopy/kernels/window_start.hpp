@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "canopy/dtype.hpp"
-#include "canopy/kernels/element_math.hpp"  // CANOPY_HD
+#include "canopy/kernels/hd.hpp"
 
 namespace canopy::kernels {
 

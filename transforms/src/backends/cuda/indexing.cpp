@@ -12,7 +12,7 @@ namespace {
 
 // The windows' starts as the kernels read them: from `indices` on the device, through `bounds`.
 kernels::cuda::DeviceWindowStarts device_starts(const Array& indices, const WindowBounds& bounds) {
-  return {cdata(indices), indices.dtype(), bounds.bound, bounds.stride, bounds.clip};
+  return {cdata(indices), indices.dtype(), bounds.bound, bounds.stride, bounds.clip, bounds.disjoint_unless_equal};
 }
 
 void gather(std::span<const Array> in, std::span<Array> out, const GatherParams& params) {

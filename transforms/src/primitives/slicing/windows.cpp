@@ -60,11 +60,12 @@ std::vector<std::int64_t> index_values(const Array& x) {
 WindowBounds window_bounds(std::span<const int> dim_map, const Shape& operand_shape, std::span<const std::int64_t> extent,
                            bool clip) {
   const Shape strides = contiguous_strides(operand_shape);
-  WindowBounds b{{}, {}, clip};
+  WindowBounds b{{}, {}, clip, true};
   for (int m : dim_map) {
     const auto d = static_cast<std::size_t>(m);
     b.bound.push_back(operand_shape[d] - extent[d]);
     b.stride.push_back(strides[d]);
+    b.disjoint_unless_equal = b.disjoint_unless_equal && extent[d] == 1;
   }
   return b;
 }

@@ -32,6 +32,9 @@ std::vector<std::int64_t> index_values(const Array& x);
 struct WindowBounds {
   std::vector<std::int64_t> bound, stride;
   bool clip = false;
+  /// Every window one element long along each indexed dim: two windows (equal in extent) are then
+  /// the same elements or share none.
+  bool disjoint_unless_equal = false;
   /// The map over index vectors at `indices` (of `dtype`), reading these tables (kept alive by the caller).
   kernels::WindowStartMap map(const void* indices, DType dtype) const {
     return {indices, dtype, static_cast<std::int64_t>(bound.size()), bound.data(), stride.data(), clip};
