@@ -5,8 +5,9 @@
 // same bytes; W4's two convolutions (NHWC, HWIO, 3x3 SAME, batch 64)
 // on cuDNN next to canopy's direct kernel; a dense layer's jitted backward pass (W3's first
 // layer) with dw and db as one cuBLASLt call next to a matmul and a reduction; the jitted W3 (MLP
-// SGD) and W4 (CNN SGD) steps on the GPU next to the same steps on the CPU in the same run. Every
-// timed iteration ends with the stream drained.
+// SGD) and W4 (CNN SGD) steps on the GPU next to the same steps on the CPU in the same run, and an
+// embedding classifier's step (gathers and scatter-adds with indices on the device). Every timed
+// iteration ends with the stream drained.
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@
 #include <canopy/train.hpp>
 
 #include "../examples/fashion_mnist/model.hpp"
+#include "../tests/helpers/embedding_classifier.hpp"
 #include "w3_mlp.hpp"
 
 using namespace canopy;
@@ -186,6 +188,29 @@ void w3_step(benchmark::State& state, bool gpu, GpuStep how) {
   set_device_graphs(true);
 }
 
+// The embedding classifier's jitted SGD step (tests/helpers/embedding_classifier.hpp): a gather of
+// 128 x 16 rows of a 1000 x 64 table, tokens repeating, and the gradient's scatter-add of them. On
+// the GPU the indices stay on the device and the scatter-add sums duplicates in the CPU's order.
+void embedding_step(benchmark::State& state, bool gpu) {
+  test::EmbeddingClassifier m{random::normal(random::key(1), {1000, 64}), random::normal(random::key(2), {64, 10})};
+  Array tokens = random::randint(random::key(3), {128, 16}, 0, 1000, DType::i32);
+  Array labels = random::randint(random::key(4), {128}, 0, 10, DType::i32);
+  if (gpu) {
+    m = device_put(m, kGpu);
+    tokens = device_put(tokens, kGpu);
+    labels = device_put(labels, kGpu);
+  }
+  auto step = jit(test::embedding_sgd, donate_argnums<0>);
+  m = step(m, tokens, labels);
+  m = step(m, tokens, labels);  // a graph is recorded at the second call
+  if (gpu) drain();
+  for (auto _ : state) {
+    m = step(m, tokens, labels);
+    if (gpu) drain();
+    else benchmark::DoNotOptimize(m.w.data<float>());
+  }
+}
+
 // W4: the jitted SGD step of the examples' CNN at batch 64 (random images and labels).
 void w4_step(benchmark::State& st, bool gpu, GpuStep how) {
   using Data = ImageClassification;
@@ -249,6 +274,9 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((std::string("w4_cnn_step/") + name).c_str(), w4_step, true, how)
         ->UseRealTime()->Unit(benchmark::kMillisecond);
   }
+  for (bool gpu : {true, false})
+    benchmark::RegisterBenchmark(gpu ? "embedding_step/gpu" : "embedding_step/cpu", embedding_step, gpu)
+        ->UseRealTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("w3_mlp_step/cpu", w3_step, false, GpuStep{})->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("w4_cnn_step/cpu", w4_step, false, GpuStep{})->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);

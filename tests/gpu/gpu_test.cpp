@@ -17,6 +17,7 @@
 #include <canopy/kernels/cuda_graph.hpp>
 #include <canopy/kernels/cuda_nn.hpp>
 
+#include "../helpers/embedding_classifier.hpp"
 #include "../helpers/text_count.hpp"
 #include "gpu_check.hpp"
 
@@ -638,41 +639,25 @@ TEST_CASE("jit on cuda:0: a NaN reaching the relu after a fused matmul and bias 
   check_close(layer(g[0], g[1], g[2]), layer(x, w, b), "with a NaN row");
 }
 
-namespace {
-// An embedding lookup (gather) with duplicate tokens and a loss picking each example's label
-// (take_along_axis): the gradient scatter-adds overlapping rows.
-struct EmbeddingModel {
-  Array table, w;
-};
-Array embedding_loss(const EmbeddingModel& m, const Array& tokens, const Array& labels) {
-  const Array logits = matmul(mean(take(m.table, tokens, 0), 1), m.w);
-  return -mean(take_along_axis(nn::log_softmax(logits), labels.reshape({-1, 1}), -1));
-}
-EmbeddingModel embedding_step(const EmbeddingModel& m, const Array& tokens, const Array& labels) {
-  const EmbeddingModel g = grad(embedding_loss)(m, tokens, labels);
-  return {m.table - g.table * 0.5f, m.w - g.w * 0.5f};
-}
-}  // namespace
-
 TEST_CASE("jit on cuda:0: a step with gathers and scatter-adds reads its indices on the GPU and replays as a graph") {
   REQUIRE(device_graphs());
-  const EmbeddingModel start{random::normal(random::key(10), {10, 16}), random::normal(random::key(11), {16, 5})};
+  const test::EmbeddingClassifier start{random::normal(random::key(10), {10, 16}), random::normal(random::key(11), {16, 5})};
   const Array tokens = random::randint(random::key(12), {32, 6}, 0, 10, DType::i32);  // many duplicates
   const Array labels = random::randint(random::key(13), {32}, 0, 5, DType::i32);
-  std::vector<EmbeddingModel> want{start};
-  for (int k = 0; k < 5; ++k) want.push_back(jit(embedding_step)(want.back(), tokens, labels));
+  std::vector<test::EmbeddingClassifier> want{start};
+  for (int k = 0; k < 5; ++k) want.push_back(jit(test::embedding_sgd)(want.back(), tokens, labels));
   const Array gt = device_put(tokens, kGpu), gl = device_put(labels, kGpu);
   {  // Kernel by kernel under verification: gather and the scatter-adds of duplicate rows give the
      // CPU kernels' values bit for bit (their sums run in the CPU's order).
     GpuVerifyScope verify;
-    const EmbeddingModel one = jit(embedding_step)(device_put(start, kGpu), gt, gl);
+    const test::EmbeddingClassifier one = jit(test::embedding_sgd)(device_put(start, kGpu), gt, gl);
     check_close(one.table, want[1].table, "table, verified");
   }
-  auto step = jit([](const EmbeddingModel& m, const Array& t, const Array& l) { return embedding_step(m, t, l); },
+  auto step = jit([](const test::EmbeddingClassifier& m, const Array& t, const Array& l) { return test::embedding_sgd(m, t, l); },
                   donate_argnums<0>);
   const std::int64_t recordings = kernels::cuda::graph_recordings(), replays = kernels::cuda::graph_replays(),
                      refusals = kernels::cuda::graph_refusals();
-  EmbeddingModel m = device_put(start, kGpu);
+  test::EmbeddingClassifier m = device_put(start, kGpu);
   for (int k = 1; k <= 5; ++k) {
     CAPTURE(k);
     m = step(m, gt, gl);
