@@ -200,37 +200,54 @@ TEST_CASE("cuda indexing math: scatter set and add equal the CPU scatter bit for
 }
 
 TEST_CASE("cuda indexing math: scatters of rows (an embedding's gradient) sort their windows, not elements") {
-  // Operand 6 x 7; each index picks a row (dim 0 inserted, extent 1): rows repeat, so windows are
-  // equal or disjoint, and the windows are sorted.
-  const ScatterDimensionNumbers dn{{1}, {0}, {0}};
-  const std::vector<I64> op_window = table({7}, {1}), upd_window = table({7}, {1});
+  // Operand 6 x 7. Windows one element long along every indexed dim are equal or disjoint, and
+  // the windows are sorted: whole rows, the first 5 elements of rows, and windows with no indexed
+  // dim at all (every one at the origin).
+  struct Layout {
+    std::string what;
+    ScatterDimensionNumbers dn;
+    std::vector<double> starts;  // n index vectors of length k
+    I64 k;
+    Shape window;                 // the update window
+    std::vector<I64> op_window, upd_window, bound, stride;
+  };
   const std::vector<double> rows{3, 1, 3, 3, 0, 5, 1, -1, 6, 3, 2};
-  const I64 n = static_cast<I64>(rows.size());
-  const Array indices = array_from_data(rows.data(), DType::f64, Shape{n, 1}).astype(DType::i32);
-  for (const GatherScatterMode mode : {GatherScatterMode::fill_or_drop, GatherScatterMode::clip})
-    for (const kernels::ScatterOp op : {kernels::ScatterOp::set, kernels::ScatterOp::add})
-      for (DType d : kAllDTypes) {
-        if (op == kernels::ScatterOp::add && d == DType::bool_) continue;
-        visit_dtype(d, [&]<class T>(std::type_identity<T>) {
-          CAPTURE(name(d));
-          CAPTURE(static_cast<int>(mode));
-          CAPTURE(static_cast<int>(op));
-          const Array operand = array_from_data(as_dtype(values(42, 7, -20, 20), d).data(), d, Shape{6, 7});
-          std::vector<double> u = values(static_cast<std::size_t>(n) * 7, 8, -20, 20);
-          for (std::size_t i = 0; i < u.size(); ++i) u[i] *= 1.0 + 1e-3 * static_cast<double>(i);
-          const Array updates = array_from_data(as_dtype(u, d).data(), d, Shape{n, 7});
-          const Array want = op == kernels::ScatterOp::set ? scatter(operand, indices, updates, dn, mode)
-                                                           : scatter_add(operand, indices, updates, dn, mode);
-          const std::vector<I64> bound{5}, stride{7};
-          const kernels::WindowStartMap start{indices.raw_data(), DType::i32, 1, bound.data(), stride.data(),
-                                              mode == GatherScatterMode::clip};
-          Elements<T> got(42);
-          std::memcpy(got.data(), operand.raw_data(), got.bytes.size());
-          scatter_on_host(op, d, start, true, op_window, table({n}, {7}), upd_window,
-                          static_cast<const T*>(updates.raw_data()), got.data());
-          CHECK(std::memcmp(got.data(), want.raw_data(), got.bytes.size()) == 0);
-        });
-      }
+  const std::vector<Layout> layouts{
+      {"whole rows", {{1}, {0}, {0}}, rows, 1, {7}, table({7}, {1}), table({7}, {1}), {5}, {7}},
+      {"5 of 7 in each row", {{1}, {0}, {0}}, rows, 1, {5}, table({5}, {1}), table({5}, {1}), {5}, {7}},
+      {"no indexed dim", {{1, 2}, {}, {}}, std::vector<double>{}, 0, {2, 3}, table({2, 3}, {7, 1}), table({2, 3}, {3, 1}), {}, {}}};
+  for (const Layout& l : layouts) {
+    const I64 n = l.k > 0 ? static_cast<I64>(l.starts.size()) / l.k : 5;
+    const Array indices = l.k > 0 ? array_from_data(l.starts.data(), DType::f64, Shape{n, l.k}).astype(DType::i32)
+                                  : zeros({n, 0}, DType::i32);
+    Shape upd_shape{n};
+    for (I64 e : l.window) upd_shape.push_back(e);
+    const I64 nw = static_cast<I64>(l.op_window.size());
+    for (const GatherScatterMode mode : {GatherScatterMode::fill_or_drop, GatherScatterMode::clip})
+      for (const kernels::ScatterOp op : {kernels::ScatterOp::set, kernels::ScatterOp::add})
+        for (DType d : kAllDTypes) {
+          if (op == kernels::ScatterOp::add && d == DType::bool_) continue;
+          visit_dtype(d, [&]<class T>(std::type_identity<T>) {
+            CAPTURE(l.what);
+            CAPTURE(name(d));
+            CAPTURE(static_cast<int>(mode));
+            CAPTURE(static_cast<int>(op));
+            const Array operand = array_from_data(as_dtype(values(42, 7, -20, 20), d).data(), d, Shape{6, 7});
+            std::vector<double> u = values(static_cast<std::size_t>(n * nw), 8, -20, 20);
+            for (std::size_t i = 0; i < u.size(); ++i) u[i] *= 1.0 + 1e-3 * static_cast<double>(i);
+            const Array updates = array_from_data(as_dtype(u, d).data(), d, upd_shape);
+            const Array want = op == kernels::ScatterOp::set ? scatter(operand, indices, updates, l.dn, mode)
+                                                             : scatter_add(operand, indices, updates, l.dn, mode);
+            const kernels::WindowStartMap start{indices.raw_data(), DType::i32, l.k, l.bound.data(), l.stride.data(),
+                                                mode == GatherScatterMode::clip};
+            Elements<T> got(42);
+            std::memcpy(got.data(), operand.raw_data(), got.bytes.size());
+            scatter_on_host(op, d, start, true, l.op_window, table({n}, {nw}), l.upd_window,
+                            static_cast<const T*>(updates.raw_data()), got.data());
+            CHECK(std::memcmp(got.data(), want.raw_data(), got.bytes.size()) == 0);
+          });
+        }
+  }
 }
 
 TEST_CASE("cuda indexing math: sort's row order equals the CPU sort (total order, stability, several keys)") {

@@ -151,7 +151,7 @@ std::vector<std::shared_ptr<ConvPlan>> accepted_plans(const Descriptor& graph, D
 /// The plan kept of `plans` (in the heuristics' order) by `timer`: the fastest, unless it is within
 /// kAutotuneMargin of the heuristics' first (a near tie goes to the first, so that timing noise
 /// does not pick another engine in each run); the first where none could be timed, or without a
-/// timer. A candidate needing more workspace than kAutotuneWorkspace(first) is not run.
+/// timer. A candidate needing more workspace than autotune_workspace_cap allows is not run.
 std::shared_ptr<const ConvPlan> fastest(std::vector<std::shared_ptr<ConvPlan>> plans, const PlanTimer* timer) {
   if (plans.empty()) return nullptr;
   if (!timer) return plans.front();
@@ -453,8 +453,12 @@ bool run(const ConvCall& call, DType dtype, const void* lhs, const void* rhs, co
     try {
       return time_plan(h, candidate, at, tensors, device);
     } catch (const Error&) {
-      // A candidate that fails to be timed is not kept; the call goes on with the others.
+      // A candidate that fails to be timed is not kept, and the call goes on with the others,
+      // unless the failure broke the context (a faulting engine: every later call fails too),
+      // which is this call's error.
       (void)cudaGetLastError();
+      if (const cudaError_t e = cudaStreamQuery(cuda::detail::stream(device)); e != cudaSuccess && e != cudaErrorNotReady)
+        throw;
       return std::numeric_limits<double>::infinity();
     }
   };

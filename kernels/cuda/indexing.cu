@@ -193,7 +193,12 @@ void scatter_sorted(ScatterOp op, DType dtype, const void* updates, const Device
   if (op == ScatterOp::set)
     visit_width(itemsize(dtype), [&]<class W>(std::type_identity<W> w) { launch.template operator()<ScatterOp::set>(w); });
   else
-    visit_dtype(dtype, [&]<class T>(std::type_identity<T> d) { launch.template operator()<ScatterOp::add>(d); });
+    visit_dtype(dtype, [&]<class T>(std::type_identity<T> d) {
+      // Integer adds are exact in any order: they never come here (scatter_in_any_order).
+      if constexpr (std::is_floating_point_v<compute_type_t<T>>) launch.template operator()<ScatterOp::add>(d);
+      else ::canopy::detail::raise<DeviceError>("scatter-add", "dtype", name(dtype), "reached the sorted sum",
+                                                "integer adds run in any order (scatter_in_any_order)");
+    });
   detail::check_launch("scatter");
 }
 

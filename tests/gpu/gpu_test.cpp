@@ -323,6 +323,16 @@ TEST_CASE("jit on cuda:0: dynamic_slice, dynamic_update_slice and pad with trace
     CHECK(kernels::cuda::graph_replays() == replays + 2);
     CHECK(kernels::cuda::graph_refusals() == refusals);
   }
+  // Rank 5 with i64 and u64 starts (one far past its dim: clamped), and a 0-d operand.
+  const Array x5 = random::normal(random::key(12), {3, 4, 2, 5, 3});
+  auto five = jit([](const Array& a, const Array& i, const Array& j) {
+    return dynamic_slice(a, {i, j, i, j, i}, {2, 2, 1, 3, 2});
+  });
+  const Array i64 = scalar(std::int64_t{1}), u64 = scalar(std::uint64_t{1} << 63);
+  check_close(five(device_put(x5, kGpu), device_put(i64, kGpu), device_put(u64, kGpu)), five(x5, i64, u64), "rank 5");
+  auto zero_d = jit([](const Array& a, const Array& b) { return dynamic_update_slice(a, b, std::vector<Array>{}); });
+  check_close(zero_d(device_put(scalar(1.5f), kGpu), device_put(scalar(2.5f), kGpu)), zero_d(scalar(1.5f), scalar(2.5f)),
+              "0-d");
 }
 
 TEST_CASE("jit on cuda:0: a replay never writes an array the caller still holds; such calls run kernel by kernel") {

@@ -16,6 +16,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <thread>
@@ -210,9 +211,14 @@ namespace {
 /// The disk cache's entry for `source`, else NVRTC's compile of it (stored on disk).
 Entry load_or_compile(const std::string& source, int arch) {
   Cache& c = cache();
-  const fs::path path = cubin_cache_path(source, arch);
+  // No cache directory (no HOME, XDG_CACHE_HOME or usable temporary directory): memory only.
+  fs::path path;
+  try {
+    path = cubin_cache_path(source, arch);
+  } catch (const std::exception&) {
+  }
   bool bad = false;
-  auto cubin = load_entry(path, source, arch, bad);
+  std::shared_ptr<const std::string> cubin = path.empty() ? nullptr : load_entry(path, source, arch, bad);
   {
     std::lock_guard lock(c.mutex);
     c.stats.disk_loads += cubin != nullptr;
@@ -223,7 +229,7 @@ Entry load_or_compile(const std::string& source, int arch) {
   const auto t0 = std::chrono::steady_clock::now();
   Compiled compiled = nvrtc_compile(source, arch);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (compiled.cubin) store_entry(path, source, arch, *compiled.cubin);
+  if (compiled.cubin && !path.empty()) store_entry(path, source, arch, *compiled.cubin);
   std::lock_guard lock(c.mutex);
   c.stats.compile_ms += ms;
   ++c.stats.compiles;
@@ -235,8 +241,7 @@ Entry load_or_compile(const std::string& source, int arch) {
 std::shared_ptr<const std::string> cubin_for(const std::string& source, int arch, std::string& error) {
   Cache& c = cache();
   std::shared_future<Entry> entry;
-  std::promise<Entry> mine;
-  bool first = false;
+  std::optional<std::promise<Entry>> mine;  // made by the first to ask for `source`
   {
     std::lock_guard lock(c.mutex);
     const auto key = std::make_pair(source, arch);
@@ -244,21 +249,25 @@ std::shared_ptr<const std::string> cubin_for(const std::string& source, int arch
       ++c.stats.memory_hits;
       entry = it->second;
     } else {
-      entry = mine.get_future().share();
+      mine.emplace();
+      entry = mine->get_future().share();
       c.entries.emplace(key, entry);
-      first = true;
     }
   }
-  // Failures are kept too: one attempt per source.
-  if (first) {
-    // A failure of any kind is an entry without a cubin: the launch runs the interpreter kernel.
-    Entry made;
+  if (mine) {
+    // Whatever fails is an entry without a cubin (the launch then runs the interpreter kernel),
+    // and the promise is always kept: a waiter never finds it broken.
+    Entry made{nullptr, "compiling a generated kernel failed"};
     try {
       made = load_or_compile(source, arch);
     } catch (const std::exception& e) {
-      made = {nullptr, std::string("compiling a generated kernel: ") + e.what()};
+      try {
+        made.error = std::string("compiling a generated kernel: ") + e.what();
+      } catch (...) {
+      }
+    } catch (...) {
     }
-    mine.set_value(std::move(made));
+    mine->set_value(std::move(made));
   }
   const Entry& e = entry.get();
   error = e.error;
@@ -274,15 +283,22 @@ void compile_all(std::span<const std::string> sources, int arch) {
                                                                         : static_cast<int>(std::thread::hardware_concurrency());
   const std::size_t threads = std::min<std::size_t>({sources.size(), static_cast<std::size_t>(std::max(cores, 1)), 8});
   std::atomic<std::size_t> next{0};
-  const auto work = [&]() noexcept {
-    std::string error;  // a failure is cached with its error, and reported where the kernel is launched
-    for (std::size_t k = next++; k < sources.size(); k = next++) (void)cubin_for(sources[k], arch, error);
+  const auto work = [&] {
+    // A failure is cached with its error and reported where the kernel is launched; anything
+    // thrown here (memory) ends this source's head start, not the process.
+    for (std::size_t k = next++; k < sources.size(); k = next++) {
+      try {
+        std::string error;
+        (void)cubin_for(sources[k], arch, error);
+      } catch (...) {
+      }
+    }
   };
   std::vector<std::jthread> pool;  // joined however this returns
   for (std::size_t t = 1; t < threads; ++t) {
     try {
       pool.emplace_back(work);
-    } catch (const std::system_error&) {
+    } catch (const std::exception&) {
       break;  // no more threads: the ones there are (and this one) share the rest
     }
   }
