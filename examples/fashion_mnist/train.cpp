@@ -248,7 +248,9 @@ class Trainer {
       loss_sum = loss_sum + info.loss;
       ++steps;
       ++step_count_;
-      if (bar_) bar_->update(step_count_, {{"loss", info.loss.template item<float>()}});
+      // The loss is read (on a GPU: waited for) only when the bar draws, so steps stay queued.
+      if (bar_)
+        bar_->update(step_count_, bar_->due(step_count_) ? Scalars{{"loss", info.loss.template item<float>()}} : Scalars{});
       cron_.run(step_count_, state_, info);
     }
     return {loss_sum.item<float>(), steps};

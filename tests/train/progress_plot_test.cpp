@@ -347,3 +347,26 @@ TEST_CASE("plot: write_svg replaces the file atomically and reports failures") {
   CHECK(count(read(dir / "w.svg"), "<polyline") == 2);
   fs::remove_all(dir);
 }
+
+TEST_CASE("progress: due(step) says whether update(step) would draw, in both modes") {
+  using namespace canopy;
+  for (ProgressMode mode : {ProgressMode::terminal, ProgressMode::lines}) {
+    CAPTURE(static_cast<int>(mode));
+    std::ostringstream os;
+    double t = 0;
+    ProgressBar bar(200, {.out = os, .mode = mode, .line_every_seconds = 3, .clock = [&] { return t; }});
+    int drawn = 0;
+    for (int step = 1; step <= 200; ++step) {
+      t = step * 0.037;  // several steps per redraw, a few seconds in all
+      const bool due = bar.due(step);
+      const std::size_t before = os.str().size();
+      bar.update(step, due ? Scalars{{"loss", 1.0 / step}} : Scalars{});
+      CHECK(due == (os.str().size() != before));
+      drawn += due;
+    }
+    CHECK(drawn > 2);
+    CHECK(drawn < 100);  // the loss was read on a few steps only
+    bar.finish();
+    CHECK_FALSE(bar.due(200));
+  }
+}

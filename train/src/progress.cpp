@@ -133,24 +133,36 @@ void ProgressBar::print_line(double now) {
   last_printed_step_ = step_;
 }
 
+namespace {
+/// Which line_every_percent bucket `step` falls in (-1: none, with an unknown total).
+std::int64_t percent_bucket(std::int64_t step, std::int64_t total, double every_percent) {
+  if (total <= 0 || every_percent <= 0) return -1;
+  return static_cast<std::int64_t>(
+      std::floor(100.0 * static_cast<double>(step) / static_cast<double>(total) / every_percent));
+}
+}  // namespace
+
+bool ProgressBar::due_at(std::int64_t step, double now) const {
+  if (finished_) return false;
+  if (!last_draw_) return true;
+  if (terminal_) return (total_ > 0 && step >= total_) || now - *last_draw_ >= options_.redraw_seconds;
+  return percent_bucket(step, total_, options_.line_every_percent) > last_bucket_ ||
+         now - *last_draw_ >= options_.line_every_seconds;
+}
+
+bool ProgressBar::due(std::int64_t step) const { return due_at(step, options_.clock()); }
+
 void ProgressBar::update(std::int64_t step, const Scalars& scalars) {
   if (finished_) return;
   now_ = options_.clock();
+  const bool draw = due_at(step, now_);
   step_ = step;
   if (!scalars.empty()) scalars_ = scalars;
   if (!first_update_) first_update_.emplace(step, now_);
-  bool at_end = total_ > 0 && step >= total_;
-  if (terminal_) {
-    if (!last_draw_ || at_end || now_ - *last_draw_ >= options_.redraw_seconds) draw_terminal(now_);
-    return;
-  }
-  std::int64_t bucket = -1;
-  if (total_ > 0 && options_.line_every_percent > 0)
-    bucket = static_cast<std::int64_t>(std::floor(100.0 * static_cast<double>(step) / static_cast<double>(total_) /
-                                                  options_.line_every_percent));
-  bool due = !last_draw_ || bucket > last_bucket_ || now_ - *last_draw_ >= options_.line_every_seconds;
-  last_bucket_ = std::max(last_bucket_, bucket);
-  if (due) print_line(now_);
+  if (!terminal_) last_bucket_ = std::max(last_bucket_, percent_bucket(step, total_, options_.line_every_percent));
+  if (!draw) return;
+  if (terminal_) draw_terminal(now_);
+  else print_line(now_);
 }
 
 void ProgressBar::write(std::string_view message) {

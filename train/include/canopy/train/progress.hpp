@@ -64,6 +64,10 @@ class ProgressBar {
   /// Records that `step` steps are done and shows `scalars` (when empty, the previous ones stay),
   /// drawing if the rate limits allow. Ignored after finish().
   void update(std::int64_t step, const Scalars& scalars = {});
+  /// Whether update(step) now would draw. A loop whose scalars live on a GPU reads them (which
+  /// waits for the GPU) only then, and otherwise updates without them: `bar.update(step,
+  /// bar.due(step) ? Scalars{{"loss", loss.item<float>()}} : Scalars{})`.
+  bool due(std::int64_t step) const;
   /// Prints a message on its own line without breaking the bar (tqdm.write).
   void write(std::string_view message);
   /// The loop is done: draws the bar at the total (also when the last update was earlier, as in a
@@ -79,6 +83,7 @@ class ProgressBar {
   std::string render() const;
 
  private:
+  bool due_at(std::int64_t step, double now) const;
   void draw_terminal(double now);
   void print_line(double now);
   double rate() const;
