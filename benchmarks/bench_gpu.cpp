@@ -8,6 +8,7 @@
 // SGD) and W4 (CNN SGD) steps on the GPU next to the same steps on the CPU in the same run, and an
 // embedding classifier's step (gathers and scatter-adds with indices on the device). Every timed
 // iteration ends with the stream drained.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -18,6 +19,7 @@
 
 #include <canopy/canopy.hpp>
 #include <canopy/kernels/cuda.hpp>
+#include <canopy/kernels/cuda_graph.hpp>
 #include <canopy/kernels/cuda_nn.hpp>
 #include <canopy/train.hpp>
 
@@ -36,6 +38,13 @@ Array on_gpu(const Shape& s, DType d, std::uint32_t seed) {
 }
 
 void drain() { kernels::cuda::synchronize(0); }
+
+// How many CUDA graph replays each timed iteration of a step made (1: the step ran as one graph;
+// 0: kernel by kernel, as with graphs off or a recording refused).
+void count_graph_replays(benchmark::State& state, std::int64_t replays_before) {
+  const auto iterations = static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
+  state.counters["graph replays/step"] = static_cast<double>(kernels::cuda::graph_replays() - replays_before) / iterations;
+}
 
 void matmul_canopy(benchmark::State& state, DType d) {
   const std::int64_t n = state.range(0);
@@ -180,11 +189,13 @@ void w3_step(benchmark::State& state, bool gpu, GpuStep how) {
   m = step(m);
   m = step(m);  // a graph is recorded at the second call
   drain();
+  const std::int64_t replays = kernels::cuda::graph_replays();
   for (auto _ : state) {
     m = step(m);
     if (gpu) drain();
     else benchmark::DoNotOptimize(m[2].b.data<float>());
   }
+  if (gpu) count_graph_replays(state, replays);
   set_device_graphs(true);
 }
 
@@ -204,11 +215,13 @@ void embedding_step(benchmark::State& state, bool gpu) {
   m = step(m, tokens, labels);
   m = step(m, tokens, labels);  // a graph is recorded at the second call
   if (gpu) drain();
+  const std::int64_t replays = kernels::cuda::graph_replays();
   for (auto _ : state) {
     m = step(m, tokens, labels);
     if (gpu) drain();
     else benchmark::DoNotOptimize(m.w.data<float>());
   }
+  if (gpu) count_graph_replays(state, replays);
 }
 
 // W4: the jitted SGD step of the examples' CNN at batch 64 (random images and labels).
@@ -231,12 +244,14 @@ void w4_step(benchmark::State& st, bool gpu, GpuStep how) {
   state = std::get<0>(step(state));
   state = std::get<0>(step(state));  // a graph is recorded at the second call
   drain();
+  const std::int64_t replays = kernels::cuda::graph_replays();
   for (auto _ : st) {
     auto [next, info] = step(state);
     state = std::move(next);
     if (gpu) drain();
     else benchmark::DoNotOptimize(info.loss.item<float>());
   }
+  if (gpu) count_graph_replays(st, replays);
   set_device_graphs(true);
 }
 
