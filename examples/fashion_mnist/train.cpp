@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -116,6 +117,17 @@ class Trainer {
   using Step = decltype(make_train_step(Loss<Model>{}, std::declval<Tx>()));
   using Info = StepInfo<Nothing>;
 
+  /// The step with the epoch's loss sum carried through it: one jitted call per step, where a
+  /// separate add would be another launch (and, on a GPU, another host call) per step.
+  struct StepAndLossSum {
+    Step step;
+    std::tuple<State, Info, Array> operator()(const State& state, const Data& batch, const Array& loss_sum) const {
+      auto [next, info] = step(state, batch);
+      Array sum = loss_sum + info.loss;
+      return {std::move(next), std::move(info), std::move(sum)};
+    }
+  };
+
   // The state and every batch are placed on `device`; ops on them run there (a GPU: cuBLAS and the
   // CUDA kernels). Data loading, checkpoints and metrics stay on the host.
   explicit Trainer(const Options& o)
@@ -130,9 +142,9 @@ class Trainer {
         tx_(optim::adam(o.learning_rate)),
         state_(init_train_state(Model::init(keys_.init), tx_, keys_.train)),
         step_(make_train_step(Loss<Model>{}, tx_)),
-        // The state is donated: each step updates it in its own buffers (on a GPU, in the blocks
-        // of the step's CUDA graph) instead of allocating the next one.
-        jitted_step_(jit(step_, jit_name("train_step"), donate_argnums<0>)),
+        // The state and the loss sum are donated: each step updates them in their own buffers (on
+        // a GPU, in the blocks of the step's CUDA graph) instead of allocating the next ones.
+        jitted_step_(jit(StepAndLossSum{step_}, jit_name("train_step"), donate_argnums<0, 2>)),
         scan_epoch_(make_scan_epoch(step_)),
         score_(jit(Score<Model>{}, jit_name("eval_step"))) {}
 
@@ -239,13 +251,17 @@ class Trainer {
   /// periodic actions. A resumed run skips the batches it already took.
   template <class Epoch>
   EpochLoss train_by_steps(const Epoch& epoch_batches) {
-    Array loss_sum = scalar(0.0f);
+    Array loss_sum = place(scalar(0.0f));
     std::int64_t steps = 0;
     for (std::int64_t i = step_count_ % steps_per_epoch_; i < epoch_batches.size(); ++i) {
       const Data batch = place(epoch_batches[i]);
-      auto [next, info] = o_.eager ? step_(state_, batch) : jitted_step_(state_, batch);
-      state_ = std::move(next);
-      loss_sum = loss_sum + info.loss;
+      Info info;
+      if (o_.eager) {
+        std::tie(state_, info) = step_(state_, batch);
+        loss_sum = loss_sum + info.loss;
+      } else {
+        std::tie(state_, info, loss_sum) = jitted_step_(state_, batch, loss_sum);
+      }
       ++steps;
       ++step_count_;
       // The loss is read (on a GPU: waited for) only when the bar draws, so steps stay queued.
@@ -315,7 +331,7 @@ class Trainer {
   Tx tx_;
   State state_;
   Step step_;
-  decltype(jit(std::declval<Step>(), jit_name(""), donate_argnums<0>)) jitted_step_;
+  decltype(jit(std::declval<StepAndLossSum>(), jit_name(""), donate_argnums<0, 2>)) jitted_step_;
   decltype(make_scan_epoch(std::declval<Step>())) scan_epoch_;
   decltype(jit(Score<Model>{}, jit_name(""))) score_;
   std::int64_t step_count_ = 0;
