@@ -71,15 +71,10 @@ constexpr DType kIndexDTypes[] = {DType::i32, DType::u32, DType::i64, DType::u64
 // edges, negative, past the end, and duplicated and overlapping (several windows on one element).
 const std::vector<double> kStarts{0, 0, 3, 3, 1, 1, -1, 2, 4, 0, 1, 1, 2, 4, 3, 3, 0, 2, 9, 9, 1, 2};
 
-// The window start map of kernels/window_start.hpp over `indices` (n x 2 of its own dtype) for
-// windows of 2 x 3 in a rows x cols operand, as the primitives build it (windows.cpp's window_bounds).
-struct Starts2x3 {
-  std::vector<I64> bound, stride;
-  kernels::WindowStartMap map;
-  Starts2x3(const Array& indices, I64 rows, I64 cols, bool clip)
-      : bound{rows - 2, cols - 3}, stride{cols, 1},
-        map{indices.raw_data(), indices.dtype(), 2, bound.data(), stride.data(), clip} {}
-};
+// The window bounds of kernels/window_start.hpp for windows of 2 x 3 in a rows x cols operand
+// whose (row, column) index vectors go along dims 0 and 1, as the primitives build them
+// (windows.cpp's window_bounds).
+kernels::WindowBounds bounds_2x3(I64 rows, I64 cols, bool clip) { return {{rows - 2, cols - 3}, {cols, 1}, clip}; }
 
 // The GPU scatter's algorithm (indexing.cu) run on the host: any order (here, reversed) where
 // scatter_in_any_order allows it; otherwise (target + 1, element) pairs, or (start + 1, window)
@@ -137,7 +132,8 @@ TEST_CASE("cuda indexing math: window starts read from the indices equal the CPU
     for (DType id : kIndexDTypes) {
       // Negative starts wrap in the unsigned dtypes: far out of range, as on the CPU.
       const Array indices = array_from_data(as_dtype(kStarts, DType::f64).data(), DType::f64, Shape{n, 2}).astype(id);
-      const Starts2x3 starts(indices, 5, 6, mode != GatherScatterMode::fill_or_drop);
+      const kernels::WindowBounds bounds = bounds_2x3(5, 6, mode != GatherScatterMode::fill_or_drop);
+      const kernels::WindowStartMap start = bounds.map(indices.raw_data(), indices.dtype());
       for (DType d : kAllDTypes)
         visit_dtype(d, [&]<class T>(std::type_identity<T>) {
           CAPTURE(name(d));
@@ -150,7 +146,7 @@ TEST_CASE("cuda indexing math: window starts read from the indices equal the CPU
           std::memcpy(&f, fill.data(), sizeof(T));
           Elements<T> got(total);
           for (I64 t = 0; t < total; ++t)
-            ix::gather_element(t, nw, static_cast<const T*>(operand.raw_data()), starts.map, in_window.data(), f,
+            ix::gather_element(t, nw, static_cast<const T*>(operand.raw_data()), start, in_window.data(), f,
                                got.data(), out_batch.data(), out_window.data());
           CHECK(std::memcmp(got.data(), want.raw_data(), got.bytes.size()) == 0);
         });
@@ -189,10 +185,10 @@ TEST_CASE("cuda indexing math: scatter set and add equal the CPU scatter bit for
             const Array updates = array_from_data(as_dtype(u, d).data(), d, Shape{n, 2, 3});
             const Array want = op == kernels::ScatterOp::set ? scatter(operand, indices, updates, dn, mode)
                                                              : scatter_add(operand, indices, updates, dn, mode);
-            const Starts2x3 starts(indices, 6, 7, mode == GatherScatterMode::clip);
+            const kernels::WindowBounds bounds = bounds_2x3(6, 7, mode == GatherScatterMode::clip);
             Elements<T> got(42);
             std::memcpy(got.data(), operand.raw_data(), got.bytes.size());
-            scatter_on_host(op, d, starts.map, false, op_window, table({n}, {6}), upd_window,
+            scatter_on_host(op, d, bounds.map(indices.raw_data(), indices.dtype()), false, op_window, table({n}, {6}), upd_window,
                             static_cast<const T*>(updates.raw_data()), got.data());
             CHECK(std::memcmp(got.data(), want.raw_data(), got.bytes.size()) == 0);
           });
@@ -238,8 +234,8 @@ TEST_CASE("cuda indexing math: scatters of rows (an embedding's gradient) sort t
             const Array updates = array_from_data(as_dtype(u, d).data(), d, upd_shape);
             const Array want = op == kernels::ScatterOp::set ? scatter(operand, indices, updates, l.dn, mode)
                                                              : scatter_add(operand, indices, updates, l.dn, mode);
-            const kernels::WindowStartMap start{indices.raw_data(), DType::i32, l.k, l.bound.data(), l.stride.data(),
-                                                mode == GatherScatterMode::clip};
+            const kernels::WindowBounds bounds{l.bound, l.stride, mode == GatherScatterMode::clip, true};
+            const kernels::WindowStartMap start = bounds.map(indices.raw_data(), DType::i32);
             Elements<T> got(42);
             std::memcpy(got.data(), operand.raw_data(), got.bytes.size());
             scatter_on_host(op, d, start, true, l.op_window, table({n}, {nw}), l.upd_window,

@@ -204,13 +204,13 @@ void scatter_sorted(ScatterOp op, DType dtype, const void* updates, const Device
 
 }  // namespace
 
-void gather_windows(std::size_t itemsize, const void* in, const DeviceWindowStarts& starts,
-                    std::span<const std::int64_t> in_window, const void* fill_value, void* out,
+void gather_windows(std::size_t itemsize, const void* in, const void* indices, DType index_dtype,
+                    const WindowBounds& starts, std::span<const std::int64_t> in_window, const void* fill_value, void* out,
                     std::span<const std::int64_t> out_batch, std::span<const std::int64_t> out_window, int device) {
   const auto nw = static_cast<I64>(in_window.size()), total = static_cast<I64>(out_batch.size()) * nw;
   if (total == 0) return;
   const DeviceTables t = upload({starts.bound, starts.stride, in_window, out_batch, out_window}, device);
-  const WindowStartMap in_start = starts.map(t.at[0], t.at[1]);
+  const WindowStartMap in_start = starts.map(indices, index_dtype, t.at[0], t.at[1]);
   cudaStream_t s = detail::stream(device);
   visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
     W fill;
@@ -223,11 +223,12 @@ void gather_windows(std::size_t itemsize, const void* in, const DeviceWindowStar
 
 void scatter_windows(ScatterOp op, DType dtype, const void* updates, std::span<const std::int64_t> upd_batch,
                      std::span<const std::int64_t> upd_window, void* operand, std::int64_t operand_size,
-                     const DeviceWindowStarts& starts, std::span<const std::int64_t> op_window, int device) {
+                     const void* indices, DType index_dtype, const WindowBounds& starts,
+                     std::span<const std::int64_t> op_window, int device) {
   const auto windows = static_cast<I64>(upd_batch.size()), nw = static_cast<I64>(op_window.size()), total = windows * nw;
   if (total == 0) return;
   const DeviceTables t = upload({upd_batch, upd_window, starts.bound, starts.stride, op_window}, device);
-  const WindowStartMap op_start = starts.map(t.at[2], t.at[3]);
+  const WindowStartMap op_start = starts.map(indices, index_dtype, t.at[2], t.at[3]);
   if (!indexing::scatter_in_any_order(op, dtype, windows))
     return scatter_sorted(op, dtype, updates, t, op_start, starts.disjoint_unless_equal, operand, operand_size, windows,
                           nw, device);

@@ -11,12 +11,13 @@ namespace {
 }
 }  // namespace
 
-void gather_windows(std::size_t, const void*, const DeviceWindowStarts&, std::span<const std::int64_t>, const void*, void*,
+void gather_windows(std::size_t, const void*, const void*, DType, const WindowBounds&, std::span<const std::int64_t>,
+                    const void*, void*,
                     std::span<const std::int64_t>, std::span<const std::int64_t>, int) {
   unavailable("gather");
 }
 void scatter_windows(ScatterOp, DType, const void*, std::span<const std::int64_t>, std::span<const std::int64_t>, void*,
-                     std::int64_t, const DeviceWindowStarts&, std::span<const std::int64_t>, int) {
+                     std::int64_t, const void*, DType, const WindowBounds&, std::span<const std::int64_t>, int) {
   unavailable("scatter");
 }
 void sort_rows(std::span<const void* const>, std::span<const DType>, int, std::int64_t, std::int64_t,

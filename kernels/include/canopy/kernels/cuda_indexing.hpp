@@ -13,37 +13,21 @@
 
 namespace canopy::kernels::cuda {
 
-/// Where the windows of a GPU gather or scatter start: their index vectors (`indices`, of integer
-/// `dtype`, one of bound.size() values per window) in device memory, read by the kernels through a
-/// WindowStartMap; `bound` and `stride` are host tables (WindowStartMap's), copied to the device
-/// with the window tables.
-struct DeviceWindowStarts {
-  const void* indices = nullptr;
-  DType dtype = DType::i32;
-  std::span<const std::int64_t> bound, stride;
-  bool clip = false;
-  /// Windows of one element along every indexed dim: two windows are the same elements or share
-  /// none (a scatter then sorts its windows, not their elements).
-  bool disjoint_unless_equal = false;
-  /// The map reading the index values, over the device copies of `bound` and `stride`.
-  WindowStartMap map(const std::int64_t* device_bound, const std::int64_t* device_stride) const {
-    return {indices, dtype, static_cast<std::int64_t>(bound.size()), device_bound, device_stride, clip};
-  }
-};
-
 /// Window gather (cpu::gather_windows) on `device`, out_batch.size() windows whose starts are read
-/// from the indices on the device; `fill_value` is one element in host memory.
-void gather_windows(std::size_t itemsize, const void* in, const DeviceWindowStarts& starts,
-                    std::span<const std::int64_t> in_window, const void* fill_value, void* out,
+/// on the device from `indices` (device memory, of integer `index_dtype`) through `starts` (host
+/// tables, copied to the device with the others); `fill_value` is one element in host memory.
+void gather_windows(std::size_t itemsize, const void* in, const void* indices, DType index_dtype,
+                    const WindowBounds& starts, std::span<const std::int64_t> in_window, const void* fill_value, void* out,
                     std::span<const std::int64_t> out_batch, std::span<const std::int64_t> out_window, int device);
 
 /// Window scatter (cpu::scatter_windows), in place on `operand` (of `operand_size` elements) on
-/// `device`, upd_batch.size() windows whose starts are read from the indices on the device. Where
-/// windows overlap, `set` keeps the last batch's update and `add` sums in batch order, as on the
-/// CPU, bit for bit.
+/// `device`, upd_batch.size() windows whose starts are read on the device from `indices` through
+/// `starts`, as gather_windows's. Where windows overlap, `set` keeps the last batch's update and
+/// `add` sums in batch order, as on the CPU, bit for bit.
 void scatter_windows(ScatterOp op, DType dtype, const void* updates, std::span<const std::int64_t> upd_batch,
                      std::span<const std::int64_t> upd_window, void* operand, std::int64_t operand_size,
-                     const DeviceWindowStarts& starts, std::span<const std::int64_t> op_window, int device);
+                     const void* indices, DType index_dtype, const WindowBounds& starts,
+                     std::span<const std::int64_t> op_window, int device);
 
 /// sort's kernel: each of `rows` rows of `len` elements of every operand (rows x len, contiguous)
 /// reordered into `out` by a stable sort on the first `num_keys` operands, lexicographically, in

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/hd.hpp"
@@ -57,6 +58,23 @@ struct WindowStartMap {
       offset += s * stride[j];
     }
     return offset;
+  }
+};
+
+/// The tables of a WindowStartMap in host memory, from a gather's or scatter's dimension numbers:
+/// windows of some extent start at indices[b, j] along operand dim dim_map[j] (0 along the
+/// others), each start in [0, bound[j]] (shape - extent) and scaled by stride[j].
+struct WindowBounds {
+  std::vector<std::int64_t> bound, stride;
+  bool clip = false;
+  /// Every window one element long along each indexed dim: two windows (equal in extent) are then
+  /// the same elements or share none (a GPU scatter then sorts its windows, not their elements).
+  bool disjoint_unless_equal = false;
+  /// The map over index vectors at `indices` (of `dtype`) reading these tables where they are:
+  /// here, or at device copies `bound_at` and `stride_at`.
+  WindowStartMap map(const void* indices, DType dtype) const { return map(indices, dtype, bound.data(), stride.data()); }
+  WindowStartMap map(const void* indices, DType dtype, const std::int64_t* bound_at, const std::int64_t* stride_at) const {
+    return {indices, dtype, static_cast<std::int64_t>(bound.size()), bound_at, stride_at, clip};
   }
 };
 

@@ -16,7 +16,8 @@ std::int64_t start_offset(const Shape& shape, const Shape& window, std::span<con
   const Shape strides = contiguous_strides(shape);
   std::int64_t off = 0;
   for (std::size_t d = 0; d < shape.size(); ++d)
-    off += std::clamp<std::int64_t>(index_values(starts[d])[0], 0, shape[d] - window[d]) * strides[d];
+    off += std::clamp<std::int64_t>(kernels::index_at(starts[d].dtype(), cdata(starts[d]), 0), 0, shape[d] - window[d]) *
+           strides[d];
   return off;
 }
 

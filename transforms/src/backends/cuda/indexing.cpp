@@ -10,16 +10,11 @@
 namespace canopy::detail {
 namespace {
 
-// The windows' starts as the kernels read them: from `indices` on the device, through `bounds`.
-kernels::cuda::DeviceWindowStarts device_starts(const Array& indices, const WindowBounds& bounds) {
-  return {cdata(indices), indices.dtype(), bounds.bound, bounds.stride, bounds.clip, bounds.disjoint_unless_equal};
-}
-
 void gather(std::span<const Array> in, std::span<Array> out, const GatherParams& params) {
   const Array& a = in[0];
   const GatherTables t = gather_tables(a, out[0].shape(), params);
-  kernels::cuda::gather_windows(itemsize(a.dtype()), cdata(a), device_starts(in[1], t.starts), t.in_window, t.fill.bytes,
-                                mutable_data(out[0]), t.out_batch, t.out_window, gpu_of(out[0]));
+  kernels::cuda::gather_windows(itemsize(a.dtype()), cdata(a), cdata(in[1]), in[1].dtype(), t.starts, t.in_window,
+                                t.fill.bytes, mutable_data(out[0]), t.out_batch, t.out_window, gpu_of(out[0]));
 }
 
 template <kernels::ScatterOp op>
@@ -29,7 +24,7 @@ void scatter(std::span<const Array> in, std::span<Array> out, const ScatterParam
   kernels::cuda::copy_device(cdata(a), gpu, mutable_data(out[0]), gpu, static_cast<std::size_t>(a.size()) * itemsize(a.dtype()));
   const ScatterTables t = scatter_tables(a, u, params.dimension_numbers, params.mode);
   kernels::cuda::scatter_windows(op, a.dtype(), cdata(u), t.upd_batch, t.upd_window, mutable_data(out[0]), a.size(),
-                                 device_starts(in[1], t.starts), t.op_window, gpu);
+                                 cdata(in[1]), in[1].dtype(), t.starts, t.op_window, gpu);
 }
 
 void sort(std::span<const Array> in, std::span<Array> out, const SortParams& params) {

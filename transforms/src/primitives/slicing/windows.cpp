@@ -42,21 +42,6 @@ std::vector<std::int64_t> offset_table(std::span<const std::int64_t> sizes, std:
   return t;
 }
 
-std::vector<std::int64_t> index_values(const Array& x) {
-  std::vector<std::int64_t> v(static_cast<std::size_t>(x.size()));
-  visit_dtype(x.dtype(), [&]<class T>(std::type_identity<T>) {
-    if constexpr (std::is_integral_v<T>) {  // abstract_eval admitted integer indices only
-      const auto* p = static_cast<const T*>(cdata(x));
-      for (std::size_t i = 0; i < v.size(); ++i)  // a u64 beyond int64 is out of range either way
-        if constexpr (std::is_same_v<T, std::uint64_t>)
-          v[i] = static_cast<std::int64_t>(std::min<std::uint64_t>(p[i], std::numeric_limits<std::int64_t>::max()));
-        else
-          v[i] = static_cast<std::int64_t>(p[i]);
-    }
-  });
-  return v;
-}
-
 WindowBounds window_bounds(std::span<const int> dim_map, const Shape& operand_shape, std::span<const std::int64_t> extent,
                            bool clip) {
   const Shape strides = contiguous_strides(operand_shape);

@@ -22,24 +22,11 @@ void expect_index(std::string_view prim, std::string_view what, const Aval& a, i
 
 /// sum(i[k] * strides[k]) for every index i of `sizes`, row-major.
 std::vector<std::int64_t> offset_table(std::span<const std::int64_t> sizes, std::span<const std::int64_t> strides);
-/// The elements of a concrete i32/u32 array as int64.
-std::vector<std::int64_t> index_values(const Array& x);
 
-/// Where windows of `extent` may start when window b starts at indices[b, j] along operand dim
-/// dim_map[j] (0 along the others): each start in [0, shape[d] - extent[d]], clamped into it when
-/// `clip`, otherwise the window is -1 (filled by gather, dropped by scatter). The tables of
-/// kernels::WindowStartMap, which reads the index values wherever they are.
-struct WindowBounds {
-  std::vector<std::int64_t> bound, stride;
-  bool clip = false;
-  /// Every window one element long along each indexed dim: two windows (equal in extent) are then
-  /// the same elements or share none.
-  bool disjoint_unless_equal = false;
-  /// The map over index vectors at `indices` (of `dtype`), reading these tables (kept alive by the caller).
-  kernels::WindowStartMap map(const void* indices, DType dtype) const {
-    return {indices, dtype, static_cast<std::int64_t>(bound.size()), bound.data(), stride.data(), clip};
-  }
-};
+using kernels::WindowBounds;
+/// The bounds of windows of `extent` whose index vectors go along dim_map: a start outside
+/// [0, shape[d] - extent[d]] is clamped into it when `clip`, otherwise the window is -1 (filled by
+/// gather, dropped by scatter).
 WindowBounds window_bounds(std::span<const int> dim_map, const Shape& operand_shape, std::span<const std::int64_t> extent,
                            bool clip);
 /// Operand offset of each window's start (-1: outside), from `indices` in host memory.
