@@ -86,6 +86,31 @@ TEST_CASE("passes: fold_constants evaluates small equations on constants now") {
   CHECK(q.eqns.back().in[1].is_constant());
 }
 
+TEST_CASE("passes: combine_reshapes_and_broadcasts makes chains of shape changes one") {
+  auto f = [](const Arrays& x) {
+    const Array cube = broadcast_in_dim(broadcast_in_dim(x[0], {2, 3}, {1}), {4, 2, 3}, {1, 2});  // [3] -> [2,3] -> [4,2,3]
+    const Array column = broadcast_in_dim(broadcast_in_dim(x[1], {5}, {}), {5, 3}, {0});        // [] -> [5] -> [5,3]
+    const Array stretched = broadcast_in_dim(broadcast_in_dim(x[2], {1, 3}, {1}), {6, 1, 3}, {0, 2});  // [1] -> [1,3] -> [6,1,3]
+    const Array back = reshape(reshape(x[0], {3, 1}), {3});  // the operand itself
+    const Array flat = reshape(reshape(x[3], {6}), {3, 2});
+    return Arrays{cube, column, stretched, back * 2.f, flat};
+  };
+  const Arrays args = {uniform_array(1, {3}), uniform_array(2, {}), uniform_array(3, {1}), uniform_array(4, {2, 3})};
+  const auto [p, q] = check_pass("combine_reshapes_and_broadcasts", f, args, {{"broadcast_in_dim", 6}, {"reshape", 3}});
+  const Program r = after(q, "eliminate_dead_code");
+  CHECK(equations_of(r, "broadcast_in_dim") == 3);
+  CHECK(equations_of(r, "reshape") == 1);
+  CAPTURE(to_string(r));
+  // What is left reads the program's inputs: one equation from each operand to each result.
+  auto is_input = [&](const Atom& a) {
+    return a.is_var() && std::find(r.in_vars.begin(), r.in_vars.end(), a.index) != r.in_vars.end();
+  };
+  for (const Eqn& e : r.eqns)
+    if (e.prim->name == "broadcast_in_dim" || e.prim->name == "reshape") CHECK(is_input(e.in[0]));
+  CHECK(equations_of(r, "mul") == 1);
+  check_same_values(p, r, args);
+}
+
 TEST_CASE("passes: eliminate_common_subexpressions merges equal equations") {
   auto f = [](const Arrays& x) { return Arrays{sin(x[0]) * sin(x[0])}; };
   const auto [p, q] = check_pass("eliminate_common_subexpressions", f, {uniform_array(1, {4})}, {{"sin", 1}});
@@ -183,14 +208,14 @@ TEST_CASE("passes: dump_passes prints the program after each pass of the device 
     CHECK(m.find(":\n{ lambda ") != std::string::npos);
     order.push_back(m.substr(18, m.find(':') - 18));
   }
-  CHECK(order == std::vector<std::string>{"fold_constants", "eliminate_common_subexpressions", "eliminate_dead_code",
-                                          "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_cuda",
+  CHECK(order == std::vector<std::string>{"fold_constants", "combine_reshapes_and_broadcasts",
+                                          "eliminate_common_subexpressions", "eliminate_dead_code", "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_cuda",
                                           "fuse_bias_gradients_for_cuda", "fuse_conv_bias_for_cuda",
                                           "fuse_elementwise_for_cuda"});
-  CHECK(cpu_lines == 5);
-  REQUIRE(lines.size() == 9);
-  CHECK(lines[4].find("fused_elementwise") != std::string::npos);  // the program as it is then
-  CHECK(lines[2].find("fused_elementwise") == std::string::npos);
+  CHECK(cpu_lines == 6);
+  REQUIRE(lines.size() == 10);
+  CHECK(lines[5].find("fused_elementwise") != std::string::npos);  // the program as it is then
+  CHECK(lines[3].find("fused_elementwise") == std::string::npos);
   CHECK(lines.back().substr(lines.back().find('{')) == gpu);
 }
 

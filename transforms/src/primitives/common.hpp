@@ -130,6 +130,8 @@ std::vector<Sample<Params>> binary_samples(unsigned k, double lo, double hi, Par
 namespace canopy::detail {
 /// broadcast_in_dim[params]'s broadcast_dimensions (for jit's passes).
 const std::vector<int>& broadcast_dimensions_of(const ParamsRef& params);
+/// An Eqn's params for broadcast_in_dim into `shape` (for jit's passes).
+std::shared_ptr<const void> broadcast_params(const Shape& shape, std::vector<int> broadcast_dimensions);
 /// Stock abstract_eval of reduce_*: axes in range and distinct, reduced dims dropped.
 Aval reduce_aval(std::string_view prim, const Aval& a, const std::vector<int>& axes, unsigned k);
 /// Params of reduce_sum, reduce_max, reduce_min and reduce_prod: the axes reduced over.

@@ -60,6 +60,10 @@ PrimitiveInfo matmul_pass_primitive(std::string_view name, KernelFn cpu_kernel, 
   return i;
 }
 
+/// Makes a reshape of a reshape one reshape and a broadcast_in_dim of a broadcast_in_dim one
+/// broadcast, and drops reshapes and broadcasts that keep their operand's shape.
+void combine_reshapes_and_broadcasts(Program& p);
+
 /// Merges equations that apply the same primitive with equal params to the same operands, and
 /// equal scalar literals; later uses read the first result.
 void eliminate_common_subexpressions(Program& p);

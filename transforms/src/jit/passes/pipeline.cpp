@@ -25,6 +25,7 @@ constexpr Targets kCpu = target(Device::Kind::cpu), kCuda = target(Device::Kind:
 // and its case in tests/jit_passes_test.cpp.
 constexpr Pass kPasses[] = {
     {"fold_constants", [](Program& p) { fold_constants(p); }, kEveryTarget, simplify, nothing},
+    {"combine_reshapes_and_broadcasts", combine_reshapes_and_broadcasts, kEveryTarget, simplify, nothing},
     {"eliminate_common_subexpressions", eliminate_common_subexpressions, kEveryTarget, simplify, nothing},
     {"eliminate_dead_code", eliminate_dead_code, kEveryTarget, simplify, nothing},
     {"fuse_epilogues", fuse_epilogues, kCpu, lower, epilogues},

@@ -80,6 +80,9 @@ namespace canopy::detail {
 const std::vector<int>& broadcast_dimensions_of(const ParamsRef& params) {
   return params.get<prim::BroadcastInDim::Params>().broadcast_dimensions;
 }
+std::shared_ptr<const void> broadcast_params(const Shape& shape, std::vector<int> broadcast_dimensions) {
+  return std::make_shared<prim::BroadcastInDim::Params>(prim::BroadcastInDim::Params{shape, std::move(broadcast_dimensions)});
+}
 }  // namespace canopy::detail
 
 namespace canopy {
