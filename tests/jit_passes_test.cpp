@@ -176,6 +176,56 @@ TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only
   check_pass("fuse_elementwise", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 0}}, 1e-4f);
 }
 
+TEST_CASE("passes: fuse_segments_for_cuda runs one fused program over several leaves as one equation") {
+  // x[2k] - x[2k+1] * 0.1 for leaves of several shapes, a tanh between them, a sum that reads the
+  // first update, then two more updates: the first three of 4 elements or more become one equation,
+  // the [2] leaf (no 4-element vectors) stays alone, and the updates after the sum, which must run
+  // after it, become a second one.
+  const std::vector<Shape> shapes = {{8, 4}, {4}, {5, 3}, {2}, {6}, {3, 3}, {9}};
+  Arrays args;
+  for (std::size_t k = 0; k < shapes.size(); ++k)
+    for (std::uint32_t j = 0; j < 2; ++j) args.push_back(uniform_array(static_cast<std::uint32_t>(10 * k + j), shapes[k]));
+  auto update = [](const Arrays& x, std::size_t k) { return x[2 * k] - x[2 * k + 1] * 0.1f; };
+  auto f = [&](const Arrays& x) {
+    const Array r0 = update(x, 0), r1 = update(x, 1), r2 = tanh(x[4]), r3 = update(x, 3), r4 = update(x, 4);
+    const Array r5 = sum(r0);
+    return Arrays{r0, r1, r2, r3, r4, r5, update(x, 5), update(x, 6)};
+  };
+  const Program p = staged(f, args), fused = after(after(p, "combine_reshapes_and_broadcasts"), "fuse_elementwise_for_cuda");
+  REQUIRE(equations_of(fused, "fused_elementwise") == 6);
+  const Program q = after(fused, "fuse_segments_for_cuda");
+  CAPTURE(to_string(q));
+  CHECK(equations_of(q, "fused_elementwise_segments") == 2);
+  CHECK(equations_of(q, "fused_elementwise") == 1);  // the [2] leaf's
+  CHECK(count(to_string(q), "fused_elementwise_segments[ops=3x(mul,sub)]") == 1);
+  CHECK(count(to_string(q), "fused_elementwise_segments[ops=2x(mul,sub)]") == 1);
+  check_same_values(p, q, args);
+  // Only a segment's own operands may give their bytes to its results: the other segments run at
+  // the same time.
+  const auto merged = std::find_if(q.eqns.begin(), q.eqns.end(), [](const Eqn& e) { return e.prim->name == "fused_elementwise_segments"; });
+  REQUIRE(merged != q.eqns.end());
+  REQUIRE(merged->in.size() % 3 == 0);
+  const std::size_t per = merged->in.size() / 3;  // each segment's operands
+  const std::vector<std::size_t> first_segment = {0}, second_segment = {per}, both = {0, per};
+  CHECK(detail::segments_write_in_place(*merged->prim, merged->params_ref(), first_segment, 0));
+  CHECK_FALSE(detail::segments_write_in_place(*merged->prim, merged->params_ref(), second_segment, 0));
+  CHECK(detail::segments_write_in_place(*merged->prim, merged->params_ref(), second_segment, 1));
+  CHECK_FALSE(detail::segments_write_in_place(*merged->prim, merged->params_ref(), both, 1));
+  // At most kernels::fused_segments_capacity segments an equation: 18 leaves, 16 and 2.
+  const std::size_t leaves = 18;
+  Arrays many;
+  for (std::size_t k = 0; k < 2 * leaves; ++k) many.push_back(uniform_array(static_cast<std::uint32_t>(100 + k), {static_cast<std::int64_t>(4 + k / 2)}));
+  auto g = [&](const Arrays& x) {
+    Arrays out;
+    for (std::size_t k = 0; k < leaves; ++k) out.push_back(update(x, k));
+    return out;
+  };
+  const Program pm = staged(g, many), qm = after(after(pm, "fuse_elementwise_for_cuda"), "fuse_segments_for_cuda");
+  CHECK(count(to_string(qm), "fused_elementwise_segments[ops=16x(mul,sub)]") == 1);
+  CHECK(count(to_string(qm), "fused_elementwise_segments[ops=2x(mul,sub)]") == 1);
+  check_same_values(pm, qm, many);
+}
+
 TEST_CASE("passes: the pipeline lists each pass once, simplifications first, per device kind") {
   std::vector<std::string> names;
   bool lowering = false;
@@ -211,9 +261,9 @@ TEST_CASE("passes: dump_passes prints the program after each pass of the device 
   CHECK(order == std::vector<std::string>{"fold_constants", "combine_reshapes_and_broadcasts",
                                           "eliminate_common_subexpressions", "eliminate_dead_code", "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_cuda",
                                           "fuse_bias_gradients_for_cuda", "fuse_conv_bias_for_cuda",
-                                          "fuse_elementwise_for_cuda"});
+                                          "fuse_elementwise_for_cuda", "fuse_segments_for_cuda"});
   CHECK(cpu_lines == 6);
-  REQUIRE(lines.size() == 10);
+  REQUIRE(lines.size() == 11);
   CHECK(lines[5].find("fused_elementwise") != std::string::npos);  // the program as it is then
   CHECK(lines[3].find("fused_elementwise") == std::string::npos);
   CHECK(lines.back().substr(lines.back().find('{')) == gpu);

@@ -42,4 +42,20 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
   detail::check_launch("fused_elementwise");
 }
 
+void fused_elementwise_segments(std::span<const FusedProgram* const> programs, std::span<const void* const> in,
+                                std::span<void* const> out, int device) {
+  if (programs.empty()) return;
+  for (const FusedProgram* p : programs)
+    if (p->inputs.size() != programs[0]->inputs.size() || p->outputs.size() != programs[0]->outputs.size())
+      ::canopy::detail::raise<DeviceError>("fused_elementwise_segments", "programs", "",
+                                           "differ in their operands", "every segment runs one program");
+  if (in.size() != programs.size() * programs[0]->inputs.size() || out.size() != programs.size() * programs[0]->outputs.size())
+    ::canopy::detail::raise<DeviceError>("fused_elementwise_segments", "operands", "",
+                                         "are not the segments' inputs and outputs, one segment after another", "");
+  if (detail::launch_generated_segments(programs, in, out, device)) return;
+  const std::size_t ni = programs[0]->inputs.size(), no = programs[0]->outputs.size();
+  for (std::size_t k = 0; k < programs.size(); ++k)
+    fused_elementwise(*programs[k], in.subspan(k * ni, ni), out.subspan(k * no, no), programs[k]->elements, device);
+}
+
 }  // namespace canopy::kernels::cuda

@@ -69,8 +69,12 @@ void set_generated_kernels(bool) {}
 bool generated_kernels() { return false; }
 std::int64_t generated_kernel_calls() { return 0; }
 std::int64_t generated_kernel_fallbacks() { return 0; }
-void prepare_generated_fused(std::span<const FusedProgram* const>, int) {}
+void prepare_generated_fused(std::span<const FusedProgram* const>, std::span<const FusedProgram* const>, int) {}
 bool fused_supported(const FusedProgram&) { return false; }
+void fused_elementwise_segments(std::span<const FusedProgram* const>, std::span<const void* const>, std::span<void* const>,
+                                int) {
+  unavailable("fused_elementwise_segments");
+}
 void fused_elementwise(const FusedProgram&, std::span<const void* const>, std::span<void* const>, std::int64_t, int) {
   unavailable("fused_elementwise");
 }

@@ -8,7 +8,9 @@
 // rational tanh (loops/tanh_rational.hpp), never a second copy of either.
 #include "fused_source.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <vector>
 
@@ -182,6 +184,62 @@ std::string fused_kernel_source(const FusedProgram& p, const FusedLayout& layout
       "  canopy_fused::run(args, blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x,\n"
       "                    static_cast<long long>(gridDim.x) * blockDim.x);\n}\n";
   return src;
+}
+
+std::string fused_segments_body(const FusedProgram& p, const FusedLayout& layout) {
+  const int capacity = fused_segments_capacity(p);
+  std::string s = fused_kernel_body(p, layout);
+  s += cat({"\nnamespace canopy_fused {\n\nstruct Segments {\n  Args args[", std::to_string(capacity),
+            "];\n  long long first_block[", std::to_string(capacity + 1), "];\n  long long count;\n};\n\n"});
+  s +=
+      "CANOPY_FUSED_FN void run_segments(const Segments& s, long long block, long long thread, long long threads_per_block) {\n"
+      "  long long k = 0;\n"
+      "  while (k + 1 < s.count && block >= s.first_block[k + 1]) ++k;\n"
+      "  run(s.args[k], (block - s.first_block[k]) * threads_per_block + thread,\n"
+      "      (s.first_block[k + 1] - s.first_block[k]) * threads_per_block);\n"
+      "}\n\n}  // namespace canopy_fused\n";
+  return s;
+}
+
+std::string fused_segments_source(const FusedProgram& p, const FusedLayout& layout) {
+  std::string src = nvrtc_prelude();
+  src += "\n// A fused elementwise program of canopy over several operand sets, generated.\n#define CANOPY_FUSED_FN __forceinline__\n\n";
+  src += fused_segments_body(p, layout);
+  src += cat({"\nextern \"C\" __global__ void __launch_bounds__(", std::to_string(kThreads), ") ", kSegmentsKernelName,
+              "(const canopy_fused::Segments segments) {\n"
+              "  canopy_fused::run_segments(segments, blockIdx.x, threadIdx.x, blockDim.x);\n}\n"});
+  return src;
+}
+
+SegmentsLaunch segments_launch(std::span<const FusedProgram* const> programs, const FusedLayout& layout,
+                               std::span<const void* const> in, std::span<void* const> out, std::int64_t max_blocks) {
+  const FusedProgram& p = *programs[0];
+  const auto capacity = static_cast<std::size_t>(fused_segments_capacity(p));
+  const std::size_t ni = p.inputs.size(), no = p.outputs.size(), args = ni + no + 1, count = programs.size();
+  // Blocks each segment asks for, then scaled down to max_blocks in all where they ask for more.
+  std::vector<std::int64_t> wanted(count);
+  std::int64_t total = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::int64_t n = programs[k]->elements;
+    const std::int64_t work = layout.vector ? std::max<std::int64_t>(n / kVectorElements, 1) : std::max<std::int64_t>(n, 1);
+    wanted[k] = (work + kThreads - 1) / kThreads;
+    total += wanted[k];
+  }
+  if (total > max_blocks)
+    for (std::int64_t& w : wanted) w = std::max<std::int64_t>(1, w * max_blocks / total);
+  SegmentsLaunch launch;
+  launch.param.assign(capacity * args + capacity + 2, 0);
+  std::uint64_t* first_block = launch.param.data() + capacity * args;
+  for (std::size_t k = 0, i = 0, o = 0; k < count; ++k) {
+    std::uint64_t* a = launch.param.data() + k * args;
+    for (std::size_t j = 0; j < ni; ++j) std::memcpy(&a[j], &in[i++], sizeof(void*));
+    for (std::size_t j = 0; j < no; ++j) std::memcpy(&a[ni + j], &out[o++], sizeof(void*));
+    std::memcpy(&a[ni + no], &programs[k]->elements, sizeof(std::int64_t));
+    first_block[k + 1] = first_block[k] + static_cast<std::uint64_t>(wanted[k]);
+  }
+  launch.blocks = static_cast<std::int64_t>(first_block[count]);
+  first_block[capacity + 1] = count;  // `count`, after the capacity + 1 first blocks
+  return launch;
 }
 
 const std::string& nvrtc_prelude() {

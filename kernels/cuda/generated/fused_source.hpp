@@ -55,6 +55,33 @@ std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout);
 /// __global__ kernel kKernelName(Args).
 std::string fused_kernel_source(const FusedProgram& p, const FusedLayout& layout);
 
+/// The kernel's name in a module of fused_segments_source.
+inline constexpr const char* kSegmentsKernelName = "canopy_fused_segments";
+
+/// fused_kernel_body, then (in namespace canopy_fused) `struct Segments { Args args[C]; long long
+/// first_block[C + 1]; long long count; }` with C = fused_segments_capacity(p), and
+/// `run_segments(segments, block, thread, threads_per_block)`: thread `thread` of block `block`
+/// runs its share of the grid-stride loop of the segment whose blocks hold `block` (segment k has
+/// blocks [first_block[k], first_block[k + 1])).
+std::string fused_segments_body(const FusedProgram& p, const FusedLayout& layout);
+
+/// The whole source of a kernel that runs `p` over several operand sets in one launch (jit's
+/// fused_elementwise_segments): fused_segments_body and the __global__ kSegmentsKernelName(Segments).
+std::string fused_segments_source(const FusedProgram& p, const FusedLayout& layout);
+
+/// A launch of a segments kernel: its parameter (a Segments, as 8-byte words) and its grid.
+struct SegmentsLaunch {
+  std::vector<std::uint64_t> param;
+  std::int64_t blocks = 0;
+};
+/// The launch of segment k = programs[k] over its operands (in and out: every segment's operands
+/// one after another, each segment as many as programs[k] has), under `layout`: each segment gets
+/// the blocks its elements ask for (kThreads threads each, 4 elements a thread under a vector
+/// layout), or, where they ask for more than max_blocks in all, a share of max_blocks in
+/// proportion, at least one. Requires 1 <= programs.size() <= fused_segments_capacity.
+SegmentsLaunch segments_launch(std::span<const FusedProgram* const> programs, const FusedLayout& layout,
+                               std::span<const void* const> in, std::span<void* const> out, std::int64_t max_blocks);
+
 /// The headers a generated kernel is compiled with, as one text for NVRTC (which has no include
 /// path into canopy's sources): nvrtc_std.hpp, then the library's element math and what it
 /// needs, each header's #include and #pragma once lines dropped (the list, in include order, is

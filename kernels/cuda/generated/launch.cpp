@@ -47,11 +47,12 @@ int device_arch(int device, int& sms) {
   return major * 10 + minor;
 }
 
-Loaded load(const FusedProgram& program, const generated::FusedLayout& layout, int device) {
+/// The kernel `name` of `source` on `device`.
+Loaded load(const std::string& source, const char* name, int device) {
   Loaded l;
   const int arch = device_arch(device, l.sms);
   std::string error;
-  const auto cubin = generated::cubin_for(generated::fused_kernel_source(program, layout), arch, error);
+  const auto cubin = generated::cubin_for(source, arch, error);
   if (!cubin) {
     l.error = error;
     return l;
@@ -62,7 +63,7 @@ Loaded load(const FusedProgram& program, const generated::FusedLayout& layout, i
     l.error = std::string("cudaLibraryLoadData: ") + cudaGetErrorString(e);
     return l;
   }
-  if (cudaError_t e = cudaLibraryGetKernel(&l.kernel, library, generated::kKernelName); e != cudaSuccess) {
+  if (cudaError_t e = cudaLibraryGetKernel(&l.kernel, library, name); e != cudaSuccess) {
     (void)cudaGetLastError();
     l.kernel = nullptr;
     l.error = std::string("cudaLibraryGetKernel: ") + cudaGetErrorString(e);
@@ -77,6 +78,30 @@ Loaded load(const FusedProgram& program, const generated::FusedLayout& layout, i
   return l;
 }
 
+/// The loaded kernel of `key` on `device` (made by `make` on first use; a failure is logged once),
+/// or null where there is none.
+template <class Make>
+const Loaded* loaded_kernel(std::string key, int device, Make make) {
+  static std::mutex mutex;
+  static auto* loaded = new std::map<std::pair<int, std::string>, Loaded>;  // never destroyed (kernels outlive statics)
+  std::lock_guard lock(mutex);
+  auto it = loaded->find(std::make_pair(device, key));
+  if (it == loaded->end()) {
+    it = loaded->emplace(std::make_pair(device, std::move(key)), make()).first;
+    if (!it->second.kernel) {
+      static std::once_flag said;
+      std::call_once(said, [&] {
+        std::cerr << "canopy: a fused kernel runs on the interpreter (no generated kernel: " << it->second.error << ")\n";
+      });
+    }
+  }
+  if (!it->second.kernel) {
+    ++fallbacks;
+    return nullptr;
+  }
+  return &it->second;  // map nodes stay where they are
+}
+
 }  // namespace
 
 void set_generated_kernels(bool on) { generated_switch().set(on); }
@@ -84,7 +109,8 @@ bool generated_kernels() { return generated_switch().get(); }
 std::int64_t generated_kernel_calls() { return calls.load(); }
 std::int64_t generated_kernel_fallbacks() { return fallbacks.load(); }
 
-void prepare_generated_fused(std::span<const FusedProgram* const> programs, int device) {
+void prepare_generated_fused(std::span<const FusedProgram* const> programs,
+                             std::span<const FusedProgram* const> segmented, int device) {
   if (!generated_kernels() || !generated::nvrtc_unavailable_reason().empty()) return;
   // Only a head start: whatever fails here is met again, and reported, where the kernel launches.
   try {
@@ -92,6 +118,9 @@ void prepare_generated_fused(std::span<const FusedProgram* const> programs, int 
     for (const FusedProgram* p : programs)
       if (generated::generated_supported(*p))
         sources.push_back(generated::fused_kernel_source(*p, generated::block_layout(*p)));
+    for (const FusedProgram* p : segmented)
+      if (generated::generated_supported(*p))
+        sources.push_back(generated::fused_segments_source(*p, generated::block_layout(*p)));
     if (sources.empty()) return;
     int sms = 0;
     generated::compile_all(sources, device_arch(device, sms));
@@ -106,28 +135,10 @@ bool launch_generated_fused(const FusedProgram& program, std::span<const void* c
   if (!generated_kernels() || !generated::generated_supported(program)) return false;
   const cudaStream_t s = stream(device);  // makes `device` current
   const generated::FusedLayout layout = generated::fused_layout(program, in, out, n);
-  static std::mutex mutex;
-  static auto* loaded = new std::map<std::pair<int, std::string>, Loaded>;  // never destroyed (kernels outlive statics)
-  const Loaded* l = nullptr;
-  {
-    std::lock_guard lock(mutex);
-    auto key = std::make_pair(device, generated::program_key(program, layout));
-    auto it = loaded->find(key);
-    if (it == loaded->end()) {
-      it = loaded->emplace(std::move(key), load(program, layout, device)).first;
-      if (!it->second.kernel) {
-        static std::once_flag said;
-        std::call_once(said, [&] {
-          std::cerr << "canopy: a fused kernel runs on the interpreter (no generated kernel: " << it->second.error << ")\n";
-        });
-      }
-    }
-    l = &it->second;  // map nodes stay where they are
-  }
-  if (!l->kernel) {
-    ++fallbacks;
-    return false;
-  }
+  const Loaded* l = loaded_kernel(generated::program_key(program, layout), device, [&] {
+    return load(generated::fused_kernel_source(program, layout), generated::kKernelName, device);
+  });
+  if (!l) return false;
   // The kernel's one parameter, canopy_fused::Args: the inputs' and outputs' addresses, then n.
   std::vector<std::uint64_t> args(in.size() + out.size() + 1);
   for (std::size_t k = 0; k < in.size(); ++k) std::memcpy(&args[k], &in[k], sizeof(void*));
@@ -139,6 +150,33 @@ bool launch_generated_fused(const FusedProgram& program, std::span<const void* c
   void* params[] = {args.data()};
   check(cudaLaunchKernel(reinterpret_cast<const void*>(l->kernel), dim3(blocks), dim3(generated::kThreads), params, 0, s),
         "fused_elementwise (generated kernel)");
+  ++calls;
+  return true;
+}
+
+bool launch_generated_segments(std::span<const FusedProgram* const> programs, std::span<const void* const> in,
+                               std::span<void* const> out, int device) {
+  if (!generated_kernels() || programs.empty() || !generated::generated_supported(*programs[0]) ||
+      programs.size() > static_cast<std::size_t>(fused_segments_capacity(*programs[0])))
+    return false;
+  const cudaStream_t s = stream(device);  // makes `device` current
+  // One source for every segment: the same program and the same layout of operands.
+  const FusedProgram& program = *programs[0];
+  const std::size_t ni = program.inputs.size(), no = program.outputs.size();
+  const generated::FusedLayout layout = generated::fused_layout(program, in.first(ni), out.first(no), program.elements);
+  for (std::size_t k = 1; k < programs.size(); ++k)
+    if (generated::fused_layout(*programs[k], in.subspan(k * ni, ni), out.subspan(k * no, no), programs[k]->elements) != layout)
+      return false;
+  const Loaded* l = loaded_kernel("segments" + generated::program_key(program, layout), device, [&] {
+    return load(generated::fused_segments_source(program, layout), generated::kSegmentsKernelName, device);
+  });
+  if (!l) return false;
+  generated::SegmentsLaunch launch =
+      generated::segments_launch(programs, layout, in, out, std::int64_t(l->sms) * l->blocks_per_sm);
+  void* params[] = {launch.param.data()};
+  check(cudaLaunchKernel(reinterpret_cast<const void*>(l->kernel), dim3(static_cast<unsigned>(launch.blocks)),
+                         dim3(generated::kThreads), params, 0, s),
+        "fused_elementwise_segments (generated kernel)");
   ++calls;
   return true;
 }

@@ -29,10 +29,13 @@ std::unique_ptr<const Executable::Plan> Executable::Plan::on_device(const Device
   if (device.kind == Device::Kind::cuda) {
     // The fused groups' generated kernels compile side by side now, rather than one after another
     // as the first call reaches them.
-    std::vector<const kernels::FusedProgram*> fused;
-    for (const Step& st : steps)
+    std::vector<const kernels::FusedProgram*> fused, segmented;
+    for (const Step& st : steps) {
       if (const kernels::FusedProgram* f = detail::fused_program_of(*st.prim, st.params)) fused.push_back(f);
-    kernels::cuda::prepare_generated_fused(fused, device.index);
+      const auto programs = detail::segment_programs_of(*st.prim, st.params);
+      if (!programs.empty()) segmented.push_back(programs.front());
+    }
+    kernels::cuda::prepare_generated_fused(fused, segmented, device.index);
   }
   return placed;
 }
@@ -149,9 +152,15 @@ void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
       // written), or by a matmul epilogue as the one addend it adds in place.
       const auto uses = std::count(writer.in.begin(), writer.in.end(), static_cast<int>(in));
       const auto at = static_cast<std::size_t>(std::find(writer.in.begin(), writer.in.end(), static_cast<int>(in)) - writer.in.begin());
+      std::vector<std::size_t> positions;  // where the writer reads `in`
+      for (std::size_t k = 0; k < writer.in.size(); ++k)
+        if (writer.in[k] == static_cast<int>(in)) positions.push_back(k);
+      const std::size_t result = s - static_cast<std::size_t>(writer.out);
       const bool read_by_writer =
-          last_reader[in] == first[s] && (detail::is_fused_elementwise(*writer.prim) ||
-                                          (uses == 1 && detail::epilogue_reads_in_place(*writer.prim, writer.params, at)));
+          last_reader[in] == first[s] &&
+          (detail::is_fused_elementwise(*writer.prim) ||
+           detail::segments_write_in_place(*writer.prim, writer.params, positions, result) ||
+           (uses == 1 && detail::epilogue_reads_in_place(*writer.prim, writer.params, at)));
       if (read_before || read_by_writer) donatable[s].push_back(static_cast<int>(i));
     }
   }

@@ -43,7 +43,7 @@ struct Executable::Plan {
   std::vector<std::int64_t> bytes;    ///< per slot
   /// Per result slot: the inputs whose buffer it may take when donated (same aval, last read no
   /// later than the step writing the result, and then only by a kernel that reads each element
-  /// before writing it: fused_elementwise).
+  /// before writing it: fused_elementwise, a segment of fused_elementwise_segments).
   std::vector<std::vector<int>> donatable;
   std::vector<std::size_t> constant_results;  ///< positions in out_slots holding a constant
   /// Whether a device with graphs may record it (device_graph.cpp): every step a kernel of its

@@ -113,6 +113,14 @@ bool fused_supported(const FusedProgram& program);
 /// data, out[k] output k's. DeviceError for a program fused_supported rejects.
 void fused_elementwise(const FusedProgram& program, std::span<const void* const> in, std::span<void* const> out,
                        std::int64_t n, int device);
+/// fused_elementwise over several operand sets ("segments") at once: segment k runs programs[k]
+/// over its programs[k]->elements elements, its inputs and outputs the next ones of in and out
+/// (each segment as many as its program has). Every program must equal programs[0] but for its
+/// element count. One launch of a generated kernel where it can (at most
+/// fused_segments_capacity(*programs[0]) segments, every segment's operands laid out alike),
+/// else fused_elementwise once per segment.
+void fused_elementwise_segments(std::span<const FusedProgram* const> programs, std::span<const void* const> in,
+                                std::span<void* const> out, int device);
 /// Whether fused_elementwise runs a program as a kernel generated for it and compiled by NVRTC
 /// (the default; CANOPY_CUDA_CODEGEN=0 turns it off) or always on the interpreter kernel.
 void set_generated_kernels(bool on);
@@ -124,10 +132,12 @@ std::int64_t generated_kernel_fallbacks();
 /// Compiles the generated kernels of `programs` for `device` ahead of their first launch, side by
 /// side on up to one thread per core, 8 at most (jit does this for a compiled program's fused
 /// groups at its first call on a device), each for the layout of operands in device blocks of
-/// their own (16-byte aligned, as the caching allocator and jit's arena give). A launch with
+/// their own (16-byte aligned, as the caching allocator and jit's arena give); `segmented`: the
+/// programs of fused_elementwise_segments calls, whose kernel runs several segments. A launch with
 /// another layout compiles its own kernel then. Nothing where generated kernels are off or NVRTC
 /// is missing; a failure here is met again, and reported, where the kernel launches.
-void prepare_generated_fused(std::span<const FusedProgram* const> programs, int device);
+void prepare_generated_fused(std::span<const FusedProgram* const> programs,
+                             std::span<const FusedProgram* const> segmented, int device);
 /// softmax / log_softmax of a floating array along `axis` (computed in f64 for log and f64, f32
 /// otherwise, as the CPU loops do).
 void softmax(bool log, DType dtype, const void* in, void* out, const Shape& shape, int axis, int device);

@@ -81,4 +81,17 @@ struct FusedProgram {
   FusedCompiledFn compiled_streaming = nullptr;
 };
 
+/// The most operand sets one launch of a fused program runs over (jit's fused_elementwise_segments).
+inline constexpr int kMaxFusedSegments = 16;
+
+/// The segments one launch of `p` takes: at most kMaxFusedSegments, and as many as CUDA's 4 KB of
+/// kernel parameters hold (each segment's input and output addresses, its length and its first
+/// block, 8 bytes each, and 16 more bytes); 0 for a program without inputs or outputs.
+inline int fused_segments_capacity(const FusedProgram& p) {
+  if (p.inputs.empty() || p.outputs.empty()) return 0;
+  const std::size_t per_segment = 8 * (p.inputs.size() + p.outputs.size() + 2);
+  const std::size_t fit = (4096 - 16) / per_segment;
+  return static_cast<int>(fit < static_cast<std::size_t>(kMaxFusedSegments) ? fit : kMaxFusedSegments);
+}
+
 }  // namespace canopy::kernels

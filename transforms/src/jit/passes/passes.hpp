@@ -134,6 +134,20 @@ bool is_fused_elementwise(const PrimitiveInfo& prim);
 /// The kernel program of such an equation (prim, params); null for any other equation.
 const kernels::FusedProgram* fused_program_of(const PrimitiveInfo& prim, const ParamsRef& params);
 
+/// Horizontal fusion for GPU programs: fused_elementwise equations of one program but for their
+/// lengths (at most kernels::fused_segments_capacity of them), none reading another's results,
+/// become one `fused_elementwise_segments` equation, run where the last of them was: one launch.
+void fuse_segments_for_cuda(Program& p);
+/// Whether `prim` is that equation.
+bool is_fused_segments(const PrimitiveInfo& prim);
+/// For that equation: whether its result `result` may take the bytes of the operand it reads at
+/// `operands` (positions in its operand list): only where every one of them is read by the segment
+/// writing that result (each element read before it is written); another segment runs at the same time.
+bool segments_write_in_place(const PrimitiveInfo& prim, const ParamsRef& params, std::span<const std::size_t> operands,
+                             std::size_t result);
+/// Its segments' programs (empty for any other equation).
+std::span<const kernels::FusedProgram* const> segment_programs_of(const PrimitiveInfo& prim, const ParamsRef& params);
+
 /// Where each intermediate lives in one arena per call: slots whose lifetimes do not meet may
 /// share bytes. `earlier[s]` lists the slots that held some of slot s's bytes before it: a call
 /// places s there only once all of them are gone (an alias a kernel returned may keep one alive).

@@ -34,6 +34,7 @@ constexpr Pass kPasses[] = {
     {"fuse_bias_gradients_for_cuda", fuse_bias_gradients_for_cuda, kCuda, lower, epilogues},
     {"fuse_conv_bias_for_cuda", fuse_conv_bias_for_cuda, kCuda, lower, epilogues},
     {"fuse_elementwise_for_cuda", fuse_elementwise_for_cuda, kCuda, lower, fusion},
+    {"fuse_segments_for_cuda", fuse_segments_for_cuda, kCuda, lower, fusion},
 };
 
 bool enabled(PassNeeds needs, const PassOptions& options) {
