@@ -3,8 +3,9 @@
 // is in the source (and 128-bit loads and stores in its PTX) exactly where the layout allows;
 // the CUBIN caches (memory, disk, a corrupt disk entry); and the generated code itself, compiled
 // for the host by the system compiler as the CPU's generated kernels are, run over the elements
-// thread by thread as the GPU's grid-stride loop would, against the CPU's fused kernel. Running
-// the kernels on a GPU is tests/gpu/gpu_test.cpp's.
+// thread by thread as the GPU's grid-stride loop would, against the CPU's fused kernel; the same
+// for a kernel that runs one program over several segments (operand sets) in one launch, block by
+// block. Running the kernels on a GPU is tests/gpu/gpu_test.cpp's.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -435,6 +436,131 @@ TEST_CASE("generated CUDA kernels: their code, compiled for the host, gives the 
         // The CPU's fused kernel uses vector math (glibc's libmvec), the host build of the
         // generated code glibc's scalar functions: a few ulp apart.
         CHECK(std::fabs(g - w) <= 4e-6 * std::fabs(w) + 1e-37);
+      }
+    }
+  }
+  ::dlclose(lib);
+  std::filesystem::remove_all(dir.parent_path());
+}
+
+TEST_CASE("generated CUDA kernels: one program over several segments in one launch, as the CPU runs each segment") {
+  // The W5 chain and the binary ops (a row of 4) over segments of different lengths, each with
+  // operands of its own; packed by segments_launch, and the generated kernel (its body compiled
+  // for the host) run block by block and thread by thread as a GPU would, with every block a
+  // segment asks for and with fewer blocks than segments ask for (at least one each).
+  const std::vector<Case> all = cases();
+  struct Segmented {
+    Case base;
+    std::vector<std::int64_t> lengths;
+  };
+  const std::vector<Segmented> tests = {{all[3], {1031, 8, 300, 4}}, {all[1], {68, 12, 400}}};
+  const auto dir = scratch_dir("segments");
+  std::ostringstream src;
+  const std::vector<std::string> headers = gen::embedded_header_paths();
+  for (std::size_t h = 1; h < headers.size(); ++h) src << "#include \"" << headers[h] << "\"\n";  // [0]: NVRTC's std
+  src << "#define CANOPY_FUSED_FN inline\n";
+  // Per test: its segments (a Case each: the base's program and data for that length).
+  std::vector<std::vector<Case>> segments;
+  std::vector<gen::FusedLayout> layouts;
+  for (std::size_t t = 0; t < tests.size(); ++t) {
+    std::vector<Case> segs;
+    for (std::int64_t n : tests[t].lengths) {
+      Case c = tests[t].base;
+      c.n = n;
+      c.program.elements = n;
+      for (std::size_t k = 0; k < c.program.inputs.size(); ++k)
+        if (c.program.inputs[k].mode == FusedInput::Mode::full) {
+          c.program.inputs[k].size = n;
+          c.f32[k].resize(static_cast<std::size_t>(n));
+          for (std::int64_t i = 0; i < n; ++i) c.f32[k][static_cast<std::size_t>(i)] = probe(i + 7 * static_cast<std::int64_t>(segs.size()));
+        }
+      kernels::cpu::plan_fused_program(c.program);
+      segs.push_back(std::move(c));
+    }
+    const FusedProgram& p = segs[0].program;
+    const gen::FusedLayout layout = gen::block_layout(p);
+    REQUIRE(layout.vector);
+    // NVRTC: the segments kernel compiles without a diagnostic, its 128-bit accesses kept.
+    const std::string source = gen::fused_segments_source(p, layout);
+    CHECK(source.find(gen::kSegmentsKernelName) != std::string::npos);
+    const gen::Compiled ptx = gen::nvrtc_compile(source, kArch, true);
+    REQUIRE_MESSAGE(ptx.cubin, ptx.error);
+    CHECK_MESSAGE(ptx.log.empty(), ptx.log);
+    CHECK(ptx.cubin->find(".v4.f32") != std::string::npos);
+    const std::string ns = "segments" + std::to_string(t);
+    src << "namespace " << ns << " {\n" << gen::fused_segments_body(p, layout) << "}\n"
+        << "extern \"C\" void " << ns << "_run(const void* param, long long blocks, long long threads_per_block) {\n"
+        << "  const auto& s = *static_cast<const " << ns << "::canopy_fused::Segments*>(param);\n"
+        << "  for (long long b = 0; b < blocks; ++b)\n"
+        << "    for (long long t = 0; t < threads_per_block; ++t) " << ns
+        << "::canopy_fused::run_segments(s, b, t, threads_per_block);\n}\n"
+        << "extern \"C\" unsigned long " << ns << "_size() { return sizeof(" << ns << "::canopy_fused::Segments); }\n";
+    segments.push_back(std::move(segs));
+    layouts.push_back(layout);
+  }
+  const auto cpp = dir / "segments_host.cpp", so = dir / "segments_host.so";
+  std::ofstream(cpp) << src.str();
+  const char* cxx = std::getenv("CANOPY_CXX");
+  const std::string command = std::string(cxx && *cxx ? cxx : "c++") + " -std=c++20 -O1 -fPIC -shared -w -I" +
+                              CANOPY_KERNELS_INCLUDE + " -o " + so.string() + " " + cpp.string() + " 2> " +
+                              (dir / "log").string();
+  REQUIRE_MESSAGE(std::system(command.c_str()) == 0, command);
+  void* lib = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE_MESSAGE(lib, ::dlerror());
+  using RunFn = void (*)(const void*, long long, long long);
+  using SizeFn = unsigned long (*)();
+  for (std::size_t t = 0; t < tests.size(); ++t) {
+    const std::vector<Case>& segs = segments[t];
+    CAPTURE(segs[0].name);
+    const std::string ns = "segments" + std::to_string(t);
+    auto run = reinterpret_cast<RunFn>(::dlsym(lib, (ns + "_run").c_str()));
+    auto size = reinterpret_cast<SizeFn>(::dlsym(lib, (ns + "_size").c_str()));
+    REQUIRE(reinterpret_cast<void*>(run) != nullptr);
+    REQUIRE(reinterpret_cast<void*>(size) != nullptr);
+    std::vector<const FusedProgram*> programs;
+    std::vector<const void*> in;
+    std::vector<Outputs> got, want;
+    std::vector<void*> out;
+    for (const Case& c : segs) {
+      programs.push_back(&c.program);
+      for (const void* p : c.in()) in.push_back(p);
+      got.emplace_back(c.program, c.n);
+      want.emplace_back(c.program, c.n);
+      kernels::cpu::fused_elementwise(c.program, c.in(), want.back().ptr, c.n);
+    }
+    for (Outputs& o : got)
+      for (void* p : o.ptr) out.push_back(p);
+    // Each segment's blocks: 4 elements a thread, kThreads threads a block.
+    std::int64_t asked = 0;
+    for (const Case& c : segs) asked += (c.n / 4 + gen::kThreads - 1) / gen::kThreads;
+    for (std::int64_t max_blocks : {std::int64_t{1000}, std::int64_t{2}}) {
+      CAPTURE(max_blocks);
+      for (Outputs& o : got)
+        for (auto& d : o.data) std::fill(d.begin(), d.end(), 0.0f);
+      const gen::SegmentsLaunch launch = gen::segments_launch(programs, layouts[t], in, out, max_blocks);
+      CHECK(launch.param.size() * sizeof(std::uint64_t) == size());
+      CHECK(launch.param.size() * sizeof(std::uint64_t) <= 4096);
+      CHECK(launch.blocks == (max_blocks >= asked ? asked : static_cast<std::int64_t>(segs.size())));
+      run(launch.param.data(), launch.blocks, gen::kThreads);
+      for (std::size_t k = 0; k < segs.size(); ++k) {
+        CAPTURE(k);
+        const Case& c = segs[k];
+        for (std::size_t o = 0; o < c.program.outputs.size(); ++o) {
+          CAPTURE(o);
+          const std::size_t bytes = static_cast<std::size_t>(c.n) * (c.program.outputs[o].dtype == DType::bool_ ? 1 : 4);
+          if (c.program.outputs[o].dtype == DType::bool_) {
+            CHECK(std::memcmp(got[k].ptr[o], want[k].ptr[o], bytes) == 0);
+            continue;
+          }
+          for (std::int64_t i = 0; i < c.n; ++i) {
+            const float g = got[k].data[o][static_cast<std::size_t>(i)], w = want[k].data[o][static_cast<std::size_t>(i)];
+            if ((std::isnan(g) && std::isnan(w)) || g == w) continue;
+            CAPTURE(i);
+            CHECK(std::fabs(g - w) <= 4e-6 * std::fabs(w) + 1e-37);  // libmvec against glibc's scalar functions
+          }
+          // Nothing past the segment's end is written.
+          CHECK(got[k].data[o][static_cast<std::size_t>(c.n)] == 0.0f);
+        }
       }
     }
   }

@@ -216,6 +216,44 @@ TEST_CASE("jit on cuda:0: captured GPU arrays and constant results stay on the G
   CHECK(doubled(device_put(rows, kGpu)).to_vector<float>() == doubled(rows).to_vector<float>());
 }
 
+TEST_CASE("jit on cuda:0: one update over leaves of many sizes runs as one launch of segments, with the CPU's values") {
+  // Leaves of 4 elements or more share a launch; the [3] leaf (no 4-element vectors) runs its own.
+  const std::vector<Shape> shapes = {{1 << 20}, {512, 512}, {512}, {10}, {3}, {7, 5}, {4}};
+  std::vector<Array> params, grads;
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    params.push_back(random::normal(random::key(static_cast<std::uint32_t>(40 + k)), shapes[k]));
+    grads.push_back(random::normal(random::key(static_cast<std::uint32_t>(60 + k)), shapes[k]));
+  }
+  auto update = [](const std::vector<Array>& p, const std::vector<Array>& g, const Array& lr) {
+    std::vector<Array> out;
+    for (std::size_t k = 0; k < p.size(); ++k) out.push_back(p[k] - lr * g[k] / (1.0f + g[k] * g[k]));
+    return out;
+  };
+  const Array lr = scalar(0.05f);
+  const std::vector<Array> want1 = jit(update)(params, grads, lr);
+  const std::vector<Array> want2 = jit(update)(want1, grads, lr);
+  const bool was = kernels::cuda::generated_kernels();
+  for (bool generated : {true, false}) {
+    CAPTURE(generated);
+    kernels::cuda::set_generated_kernels(generated);
+    auto jupdate = jit([&](const std::vector<Array>& p, const std::vector<Array>& g, const Array& l) { return update(p, g, l); },
+                       donate_argnums<0>);
+    const std::vector<Array> gp = device_put(params, kGpu), gg = device_put(grads, kGpu);
+    const Array glr = device_put(lr, kGpu);
+    CHECK(count(jupdate.lower(gp, gg, glr).gpu_text(), "fused_elementwise_segments[ops=6x(") == 1);
+    const std::int64_t calls = kernels::cuda::generated_kernel_calls(), fallbacks = kernels::cuda::generated_kernel_fallbacks();
+    std::vector<Array> got = jupdate(gp, gg, glr);
+    if (generated) CHECK(kernels::cuda::generated_kernel_calls() == calls + 2);  // the segments, and the [3] leaf
+    CHECK(kernels::cuda::generated_kernel_fallbacks() == fallbacks);
+    for (std::size_t k = 0; k < got.size(); ++k) check_close(got[k], want1[k], "leaf " + std::to_string(k) + " after a call");
+    for (int call = 0; call < 3; ++call) got = jupdate(got, gg, glr);  // recorded, then replayed
+    std::vector<Array> want = want2;
+    for (int call = 0; call < 2; ++call) want = jit(update)(want, grads, lr);
+    for (std::size_t k = 0; k < got.size(); ++k) check_close(got[k], want[k], "leaf " + std::to_string(k) + " after four calls");
+  }
+  kernels::cuda::set_generated_kernels(was);
+}
+
 TEST_CASE("jit on cuda:0: the planned program keeps intermediates in one device arena and gives donated blocks to the updates") {
   // Two SGD steps of a layer, the parameters donated, every kernel of the plan checked against the CPU's.
   auto loss = [](const Array& w, const Array& b, const Array& x) { return sum(tanh(matmul(x, w) + b)); };
