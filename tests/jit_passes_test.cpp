@@ -258,7 +258,7 @@ TEST_CASE("passes: dump_passes prints the program after each pass of the device 
     CHECK(m.find(":\n{ lambda ") != std::string::npos);
     order.push_back(m.substr(18, m.find(':') - 18));
   }
-  CHECK(order == std::vector<std::string>{"fold_constants", "combine_reshapes_and_broadcasts",
+  CHECK(order == std::vector<std::string>{"combine_reshapes_and_broadcasts", "fold_constants",
                                           "eliminate_common_subexpressions", "eliminate_dead_code", "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_cuda",
                                           "fuse_bias_gradients_for_cuda", "fuse_conv_bias_for_cuda",
                                           "fuse_elementwise_for_cuda", "fuse_segments_for_cuda"});

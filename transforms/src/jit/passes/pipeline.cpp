@@ -24,8 +24,10 @@ constexpr Targets kCpu = target(Device::Kind::cpu), kCuda = target(Device::Kind:
 // their tails. A new pass is a file of this folder, its declaration in passes.hpp, a row here
 // and its case in tests/jit_passes_test.cpp.
 constexpr Pass kPasses[] = {
-    {"fold_constants", [](Program& p) { fold_constants(p); }, kEveryTarget, simplify, nothing},
+    // Chains combined before folding: a broadcast of a broadcast of a scalar stays a broadcast of
+    // that scalar (a fused loop's scalar input) instead of being folded into a short vector first.
     {"combine_reshapes_and_broadcasts", combine_reshapes_and_broadcasts, kEveryTarget, simplify, nothing},
+    {"fold_constants", [](Program& p) { fold_constants(p); }, kEveryTarget, simplify, nothing},
     {"eliminate_common_subexpressions", eliminate_common_subexpressions, kEveryTarget, simplify, nothing},
     {"eliminate_dead_code", eliminate_dead_code, kEveryTarget, simplify, nothing},
     {"fuse_epilogues", fuse_epilogues, kCpu, lower, epilogues},
