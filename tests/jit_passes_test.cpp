@@ -338,7 +338,7 @@ TEST_CASE("verifier: jit checks the program it is given and a broken sub-program
   broken.var_avals[static_cast<std::size_t>(broken.eqns[0].out[0])] = Aval{DType::f32, {4}};
   {
     VerifyPasses on(true);
-    CHECK_THROWS_WITH_AS(Executable(broken, "inner"), doctest::Contains("(jit(inner) before fold_constants)"), ProgramError);
+    CHECK_THROWS_WITH_AS(Executable(broken, "inner"), doctest::Contains("(jit(inner) before combine_reshapes_and_broadcasts)"), ProgramError);
   }
   std::shared_ptr<const Executable> inner;
   {
