@@ -338,3 +338,37 @@ TEST_CASE("cuda fused kernel: each element of a fused program as the CPU's fused
   p.outputs = {{9, DType::f32}, {14, DType::bool_}, {15, DType::f32}, {16, DType::bool_}, {12, DType::bool_}};
   check_fused_same(p, {x.data(), row.data(), &scalar_v, mask.data()}, n, 2e-6, "chain");
 }
+
+TEST_CASE("cuda fused kernel: a column input stands for runs of `inner` elements, on both devices' fused kernels") {
+  // out0 = x * col (col f32[4], each value for 4 consecutive elements of x[16]); out1 = mask ? x : 0
+  // (mask bool[2], each for 8); out2 = col > row, a [4] vector read both as a column and as a row.
+  std::vector<float> x(16), col{0.5f, -2.0f, 3.0f, 0.25f};
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 7.5f;
+  const unsigned char mask[2] = {0, 1};
+  FusedProgram p;
+  p.inputs = {{FusedInput::Mode::full, DType::f32, 16}, {FusedInput::Mode::column, DType::f32, 4, 4},
+              {FusedInput::Mode::column, DType::bool_, 2, 8}, {FusedInput::Mode::row, DType::f32, 4}};
+  p.steps = {{FusedStep::Kind::load, 0, 0},
+             {FusedStep::Kind::load, 0, 1},
+             {FusedStep::Kind::binary, static_cast<std::uint8_t>(BinaryOp::mul), 0, 1},
+             {FusedStep::Kind::load, 0, 2},
+             {FusedStep::Kind::load, 0, 3},
+             {FusedStep::Kind::binary, static_cast<std::uint8_t>(BinaryOp::mul), 0, 3},
+             {FusedStep::Kind::binary, static_cast<std::uint8_t>(BinaryOp::gt), 1, 4}};
+  p.outputs = {{2, DType::f32}, {5, DType::f32}, {6, DType::bool_}};
+  const std::vector<const void*> in = {x.data(), col.data(), mask, col.data()};
+  check_fused_same(p, in, 16, 0, "columns");
+  // And by the definition: element i reads col[i / 4] and mask[i / 8].
+  p.elements = 16;
+  kernels::cpu::plan_fused_program(p);
+  std::vector<float> out0(16), out1(16);
+  bool out2[16];
+  std::vector<void*> out = {out0.data(), out1.data(), out2};
+  kernels::cpu::fused_elementwise(p, in, out, 16);
+  for (std::size_t i = 0; i < 16; ++i) {
+    CAPTURE(i);
+    CHECK(out0[i] == x[i] * col[i / 4]);
+    CHECK(out1[i] == x[i] * (mask[i / 8] ? 1.0f : 0.0f));
+    CHECK(out2[i] == (col[i / 4] > col[i % 4]));
+  }
+}

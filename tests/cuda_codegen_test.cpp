@@ -147,6 +147,21 @@ std::vector<Case> cases() {
     c.program.outputs = {{7, DType::f32}};
     all.push_back(std::move(c));
   }
+  {  // columns (GPU programs only): each value of a [15] vector stands for 5 elements, each of a
+     // bool [3] for 25; the same vector read as a column and as a row
+    Case c{"columns", {}, {}, {}, 75};
+    add_input(c, FusedInput::Mode::full, DType::f32, c.n);
+    add_input(c, FusedInput::Mode::column, DType::f32, 15);
+    add_input(c, FusedInput::Mode::column, DType::bool_, 3);
+    add_input(c, FusedInput::Mode::row, DType::f32, 15);
+    c.program.inputs[1].inner = 5;
+    c.program.inputs[2].inner = 25;
+    c.f32[3] = c.f32[1];
+    c.program.steps = {{K::load, 0, 0}, {K::load, 0, 1}, {K::binary, b(BinaryOp::mul), 0, 1}, {K::load, 0, 2},
+                       {K::select, 0, 3, 0, 2}, {K::load, 0, 3}, {K::binary, b(BinaryOp::sub), 1, 5}};
+    c.program.outputs = {{4, DType::f32}, {6, DType::f32}};
+    all.push_back(std::move(c));
+  }
   for (Case& c : all) {
     c.program.elements = c.n;
     kernels::cpu::plan_fused_program(c.program);

@@ -174,6 +174,18 @@ TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only
   auto summed = [](const Arrays& x) { return Arrays{sum(exp(x[0]) * 2.f)}; };
   check_pass("fuse_elementwise_for_cuda", summed, args, {{"fused_elementwise", fused}, {"reduce_sum", 1}}, 1e-6f);
   check_pass("fuse_elementwise", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 0}}, 1e-4f);
+  // A value per row broadcast along it (a softmax cross-entropy's backward pass, a norm's
+  // statistics) is a column input of the GPU's fused kernel, by broadcast_in_dim or by numpy
+  // broadcasting; the CPU's fused kernels take rows and scalars only.
+  const Arrays rows = {uniform_array(2, {16, 8}), uniform_array(3, {16})};
+  auto columns = [](const Arrays& x) {
+    return Arrays{exp(x[0]) * broadcast_in_dim(x[1], {16, 8}, {0}) + x[1].reshape({16, 1})};
+  };
+  const auto [p, q] = check_pass("fuse_elementwise_for_cuda", columns, rows,
+                                 {{"fused_elementwise", fused}, {"broadcast_in_dim", 1 - fused}, {"exp", 1 - fused}}, 1e-6f);
+  CAPTURE(to_string(q));
+  if (fused) CHECK(count(to_string(q), "fused_elementwise[ops=broadcast_in_dim,exp,mul,add]") == 1);
+  check_pass("fuse_elementwise", columns, rows, {{"broadcast_in_dim", 1}}, 1e-6f);
 }
 
 TEST_CASE("passes: fuse_segments_for_cuda runs one fused program over several leaves as one equation") {
@@ -191,6 +203,7 @@ TEST_CASE("passes: fuse_segments_for_cuda runs one fused program over several le
     const Array r5 = sum(r0);
     return Arrays{r0, r1, r2, r3, r4, r5, update(x, 5), update(x, 6)};
   };
+  if (!kernels::cuda::built()) return;  // nothing is fused for a GPU without a CUDA backend
   const Program p = staged(f, args), fused = after(after(p, "combine_reshapes_and_broadcasts"), "fuse_elementwise_for_cuda");
   REQUIRE(equations_of(fused, "fused_elementwise") == 6);
   const Program q = after(fused, "fuse_segments_for_cuda");

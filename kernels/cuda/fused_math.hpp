@@ -17,9 +17,10 @@ inline constexpr int kMaxFusedSteps = 128, kMaxFusedInputs = 32, kMaxFusedOutput
 
 struct FusedView {
   struct Input {
-    std::uint8_t mode;  // FusedInput::Mode: full, scalar or row
+    std::uint8_t mode;  // FusedInput::Mode: full, scalar, row or column
     std::uint8_t is_bool;
-    std::int64_t size;
+    std::int64_t size;   // row: its length
+    std::int64_t inner;  // column: the elements each value stands for
   };
   struct Step {
     std::uint8_t kind, op;  // FusedStep::Kind, its op
@@ -57,7 +58,7 @@ inline FusedView fused_view(const FusedProgram& p) {
   v.num_outputs = static_cast<int>(p.outputs.size());
   for (int k = 0; k < v.num_inputs; ++k) {
     const auto& in = p.inputs[static_cast<std::size_t>(k)];
-    v.inputs[k] = {static_cast<std::uint8_t>(in.mode), static_cast<std::uint8_t>(in.dtype == DType::bool_), in.size};
+    v.inputs[k] = {static_cast<std::uint8_t>(in.mode), static_cast<std::uint8_t>(in.dtype == DType::bool_), in.size, in.inner};
   }
   for (int k = 0; k < v.num_steps; ++k) {
     const auto& s = p.steps[static_cast<std::size_t>(k)];
@@ -81,9 +82,10 @@ CANOPY_HD inline void fused_element(const FusedView& p, const void* const* in, v
     switch (static_cast<Kind>(s.kind)) {
       case Kind::load: {
         const FusedView::Input& x = p.inputs[s.a];
-        const std::int64_t j = x.mode == static_cast<std::uint8_t>(FusedInput::Mode::scalar) ? 0
-                               : x.mode == static_cast<std::uint8_t>(FusedInput::Mode::row) ? i % x.size
-                                                                                                  : i;
+        const std::int64_t j = x.mode == static_cast<std::uint8_t>(FusedInput::Mode::scalar)   ? 0
+                               : x.mode == static_cast<std::uint8_t>(FusedInput::Mode::row)    ? i % x.size
+                               : x.mode == static_cast<std::uint8_t>(FusedInput::Mode::column) ? i / x.inner
+                                                                                                   : i;
         v = x.is_bool ? (static_cast<const bool*>(in[s.a])[j] ? 1.0f : 0.0f) : static_cast<const float*>(in[s.a])[j];
         break;
       }

@@ -181,6 +181,14 @@ TEST_CASE("jit on cuda:0: fused programs as generated kernels, on the interprete
     const Array x = random::normal(random::key(11), s.x), row = random::normal(random::key(12), s.row);
     const Array want_w5 = jit(w5)(x);
     const std::vector<Array> want = jit(mixed)(x, row);
+    // A value per leading index broadcast along the trailing dims: a column input on the GPU.
+    const Array lead = random::normal(random::key(13), {s.x[0]});
+    auto columns = [](const Array& a, const Array& v) {
+      Shape ones(a.shape());
+      for (std::size_t d = 1; d < ones.size(); ++d) ones[d] = 1;
+      return exp(-abs(a)) * broadcast_in_dim(v, a.shape(), {0}) + v.reshape(ones);
+    };
+    const Array want_columns = jit(columns)(x, lead);
     for (bool generated : {true, false}) {
       CAPTURE(generated);
       kernels::cuda::set_generated_kernels(generated);
@@ -191,9 +199,11 @@ TEST_CASE("jit on cuda:0: fused programs as generated kernels, on the interprete
           jit([&](const Array& a, const Array& r) { return mixed(a, r); })(device_put(x, kGpu), device_put(row, kGpu));
       REQUIRE(got.size() == want.size());
       for (std::size_t k = 0; k < got.size(); ++k) check_close(got[k], want[k], "mixed output " + std::to_string(k));
+      check_close(jit([&](const Array& a, const Array& v) { return columns(a, v); })(device_put(x, kGpu), device_put(lead, kGpu)),
+                  want_columns, "columns");
       // Generated: every fused program ran as its kernel; off: none did.
       CHECK(kernels::cuda::generated_kernel_fallbacks() == fallbacks);
-      if (generated) CHECK(kernels::cuda::generated_kernel_calls() >= calls + 2);
+      if (generated) CHECK(kernels::cuda::generated_kernel_calls() >= calls + 3);
       else CHECK(kernels::cuda::generated_kernel_calls() == calls);
     }
   }

@@ -205,6 +205,13 @@ Operand load(const FusedInput& in, const void* data, std::int64_t b, std::int64_
     tmp[0] = in.dtype == DType::f32 ? static_cast<const float*>(data)[0] : (static_cast<const bool*>(data)[0] ? 1.0f : 0.0f);
     return {tmp, true};
   }
+  if (in.mode == FusedInput::Mode::column) {  // each value stands for `inner` consecutive elements
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t j = (b + i) / in.inner;
+      tmp[i] = in.dtype == DType::f32 ? static_cast<const float*>(data)[j] : static_cast<float>(static_cast<const std::uint8_t*>(data)[j]);
+    }
+    return {tmp, false};
+  }
   if (in.dtype == DType::f32) {
     const float* f = static_cast<const float*>(data);
     if (in.mode == FusedInput::Mode::full) return {f + b, false};

@@ -63,6 +63,7 @@ std::string input_value(const FusedInput& in, std::size_t k, const std::string& 
   switch (in.mode) {
     case Mode::scalar: return cat({"s", std::to_string(k)});
     case Mode::row: at = cat({ptr, "[(", index, ") % ", std::to_string(in.size), "LL]"}); break;
+    case Mode::column: at = cat({ptr, "[(", index, ") / ", std::to_string(in.inner), "LL]"}); break;
     default: at = cat({ptr, "[", index, "]"}); break;
   }
   return is_bool(in.dtype) ? cat({"(", at, " ? 1.0f : 0.0f)"}) : at;
@@ -261,6 +262,7 @@ std::string program_key(const FusedProgram& p, const FusedLayout& layout) {
     put(static_cast<std::int64_t>(in.mode));
     put(static_cast<std::int64_t>(in.dtype));
     if (in.mode == Mode::row) put(in.size);
+    if (in.mode == Mode::column) put(in.inner);
   }
   put(static_cast<std::int64_t>(p.steps.size()));
   for (const FusedStep& st : p.steps) {

@@ -19,10 +19,13 @@ struct FusedInput {
     scalar,  ///< in[0]: one element, broadcast
     row,     ///< in[i % size]: the output's trailing dimensions, broadcast over the leading ones
     words,   ///< the operand's raw words, unconverted (a random key, read by a uniform01 step)
+    column,  ///< in[i / inner]: the output's leading dimensions, broadcast over the trailing ones
+             ///< (a value per row of `inner` elements; GPU programs only)
   };
   Mode mode = Mode::full;
   DType dtype = DType::f32;  ///< f32 or bool_ (u32 for words)
   std::int64_t size = 0;     ///< elements of the input
+  std::int64_t inner = 1;    ///< column: the output elements each input element stands for
 };
 
 /// The longest row a fused kernel's row steps take.

@@ -1,5 +1,6 @@
 // Elementwise fusion: maximal groups of elementwise equations of one output shape (f32 and bool
-// values, operands of that shape, scalars or trailing-dimension rows, and random unit floats of
+// values, operands of that shape, scalars or trailing-dimension rows (in a GPU program also
+// leading-dimension columns: a value per row, broadcast along it), and random unit floats of
 // one key, which each tile hashes itself) become one
 // `fused_elementwise` equation whose kernel reads each input once and writes each escaping
 // result once (kernels/cpu/loops/fused.cpp); sums of a group's values over trailing dims, leading
@@ -11,8 +12,10 @@
 #include <mutex>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 #include "../../core/array_impl.hpp"
+#include "../../primitives/common.hpp"
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
 #include "canopy/kernels/cpu.hpp"
@@ -39,17 +42,52 @@ struct FusedParams {
 
 bool is_value_dtype(DType d) { return d == DType::f32 || d == DType::bool_; }
 
-/// How input `a` of shape `in` is read for output shape `out`, or nullopt if it cannot be.
-std::optional<FusedInput::Mode> read_mode(const Shape& in, const Shape& out) {
-  if (in == out) return FusedInput::Mode::full;
-  if (shape_size(in) == 1) return FusedInput::Mode::scalar;
+/// How an operand is read for each element of a fused kernel's output.
+struct ReadMode {
+  FusedInput::Mode mode = FusedInput::Mode::full;
+  std::int64_t inner = 1;  ///< column: the output elements each operand element stands for
+  bool operator==(const ReadMode&) const = default;
+};
+
+/// How an operand of shape `in` broadcast numpy-style into `out` is read, or nullopt if it cannot
+/// be: whole, one scalar, a row along the trailing dims, or (in a GPU program) a column along the
+/// leading dims (`in` has out's rank, its leading dims out's and the others 1).
+std::optional<ReadMode> read_mode(const Shape& in, const Shape& out, bool gpu) {
+  using Mode = FusedInput::Mode;
+  if (in == out) return ReadMode{Mode::full};
+  if (shape_size(in) == 1) return ReadMode{Mode::scalar};
   std::size_t lead = 0;  // numpy aligns shapes on the right; leading 1s of `in` read nothing
   while (lead < in.size() && in[lead] == 1) ++lead;
   std::size_t rank = in.size() - lead;
-  if (rank > out.size()) return std::nullopt;
-  for (std::size_t i = 0; i < rank; ++i)
-    if (in[lead + i] != out[out.size() - rank + i]) return std::nullopt;
-  return FusedInput::Mode::row;
+  bool row = rank <= out.size();
+  for (std::size_t i = 0; i < rank && row; ++i) row = in[lead + i] == out[out.size() - rank + i];
+  if (row) return ReadMode{Mode::row};
+  if (!gpu || in.size() != out.size()) return std::nullopt;
+  std::size_t k = 0;
+  while (k < in.size() && in[k] == out[k]) ++k;
+  std::int64_t inner = 1;
+  for (std::size_t d = k; d < in.size(); ++d) {
+    if (in[d] != 1) return std::nullopt;
+    inner *= out[d];
+  }
+  return ReadMode{Mode::column, inner};
+}
+
+/// The shape a broadcast_in_dim's operand has as a numpy operand of its result: its dims where
+/// broadcast_dimensions put them, 1 elsewhere (the same elements in the same order).
+Shape broadcast_operand_shape(const Shape& in, const Shape& out, const std::vector<int>& dims) {
+  Shape s;
+  s.resize(out.size(), 1);
+  for (std::size_t i = 0; i < dims.size() && i < in.size(); ++i) s[static_cast<std::size_t>(dims[i])] = in[i];
+  return s;
+}
+
+/// How equation e reads operand `a` for each element of its result of shape `out`.
+std::optional<ReadMode> operand_read(const Program& p, const Eqn& e, const Atom& a, const Shape& out, bool gpu) {
+  const Shape& in = p.aval_of(a).shape;
+  if (e.prim->lowering.kind == Lowering::Kind::broadcast && shape_size(in) != 1)
+    return read_mode(broadcast_operand_shape(in, out, broadcast_dimensions_of(e.params_ref())), out, gpu);
+  return read_mode(in, out, gpu);
 }
 
 /// Whether equation e can be a member of a fused group (of a GPU program: `gpu`).
@@ -67,8 +105,7 @@ bool fusible(const Program& p, const Eqn& e, bool gpu) {
   }
   for (const Atom& a : e.in) {
     if (a.is_zero()) return false;
-    const Aval& in = p.aval_of(a);
-    if (!is_value_dtype(in.dtype) || !read_mode(in.shape, out.shape)) return false;
+    if (!is_value_dtype(p.aval_of(a).dtype) || !operand_read(p, e, a, out.shape, gpu)) return false;
   }
   switch (l.kind) {
     case Kind::unary: {
@@ -99,7 +136,8 @@ bool fusible(const Program& p, const Eqn& e, bool gpu) {
       return e.in.size() == 3 && p.aval_of(e.in[0]).dtype == DType::bool_ && p.aval_of(e.in[1]).dtype == out.dtype &&
              p.aval_of(e.in[2]).dtype == out.dtype;
     case Kind::convert: return e.in.size() == 1;
-    case Kind::broadcast: return e.in.size() == 1 && p.aval_of(e.in[0]).size() == 1;
+    case Kind::broadcast:  // of a scalar; in a GPU program also of a row or a column
+      return e.in.size() == 1 && (p.aval_of(e.in[0]).size() == 1 || gpu);
     case Kind::log_softmax: {  // along the last axis, of f32 (the kernel's tiles hold whole rows)
       if (e.in.size() != 1 || !e.prim->reduction_axes || p.aval_of(e.in[0]).dtype != DType::f32 ||
           out.dtype != DType::f32 || out.shape.empty())
@@ -170,7 +208,8 @@ const PrimitiveInfo& fused_primitive();
 /// each atom from outside the group a load of an input.
 class FusedBuilder {
  public:
-  FusedBuilder(const Program& p, const Shape& shape) : p_(p), shape_(shape), prog_(std::make_shared<FusedProgram>()) {
+  FusedBuilder(const Program& p, const Shape& shape, bool gpu)
+      : p_(p), shape_(shape), gpu_(gpu), prog_(std::make_shared<FusedProgram>()) {
     fused_.prim = &fused_primitive();
     prog_->elements = shape_size(shape);
   }
@@ -226,8 +265,8 @@ class FusedBuilder {
         const bool to_bool = p_.var_avals[e.out[0]].dtype == DType::bool_ && p_.aval_of(e.in[0]).dtype == DType::f32;
         return to_bool ? add_step({FusedStep::Kind::to_bool, 0, a}) : a;
       }
-      case Kind::broadcast: return reg_for(e.in[0]);
-      case Kind::uniform01: return add_step({FusedStep::Kind::uniform01, 0, reg_for(e.in[0], true)});
+      case Kind::broadcast: return reg_for(e.in[0], *operand_read(p_, e, e.in[0], shape_, gpu_));
+      case Kind::uniform01: return add_step({FusedStep::Kind::uniform01, 0, reg_for(e.in[0], std::nullopt, true)});
       case Kind::log_softmax: prog_->row = shape_.back(); return add_step({FusedStep::Kind::log_softmax, 0, reg_for(e.in[0])});
       case Kind::reduction:
       case Kind::opaque: break;
@@ -240,15 +279,18 @@ class FusedBuilder {
     return static_cast<int>(prog_->steps.size()) - 1;
   }
 
-  /// The register holding atom a: a group value's, or the load of a as an input (its raw words
-  /// for a random key: `words`), added on first use.
-  int reg_for(const Atom& a, bool words = false) {
+  /// The register holding atom a: a group value's, or the load of a as an input, read as `how`
+  /// (numpy broadcasting of its own shape where not given; its raw words for a random key:
+  /// `words`), added on first use.
+  int reg_for(const Atom& a, std::optional<ReadMode> how = std::nullopt, bool words = false) {
     if (a.is_var())
       if (auto it = reg_of_var_.find(a.index); it != reg_of_var_.end()) return it->second;
-    auto key = std::make_pair(a.kind, a.index);
-    if (auto it = reg_of_input_.find(key); it != reg_of_input_.end()) return it->second;
     const Aval& in = p_.aval_of(a);
-    prog_->inputs.push_back({words ? FusedInput::Mode::words : *read_mode(in.shape, shape_), in.dtype, in.size()});
+    const ReadMode mode = words ? ReadMode{FusedInput::Mode::words} : how ? *how : *read_mode(in.shape, shape_, gpu_);
+    // One load per atom and way of reading it (a [4] vector may be a row and a column of [4, 4]).
+    auto key = std::make_tuple(a.kind, a.index, mode.mode, mode.inner);
+    if (auto it = reg_of_input_.find(key); it != reg_of_input_.end()) return it->second;
+    prog_->inputs.push_back({mode.mode, in.dtype, in.size(), mode.inner});
     fused_.in.push_back(a);
     const int r = add_step({FusedStep::Kind::load, 0, static_cast<int>(prog_->inputs.size()) - 1});
     reg_of_input_.emplace(key, r);
@@ -257,17 +299,18 @@ class FusedBuilder {
 
   const Program& p_;
   const Shape& shape_;
+  bool gpu_;
   std::shared_ptr<FusedProgram> prog_;
   Eqn fused_;
   std::map<int, int> reg_of_var_;                          ///< group value -> register
-  std::map<std::pair<Atom::Kind, int>, int> reg_of_input_;  ///< external atom -> load register
+  std::map<std::tuple<Atom::Kind, int, FusedInput::Mode, std::int64_t>, int> reg_of_input_;  ///< (atom, how read) -> load register
   std::ostringstream ops_;
 };
 
 /// The fused equation of `members` (in order): the kernel program, its inputs and escaping outputs.
 Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const std::vector<bool>& escapes,
-                const std::map<std::size_t, Summation>& sums, bool compile) {
-  FusedBuilder builder(p, p.var_avals[p.eqns[members[0]].out[0]].shape);
+                const std::map<std::size_t, Summation>& sums, bool gpu, bool compile) {
+  FusedBuilder builder(p, p.var_avals[p.eqns[members[0]].out[0]].shape, gpu);
   for (std::size_t k : members) builder.add(p.eqns[k], k, escapes, sums);
   return builder.finish(compile);
 }
@@ -338,7 +381,7 @@ class Grouping {
       }
       std::vector<std::size_t>& members = groups_[static_cast<std::size_t>(g)].eqns;
       std::sort(members.begin(), members.end());
-      if (k == members.back()) out.push_back(build_fused(p_, members, escapes, sums_, !gpu_ && fused_codegen()));
+      if (k == members.back()) out.push_back(build_fused(p_, members, escapes, sums_, gpu_, !gpu_ && fused_codegen()));
     }
     return out;
   }

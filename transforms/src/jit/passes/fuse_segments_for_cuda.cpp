@@ -64,7 +64,8 @@ bool same_but_length(const FusedProgram& a, const FusedProgram& b) {
     return false;
   for (std::size_t k = 0; k < a.inputs.size(); ++k) {
     const FusedInput &x = a.inputs[k], &y = b.inputs[k];
-    if (x.mode != y.mode || x.dtype != y.dtype || (x.mode != FusedInput::Mode::full && x.size != y.size)) return false;
+    if (x.mode != y.mode || x.dtype != y.dtype || (x.mode != FusedInput::Mode::full && (x.size != y.size || x.inner != y.inner)))
+      return false;
   }
   for (std::size_t k = 0; k < a.steps.size(); ++k) {
     const auto &x = a.steps[k], &y = b.steps[k];
