@@ -186,6 +186,30 @@ std::filesystem::path scratch_dir(const std::string& name) {
   return dir;
 }
 
+/// The embedded headers (but NVRTC's standard library part) and CANOPY_FUSED_FN, for generated
+/// code compiled for the host by the system compiler.
+std::string host_prelude() {
+  std::ostringstream src;
+  const std::vector<std::string> headers = gen::embedded_header_paths();
+  for (std::size_t h = 1; h < headers.size(); ++h) src << "#include \"" << headers[h] << "\"\n";  // [0]: NVRTC's std
+  src << "#define CANOPY_FUSED_FN inline\n";
+  return src.str();
+}
+
+/// `source` compiled for the host into a shared library `name`.so in `dir`, and loaded.
+void* host_library(const std::filesystem::path& dir, const std::string& name, const std::string& source) {
+  const auto cpp = dir / (name + ".cpp"), so = dir / (name + ".so");
+  std::ofstream(cpp) << source;
+  const char* cxx = std::getenv("CANOPY_CXX");
+  const std::string command = std::string(cxx && *cxx ? cxx : "c++") + " -std=c++20 -O1 -fPIC -shared -w -I" +
+                              CANOPY_KERNELS_INCLUDE + " -o " + so.string() + " " + cpp.string() + " 2> " +
+                              (dir / "log").string();
+  REQUIRE_MESSAGE(std::system(command.c_str()) == 0, command);
+  void* lib = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE_MESSAGE(lib, ::dlerror());
+  return lib;
+}
+
 /// Sets an environment variable for a scope, then restores it.
 struct ScopedEnv {
   std::string name, old;
@@ -391,9 +415,7 @@ TEST_CASE("generated CUDA kernels: their code, compiled for the host, gives the 
   const std::vector<Case> all = cases();
   const auto dir = scratch_dir("host");
   std::ostringstream src;
-  const std::vector<std::string> headers = gen::embedded_header_paths();
-  for (std::size_t h = 1; h < headers.size(); ++h) src << "#include \"" << headers[h] << "\"\n";  // [0]: NVRTC's std
-  src << "#define CANOPY_FUSED_FN inline\n";
+  src << host_prelude();
   struct Run {
     std::size_t c;
     bool vector;
@@ -416,15 +438,7 @@ TEST_CASE("generated CUDA kernels: their code, compiled for the host, gives the 
             << "  a.n = n;\n  for (long long t = 0; t < threads; ++t) " << ns << "::canopy_fused::run(a, t, threads);\n}\n";
         runs.push_back({i, vector, threads});
       }
-  const auto cpp = dir / "generated_host.cpp", so = dir / "generated_host.so";
-  std::ofstream(cpp) << src.str();
-  const char* cxx = std::getenv("CANOPY_CXX");
-  const std::string command = std::string(cxx && *cxx ? cxx : "c++") + " -std=c++20 -O1 -fPIC -shared -w -I" +
-                              CANOPY_KERNELS_INCLUDE + " -o " + so.string() + " " + cpp.string() + " 2> " +
-                              (dir / "log").string();
-  REQUIRE_MESSAGE(std::system(command.c_str()) == 0, command);
-  void* lib = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  REQUIRE_MESSAGE(lib, ::dlerror());
+  void* lib = host_library(dir, "generated_host", src.str());
   using RunFn = void (*)(const void* const*, void* const*, long long, long long);
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const Case& c = all[runs[r].c];
@@ -471,9 +485,7 @@ TEST_CASE("generated CUDA kernels: one program over several segments in one laun
   const std::vector<Segmented> tests = {{all[3], {1031, 8, 300, 4}}, {all[1], {68, 12, 400}}};
   const auto dir = scratch_dir("segments");
   std::ostringstream src;
-  const std::vector<std::string> headers = gen::embedded_header_paths();
-  for (std::size_t h = 1; h < headers.size(); ++h) src << "#include \"" << headers[h] << "\"\n";  // [0]: NVRTC's std
-  src << "#define CANOPY_FUSED_FN inline\n";
+  src << host_prelude();
   // Per test: its segments (a Case each: the base's program and data for that length).
   std::vector<std::vector<Case>> segments;
   std::vector<gen::FusedLayout> layouts;
@@ -502,6 +514,9 @@ TEST_CASE("generated CUDA kernels: one program over several segments in one laun
     REQUIRE_MESSAGE(ptx.cubin, ptx.error);
     CHECK_MESSAGE(ptx.log.empty(), ptx.log);
     CHECK(ptx.cubin->find(".v4.f32") != std::string::npos);
+    // The segments are read where the launch put them (its parameter, indexed by the segment),
+    // never copied into each thread's local memory first.
+    CHECK(ptx.cubin->find(".local") == std::string::npos);
     const std::string ns = "segments" + std::to_string(t);
     src << "namespace " << ns << " {\n" << gen::fused_segments_body(p, layout) << "}\n"
         << "extern \"C\" void " << ns << "_run(const void* param, long long blocks, long long threads_per_block) {\n"
@@ -513,15 +528,7 @@ TEST_CASE("generated CUDA kernels: one program over several segments in one laun
     segments.push_back(std::move(segs));
     layouts.push_back(layout);
   }
-  const auto cpp = dir / "segments_host.cpp", so = dir / "segments_host.so";
-  std::ofstream(cpp) << src.str();
-  const char* cxx = std::getenv("CANOPY_CXX");
-  const std::string command = std::string(cxx && *cxx ? cxx : "c++") + " -std=c++20 -O1 -fPIC -shared -w -I" +
-                              CANOPY_KERNELS_INCLUDE + " -o " + so.string() + " " + cpp.string() + " 2> " +
-                              (dir / "log").string();
-  REQUIRE_MESSAGE(std::system(command.c_str()) == 0, command);
-  void* lib = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  REQUIRE_MESSAGE(lib, ::dlerror());
+  void* lib = host_library(dir, "segments_host", src.str());
   using RunFn = void (*)(const void*, long long, long long);
   using SizeFn = unsigned long (*)();
   for (std::size_t t = 0; t < tests.size(); ++t) {

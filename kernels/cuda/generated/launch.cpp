@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -78,16 +79,24 @@ Loaded load(const std::string& source, const char* name, int device) {
   return l;
 }
 
+/// The loaded kernels by device and key: one cache for every kind of generated kernel.
+struct LoadedKernels {
+  std::mutex mutex;
+  std::map<std::pair<int, std::string>, Loaded> by_key;
+};
+LoadedKernels& loaded_kernels() {
+  static auto* k = new LoadedKernels;  // never destroyed (kernels outlive statics)
+  return *k;
+}
+
 /// The loaded kernel of `key` on `device` (made by `make` on first use; a failure is logged once),
 /// or null where there is none.
-template <class Make>
-const Loaded* loaded_kernel(std::string key, int device, Make make) {
-  static std::mutex mutex;
-  static auto* loaded = new std::map<std::pair<int, std::string>, Loaded>;  // never destroyed (kernels outlive statics)
+const Loaded* loaded_kernel(std::string key, int device, const std::function<Loaded()>& make) {
+  auto& [mutex, loaded] = loaded_kernels();
   std::lock_guard lock(mutex);
-  auto it = loaded->find(std::make_pair(device, key));
-  if (it == loaded->end()) {
-    it = loaded->emplace(std::make_pair(device, std::move(key)), make()).first;
+  auto it = loaded.find(std::make_pair(device, key));
+  if (it == loaded.end()) {
+    it = loaded.emplace(std::make_pair(device, std::move(key)), make()).first;
     if (!it->second.kernel) {
       static std::once_flag said;
       std::call_once(said, [&] {

@@ -24,6 +24,22 @@ struct SlotPool {
 };
 thread_local SlotPool pool;
 
+/// Under GPU verification: the operands as the kernel reads them. One whose bytes a result takes
+/// (a donated input updated in place) is copied before the kernel runs, so that the CPU recomputes
+/// the result from the values the kernel read rather than from the result itself.
+Arrays operands_as_read(const Arrays& operands, std::span<const Array> out, const Placement& place) {
+  Arrays kept = operands;
+  for (Array& a : kept) {
+    const auto bytes = static_cast<std::size_t>(nbytes(a.aval()));
+    const bool written = bytes > 0 && std::any_of(out.begin(), out.end(), [&](const Array& r) { return cdata(r) == cdata(a); });
+    if (!written) continue;
+    Array copy = make_concrete(a.aval(), place.device, "verify", place.committed);
+    copy_bytes(copy, 0, a, 0, bytes);
+    a = std::move(copy);
+  }
+  return kept;
+}
+
 }  // namespace
 
 SlotLease::SlotLease(std::size_t n) {
@@ -162,8 +178,9 @@ void Executable::Plan::Call::run_step(std::size_t k) {
     for (std::size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
   } else {
     place_results(s, out);
+    const Arrays read = verify_ ? detail::operands_as_read(operands, out, place_) : Arrays();
     profiler::detail::run_kernel(s.kernel, *s.prim, operands, out, s.params, place_.device, static_cast<int>(k));
-    if (verify_) detail::verify_against_cpu(*s.prim, operands, out, s.params);
+    if (verify_) detail::verify_against_cpu(*s.prim, read, out, s.params);
     if (check_nans_) detail::check_nans(*s.prim, out, "jit(" + exe_.name_ + ")");
   }
   for (int r : s.release) slots_[r] = Array();

@@ -64,7 +64,9 @@ bool same_but_length(const FusedProgram& a, const FusedProgram& b) {
     return false;
   for (std::size_t k = 0; k < a.inputs.size(); ++k) {
     const FusedInput &x = a.inputs[k], &y = b.inputs[k];
-    if (x.mode != y.mode || x.dtype != y.dtype || (x.mode != FusedInput::Mode::full && (x.size != y.size || x.inner != y.inner)))
+    // What a kernel's source holds of an input: a row's length, a column's run (not its length).
+    if (x.mode != y.mode || x.dtype != y.dtype || (x.mode == FusedInput::Mode::row && x.size != y.size) ||
+        (x.mode == FusedInput::Mode::column && x.inner != y.inner))
       return false;
   }
   for (std::size_t k = 0; k < a.steps.size(); ++k) {
