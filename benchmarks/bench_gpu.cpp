@@ -40,10 +40,14 @@ Array on_gpu(const Shape& s, DType d, std::uint32_t seed) {
 void drain() { kernels::cuda::synchronize(0); }
 
 // How many CUDA graph replays each timed iteration of a step made (1: the step ran as one graph;
-// 0: kernel by kernel, as with graphs off or a recording refused).
+// 0: kernel by kernel, as with graphs off or a recording refused), and how many kernels a replay
+// launches.
 void count_graph_replays(benchmark::State& state, std::int64_t replays_before) {
   const auto iterations = static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
   state.counters["graph replays/step"] = static_cast<double>(kernels::cuda::graph_replays() - replays_before) / iterations;
+  // What one replay launches: the step's kernels, as CUDA captured them (library calls included).
+  if (kernels::cuda::graph_replays() > replays_before)
+    state.counters["kernels/step"] = static_cast<double>(kernels::cuda::last_graph_kernels());
 }
 
 void matmul_canopy(benchmark::State& state, DType d) {

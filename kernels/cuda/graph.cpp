@@ -4,6 +4,7 @@
 // staging calls cudaMallocHost); the recording's blocks and pinned staging kept with the graph.
 #include <atomic>
 #include <utility>
+#include <vector>
 
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
@@ -15,7 +16,21 @@ namespace canopy::kernels::cuda {
 namespace {
 
 thread_local detail::Recording* current = nullptr;
-std::atomic<std::int64_t> recordings{0}, replays{0}, refusals{0};
+std::atomic<std::int64_t> recordings{0}, replays{0}, refusals{0}, last_kernels{0};
+
+/// The kernel launches in a captured graph (its kernel nodes; memory copies and sets are not).
+std::int64_t kernel_nodes(cudaGraph_t graph) {
+  std::size_t n = 0;
+  if (cudaGraphGetNodes(graph, nullptr, &n) != cudaSuccess || n == 0) return 0;
+  std::vector<cudaGraphNode_t> nodes(n);
+  if (cudaGraphGetNodes(graph, nodes.data(), &n) != cudaSuccess) return 0;
+  std::int64_t kernels = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    cudaGraphNodeType type{};
+    if (cudaGraphNodeGetType(nodes[k], &type) == cudaSuccess && type == cudaGraphNodeTypeKernel) ++kernels;
+  }
+  return kernels;
+}
 
 /// Frees a recording's pinned staging; its blocks go back to the cache when it dies.
 void free_pinned(detail::Recording& r) {
@@ -40,7 +55,10 @@ cudaGraphExec_t instantiate(cudaGraph_t graph) {
   if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
     (void)cudaGetLastError();
     exec = nullptr;
+  } else {
+    last_kernels = kernel_nodes(graph);
   }
+  (void)cudaGetLastError();  // a node query that failed leaves nothing behind
   (void)cudaGraphDestroy(graph);
   return exec;
 }
@@ -147,5 +165,6 @@ void replay(const Graph& graph) {
 std::int64_t graph_recordings() { return recordings.load(); }
 std::int64_t graph_replays() { return replays.load(); }
 std::int64_t graph_refusals() { return refusals.load(); }
+std::int64_t last_graph_kernels() { return last_kernels.load(); }
 
 }  // namespace canopy::kernels::cuda

@@ -29,6 +29,7 @@ std::shared_ptr<const Graph> record(int, const std::function<void()>&) { unavail
 void replay(const Graph&) { unavailable("cuda::replay"); }
 bool recording(int) { return false; }
 std::int64_t graph_recordings() { return 0; }
+std::int64_t last_graph_kernels() { return 0; }
 std::int64_t graph_replays() { return 0; }
 std::int64_t graph_refusals() { return 0; }
 void unary(UnaryOp, DType, const void*, void*, std::int64_t, int) { unavailable("unary"); }

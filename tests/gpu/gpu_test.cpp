@@ -257,6 +257,9 @@ TEST_CASE("jit on cuda:0: one update over leaves of many sizes runs as one launc
     CHECK(kernels::cuda::generated_kernel_fallbacks() == fallbacks);
     for (std::size_t k = 0; k < got.size(); ++k) check_close(got[k], want1[k], "leaf " + std::to_string(k) + " after a call");
     for (int call = 0; call < 3; ++call) got = jupdate(got, gg, glr);  // recorded, then replayed
+    // The recorded graph's launches: the segments' one and the [3] leaf's; on the interpreter,
+    // one per leaf.
+    CHECK(kernels::cuda::last_graph_kernels() == (generated ? 2 : 7));
     std::vector<Array> want = want2;
     for (int call = 0; call < 2; ++call) want = jit(update)(want, grads, lr);
     for (std::size_t k = 0; k < got.size(); ++k) check_close(got[k], want[k], "leaf " + std::to_string(k) + " after four calls");

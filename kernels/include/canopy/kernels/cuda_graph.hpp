@@ -30,5 +30,7 @@ bool recording(int device);
 std::int64_t graph_recordings();
 std::int64_t graph_replays();
 std::int64_t graph_refusals();
+/// The kernel launches in the graph recorded last, by any thread: what one replay of it runs.
+std::int64_t last_graph_kernels();
 
 }  // namespace canopy::kernels::cuda
