@@ -113,12 +113,15 @@ def check(out_dir):
 
     for workload, name, case, factor in (("W3", "w3_mlp_step", "batch=128", 0.8), ("W4", "w4_cnn_step", "batch=64", 1.0)):
         runs = [bench[k][0] for k in (f"{name}/gpu", f"{name}/gpu_donated") if k in bench]
+        kernels = [bench[k][1]["kernels/step"] for k in (f"{name}/gpu", f"{name}/gpu_donated")
+                   if k in bench and "kernels/step" in bench[k][1]]
         jax = peer_values(peers, workload, case, "ms_per_step", ("jax-highest", "jax-default"))
         if not runs or "jax-highest" not in jax:
             v.goal(workload, None, f"bench_gpu's {name}/gpu and JAX's {workload} at highest")
             continue
         mine = min(runs) * 1e3
         default = f"; JAX's default {jax['jax-default']:.3f} ms" if "jax-default" in jax else ""
+        default += f"; {kernels[0]:.0f} kernels a step" if kernels else ""
         v.goal(workload, mine <= factor * jax["jax-highest"],
                f"{mine:.3f} ms, JAX at highest {jax['jax-highest']:.3f} ms: {mine / jax['jax-highest']:.2f}x "
                f"(goal <= {factor}x){default}")

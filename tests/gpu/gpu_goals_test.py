@@ -19,7 +19,8 @@ def write_run(folder, w3_ms=0.10, w5_us=50.0, epoch_s=0.030):
     n = 1 << 24
     benchmarks = [bench_entry(f"w2_matmul_canopy/bf16/{k}", 0.01, **{"TFLOP/s": 680.0}) for k in (2048, 4096, 8192)]
     benchmarks += [bench_entry(f"w5_chain_jit/generated/{n}", w5_us * 1e-6), bench_entry(f"w5_copy_d2d/{n}", 44e-6),
-                   bench_entry("w3_mlp_step/gpu", w3_ms * 1e-3), bench_entry("w3_mlp_step/gpu_donated", 0.2e-3),
+                   bench_entry("w3_mlp_step/gpu", w3_ms * 1e-3, **{"kernels/step": 17.0}),
+                   bench_entry("w3_mlp_step/gpu_donated", 0.2e-3),
                    bench_entry("w4_cnn_step/gpu", 0.45e-3),
                    dict(bench_entry("w4_cnn_step/gpu_donated", 0.1e-3), run_type="aggregate")]  # aggregates are not runs
     with open(os.path.join(folder, "bench_gpu.json"), "w") as f:
@@ -62,6 +63,7 @@ def main():
         expect(f"every goal held: exit 0, got {code}:\n{out}", code == 0 and "MISSED" not in out)
         expect("W2 compares with the best peer (PyTorch's 690)", "680 TFLOP/s, torch-default 690: 0.986x" in out)
         expect("W3 picks the faster of the graph runs", "0.100 ms, JAX at highest 0.168 ms: 0.60x" in out)
+        expect("W3 says how many kernels a step launched", "17 kernels a step" in out)
         expect("an aggregate is not a run", "W4: held: 0.450 ms" in out)
         expect("W9 reads the second epoch", "W9 epoch: held: 0.030 s" in out)
     for what, kwargs, line in (("W3 at 0.81x JAX", {"w3_ms": 0.81 * 0.168}, "W3: MISSED"),
