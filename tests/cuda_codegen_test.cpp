@@ -476,13 +476,17 @@ TEST_CASE("generated CUDA kernels: one program over several segments in one laun
   // The W5 chain and the binary ops (a row of 4) over segments of different lengths, each with
   // operands of its own; packed by segments_launch, and the generated kernel (its body compiled
   // for the host) run block by block and thread by thread as a GPU would, with every block a
-  // segment asks for and with fewer blocks than segments ask for (at least one each).
+  // segment asks for and with fewer blocks than segments ask for (at least one each); with
+  // 4-element vectors, and element by element (the launch's layout where segments' operands are
+  // not all laid out alike).
   const std::vector<Case> all = cases();
   struct Segmented {
     Case base;
     std::vector<std::int64_t> lengths;
+    bool vector;
   };
-  const std::vector<Segmented> tests = {{all[3], {1031, 8, 300, 4}}, {all[1], {68, 12, 400}}};
+  const std::vector<Segmented> tests = {
+      {all[3], {1031, 8, 300, 4}, true}, {all[3], {1031, 8, 300, 4}, false}, {all[1], {68, 12, 400}, true}};
   const auto dir = scratch_dir("segments");
   std::ostringstream src;
   src << host_prelude();
@@ -505,15 +509,15 @@ TEST_CASE("generated CUDA kernels: one program over several segments in one laun
       segs.push_back(std::move(c));
     }
     const FusedProgram& p = segs[0].program;
-    const gen::FusedLayout layout = gen::block_layout(p);
-    REQUIRE(layout.vector);
+    const gen::FusedLayout layout = tests[t].vector ? gen::block_layout(p) : gen::FusedLayout{};
+    REQUIRE(layout.vector == tests[t].vector);
     // NVRTC: the segments kernel compiles without a diagnostic, its 128-bit accesses kept.
     const std::string source = gen::fused_segments_source(p, layout);
     CHECK(source.find(gen::kSegmentsKernelName) != std::string::npos);
     const gen::Compiled ptx = gen::nvrtc_compile(source, kArch, true);
     REQUIRE_MESSAGE(ptx.cubin, ptx.error);
     CHECK_MESSAGE(ptx.log.empty(), ptx.log);
-    CHECK(ptx.cubin->find(".v4.f32") != std::string::npos);
+    CHECK((ptx.cubin->find(".v4.f32") != std::string::npos) == layout.vector);
     // The segments are read where the launch put them (its parameter, indexed by the segment),
     // never copied into each thread's local memory first.
     CHECK(ptx.cubin->find(".local") == std::string::npos);
@@ -552,9 +556,9 @@ TEST_CASE("generated CUDA kernels: one program over several segments in one laun
     }
     for (Outputs& o : got)
       for (void* p : o.ptr) out.push_back(p);
-    // Each segment's blocks: 4 elements a thread, kThreads threads a block.
+    // Each segment's blocks: 4 elements a thread (under vectors), kThreads threads a block.
     std::int64_t asked = 0;
-    for (const Case& c : segs) asked += (c.n / 4 + gen::kThreads - 1) / gen::kThreads;
+    for (const Case& c : segs) asked += ((tests[t].vector ? c.n / 4 : c.n) + gen::kThreads - 1) / gen::kThreads;
     for (std::int64_t max_blocks : {std::int64_t{1000}, std::int64_t{2}}) {
       CAPTURE(max_blocks);
       for (Outputs& o : got)

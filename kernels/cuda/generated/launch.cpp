@@ -169,13 +169,14 @@ bool launch_generated_segments(std::span<const FusedProgram* const> programs, st
       programs.size() > static_cast<std::size_t>(fused_segments_capacity(*programs[0])))
     return false;
   const cudaStream_t s = stream(device);  // makes `device` current
-  // One source for every segment: the same program and the same layout of operands.
+  // One source for every segment: the same program and the same layout of operands, else the
+  // element-by-element layout, which takes operands laid out any way.
   const FusedProgram& program = *programs[0];
   const std::size_t ni = program.inputs.size(), no = program.outputs.size();
-  const generated::FusedLayout layout = generated::fused_layout(program, in.first(ni), out.first(no), program.elements);
+  generated::FusedLayout layout = generated::fused_layout(program, in.first(ni), out.first(no), program.elements);
   for (std::size_t k = 1; k < programs.size(); ++k)
     if (generated::fused_layout(*programs[k], in.subspan(k * ni, ni), out.subspan(k * no, no), programs[k]->elements) != layout)
-      return false;
+      layout = generated::FusedLayout{};
   const Loaded* l = loaded_kernel("segments" + generated::program_key(program, layout), device, [&] {
     return load(generated::fused_segments_source(program, layout), generated::kSegmentsKernelName, device);
   });

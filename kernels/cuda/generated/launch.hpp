@@ -15,9 +15,9 @@ namespace canopy::kernels::cuda::detail {
 bool launch_generated_fused(const FusedProgram& program, std::span<const void* const> in,
                             std::span<void* const> out, std::int64_t n, int device);
 
-/// fused_elementwise_segments as one launch of its generated kernel, as launch_generated_fused;
-/// false (having run nothing) also where the segments' operands are not all laid out alike (as
-/// fused_layout sees them) or there are more segments than one launch takes.
+/// fused_elementwise_segments as one launch of its generated kernel, as launch_generated_fused
+/// (element by element where the segments' operands are not all laid out alike, as fused_layout
+/// sees them); false also where there are more segments than one launch takes.
 bool launch_generated_segments(std::span<const FusedProgram* const> programs, std::span<const void* const> in,
                                std::span<void* const> out, int device);
 

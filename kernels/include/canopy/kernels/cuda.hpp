@@ -117,8 +117,8 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
 /// over its programs[k]->elements elements, its inputs and outputs the next ones of in and out
 /// (each segment as many as its program has). Every program must equal programs[0] but for its
 /// element count. One launch of a generated kernel where it can (at most
-/// fused_segments_capacity(*programs[0]) segments, every segment's operands laid out alike),
-/// else fused_elementwise once per segment.
+/// fused_segments_capacity(*programs[0]) segments; 4-element vectors where every segment's
+/// operands allow them), else fused_elementwise once per segment.
 void fused_elementwise_segments(std::span<const FusedProgram* const> programs, std::span<const void* const> in,
                                 std::span<void* const> out, int device);
 /// Whether fused_elementwise runs a program as a kernel generated for it and compiled by NVRTC
