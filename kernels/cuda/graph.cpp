@@ -57,8 +57,8 @@ cudaGraphExec_t instantiate(cudaGraph_t graph) {
     exec = nullptr;
   } else {
     last_kernels = kernel_nodes(graph);
+    (void)cudaGetLastError();  // a node query that failed leaves nothing behind
   }
-  (void)cudaGetLastError();  // a node query that failed leaves nothing behind
   (void)cudaGraphDestroy(graph);
   return exec;
 }

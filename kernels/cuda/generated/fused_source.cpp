@@ -212,6 +212,17 @@ std::string fused_segments_source(const FusedProgram& p, const FusedLayout& layo
   return src;
 }
 
+void pack_args(std::uint64_t* words, std::span<const void* const> in, std::span<void* const> out, std::int64_t n) {
+  for (std::size_t k = 0; k < in.size(); ++k) std::memcpy(&words[k], &in[k], sizeof(void*));
+  for (std::size_t o = 0; o < out.size(); ++o) std::memcpy(&words[in.size() + o], &out[o], sizeof(void*));
+  std::memcpy(&words[in.size() + out.size()], &n, sizeof n);
+}
+
+std::int64_t blocks_wanted(std::int64_t n, bool vector) {
+  const std::int64_t work = std::max<std::int64_t>(vector ? n / kVectorElements : n, 1);
+  return (work + kThreads - 1) / kThreads;
+}
+
 SegmentsLaunch segments_launch(std::span<const FusedProgram* const> programs, const FusedLayout& layout,
                                std::span<const void* const> in, std::span<void* const> out, std::int64_t max_blocks) {
   const FusedProgram& p = *programs[0];
@@ -221,9 +232,7 @@ SegmentsLaunch segments_launch(std::span<const FusedProgram* const> programs, co
   std::vector<std::int64_t> wanted(count);
   std::int64_t total = 0;
   for (std::size_t k = 0; k < count; ++k) {
-    const std::int64_t n = programs[k]->elements;
-    const std::int64_t work = layout.vector ? std::max<std::int64_t>(n / kVectorElements, 1) : std::max<std::int64_t>(n, 1);
-    wanted[k] = (work + kThreads - 1) / kThreads;
+    wanted[k] = blocks_wanted(programs[k]->elements, layout.vector);
     total += wanted[k];
   }
   if (total > max_blocks)
@@ -231,11 +240,8 @@ SegmentsLaunch segments_launch(std::span<const FusedProgram* const> programs, co
   SegmentsLaunch launch;
   launch.param.assign(capacity * args + capacity + 2, 0);
   std::uint64_t* first_block = launch.param.data() + capacity * args;
-  for (std::size_t k = 0, i = 0, o = 0; k < count; ++k) {
-    std::uint64_t* a = launch.param.data() + k * args;
-    for (std::size_t j = 0; j < ni; ++j) std::memcpy(&a[j], &in[i++], sizeof(void*));
-    for (std::size_t j = 0; j < no; ++j) std::memcpy(&a[ni + j], &out[o++], sizeof(void*));
-    std::memcpy(&a[ni + no], &programs[k]->elements, sizeof(std::int64_t));
+  for (std::size_t k = 0; k < count; ++k) {
+    pack_args(launch.param.data() + k * args, in.subspan(k * ni, ni), out.subspan(k * no, no), programs[k]->elements);
     first_block[k + 1] = first_block[k] + static_cast<std::uint64_t>(wanted[k]);
   }
   launch.blocks = static_cast<std::int64_t>(first_block[count]);

@@ -69,6 +69,12 @@ std::string fused_segments_body(const FusedProgram& p, const FusedLayout& layout
 /// fused_elementwise_segments): fused_segments_body and the __global__ kSegmentsKernelName(Segments).
 std::string fused_segments_source(const FusedProgram& p, const FusedLayout& layout);
 
+/// A generated kernel's `canopy_fused::Args` as 8-byte words, written at `words`: the inputs' and
+/// outputs' addresses, then n (in.size() + out.size() + 1 words).
+void pack_args(std::uint64_t* words, std::span<const void* const> in, std::span<void* const> out, std::int64_t n);
+/// The blocks of kThreads threads that n elements ask for (4 elements a thread under a vector layout).
+std::int64_t blocks_wanted(std::int64_t n, bool vector);
+
 /// A launch of a segments kernel: its parameter (a Segments, as 8-byte words) and its grid.
 struct SegmentsLaunch {
   std::vector<std::uint64_t> param;

@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -83,6 +81,7 @@ Loaded load(const std::string& source, const char* name, int device) {
 struct LoadedKernels {
   std::mutex mutex;
   std::map<std::pair<int, std::string>, Loaded> by_key;
+  std::once_flag said;  ///< the first failure is logged
 };
 LoadedKernels& loaded_kernels() {
   static auto* k = new LoadedKernels;  // never destroyed (kernels outlive statics)
@@ -91,14 +90,14 @@ LoadedKernels& loaded_kernels() {
 
 /// The loaded kernel of `key` on `device` (made by `make` on first use; a failure is logged once),
 /// or null where there is none.
-const Loaded* loaded_kernel(std::string key, int device, const std::function<Loaded()>& make) {
-  auto& [mutex, loaded] = loaded_kernels();
+template <class Make>
+const Loaded* loaded_kernel(std::string key, int device, Make&& make) {
+  auto& [mutex, loaded, said] = loaded_kernels();
   std::lock_guard lock(mutex);
   auto it = loaded.find(std::make_pair(device, key));
   if (it == loaded.end()) {
     it = loaded.emplace(std::make_pair(device, std::move(key)), make()).first;
     if (!it->second.kernel) {
-      static std::once_flag said;
       std::call_once(said, [&] {
         std::cerr << "canopy: a fused kernel runs on the interpreter (no generated kernel: " << it->second.error << ")\n";
       });
@@ -148,14 +147,11 @@ bool launch_generated_fused(const FusedProgram& program, std::span<const void* c
     return load(generated::fused_kernel_source(program, layout), generated::kKernelName, device);
   });
   if (!l) return false;
-  // The kernel's one parameter, canopy_fused::Args: the inputs' and outputs' addresses, then n.
+  // The kernel's one parameter, canopy_fused::Args.
   std::vector<std::uint64_t> args(in.size() + out.size() + 1);
-  for (std::size_t k = 0; k < in.size(); ++k) std::memcpy(&args[k], &in[k], sizeof(void*));
-  for (std::size_t o = 0; o < out.size(); ++o) std::memcpy(&args[in.size() + o], &out[o], sizeof(void*));
-  std::memcpy(&args.back(), &n, sizeof n);
-  const std::int64_t work = layout.vector ? std::max<std::int64_t>(n / generated::kVectorElements, 1) : n;
-  const std::int64_t wanted = (work + generated::kThreads - 1) / generated::kThreads;
-  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(wanted, std::int64_t(l->sms) * l->blocks_per_sm));
+  generated::pack_args(args.data(), in, out, n);
+  const auto blocks = static_cast<unsigned>(
+      std::min<std::int64_t>(generated::blocks_wanted(n, layout.vector), std::int64_t(l->sms) * l->blocks_per_sm));
   void* params[] = {args.data()};
   check(cudaLaunchKernel(reinterpret_cast<const void*>(l->kernel), dim3(blocks), dim3(generated::kThreads), params, 0, s),
         "fused_elementwise (generated kernel)");
