@@ -149,9 +149,8 @@ void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
         continue;
       const bool read_before = last_reader[in] < first[s];
       // Read by the writer itself: by a fused elementwise kernel (each element before it is
-      // written), or by a matmul epilogue as the one addend it adds in place.
-      const auto uses = std::count(writer.in.begin(), writer.in.end(), static_cast<int>(in));
-      const auto at = static_cast<std::size_t>(std::find(writer.in.begin(), writer.in.end(), static_cast<int>(in)) - writer.in.begin());
+      // written; of segments, by the result's own segment), or by a matmul epilogue as the one
+      // addend it adds in place.
       std::vector<std::size_t> positions;  // where the writer reads `in`
       for (std::size_t k = 0; k < writer.in.size(); ++k)
         if (writer.in[k] == static_cast<int>(in)) positions.push_back(k);
@@ -160,7 +159,7 @@ void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
           last_reader[in] == first[s] &&
           (detail::is_fused_elementwise(*writer.prim) ||
            detail::segments_write_in_place(*writer.prim, writer.params, positions, result) ||
-           (uses == 1 && detail::epilogue_reads_in_place(*writer.prim, writer.params, at)));
+           (positions.size() == 1 && detail::epilogue_reads_in_place(*writer.prim, writer.params, positions[0])));
       if (read_before || read_by_writer) donatable[s].push_back(static_cast<int>(i));
     }
   }

@@ -46,7 +46,6 @@ bool is_value_dtype(DType d) { return d == DType::f32 || d == DType::bool_; }
 struct ReadMode {
   FusedInput::Mode mode = FusedInput::Mode::full;
   std::int64_t inner = 1;  ///< column: the output elements each operand element stands for
-  bool operator==(const ReadMode&) const = default;
 };
 
 /// How an operand of shape `in` broadcast numpy-style into `out` is read, or nullopt if it cannot
