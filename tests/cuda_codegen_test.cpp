@@ -29,6 +29,7 @@
 #include "../kernels/cuda/generated/fused_source.hpp"
 #include "../kernels/cuda/generated/nvrtc.hpp"
 #include "helpers/fused_bool_chain.hpp"
+#include "helpers/host_compiled.hpp"
 
 using namespace canopy;
 namespace gen = canopy::kernels::cuda::generated;
@@ -38,6 +39,9 @@ using kernels::FusedProgram;
 using kernels::FusedStep;
 using kernels::UnaryOp;
 using K = FusedStep::Kind;
+
+using canopy::test::host_library;
+using canopy::test::host_prelude;
 
 namespace {
 
@@ -184,30 +188,6 @@ std::filesystem::path scratch_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
-}
-
-/// The embedded headers (but NVRTC's standard library part) and CANOPY_FUSED_FN, for generated
-/// code compiled for the host by the system compiler.
-std::string host_prelude() {
-  std::ostringstream src;
-  const std::vector<std::string> headers = gen::embedded_header_paths();
-  for (std::size_t h = 1; h < headers.size(); ++h) src << "#include \"" << headers[h] << "\"\n";  // [0]: NVRTC's std
-  src << "#define CANOPY_FUSED_FN inline\n";
-  return src.str();
-}
-
-/// `source` compiled for the host into a shared library `name`.so in `dir`, and loaded.
-void* host_library(const std::filesystem::path& dir, const std::string& name, const std::string& source) {
-  const auto cpp = dir / (name + ".cpp"), so = dir / (name + ".so");
-  std::ofstream(cpp) << source;
-  const char* cxx = std::getenv("CANOPY_CXX");
-  const std::string command = std::string(cxx && *cxx ? cxx : "c++") + " -std=c++20 -O1 -fPIC -shared -w -I" +
-                              CANOPY_KERNELS_INCLUDE + " -o " + so.string() + " " + cpp.string() + " 2> " +
-                              (dir / "log").string();
-  REQUIRE_MESSAGE(std::system(command.c_str()) == 0, command);
-  void* lib = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  REQUIRE_MESSAGE(lib, ::dlerror());
-  return lib;
 }
 
 /// Sets an environment variable for a scope, then restores it.

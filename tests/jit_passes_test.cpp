@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -239,6 +240,45 @@ TEST_CASE("passes: fuse_segments_for_cuda runs one fused program over several le
   check_same_values(pm, qm, many);
 }
 
+TEST_CASE("passes: fuse_scalars_for_cuda makes one-element steps of any dtype one equation") {
+  // A step counter saturating at the int32 maximum (add, lt, select_n), converted to f32 for a
+  // bias correction (pow, sub) that a full-size update reads: one equation before the update.
+  // A second correction of that counter and another counter's increment, written after the
+  // update, have their operands there before it: they join that equation. A loss scale of the
+  // update's sum cannot run before the sum: a second equation. Values are the CPU's, bit for bit.
+  const Arrays args = {scalar(std::int32_t{41}), uniform_array(1, {6}), scalar(std::int32_t{7})};
+  auto f = [](const Arrays& x) {
+    constexpr std::int32_t max = std::numeric_limits<std::int32_t>::max();
+    const Array count = where(x[0] < max, x[0] + 1, scalar(max));
+    const Array t = count.astype(DType::f32);
+    const Array update = x[1] / (1.f - pow(scalar(0.9f), t));
+    const Array second = 1.f - pow(scalar(0.999f), t), other = x[2] + 1;
+    const Array loss = -(sum(update) / 6.f);
+    return Arrays{count, update, second, other, loss, loss * 0.5f + 1.f};
+  };
+  const Program p = after(staged(f, args), "fold_constants"), q = after(p, "fuse_scalars_for_cuda");
+  CAPTURE(to_string(q));
+  CHECK(equations_of(q, "fused_scalars") == 2);
+  CHECK(count(to_string(q), "fused_scalars[ops=add,lt,select_n,convert_element_type,pow,sub,pow,sub,add]") == 1);
+  CHECK(count(to_string(q), "fused_scalars[ops=div,neg,mul,add]") == 1);
+  check_same_values(p, q, args);
+  const auto at = [&](std::string_view prim) {
+    return std::find_if(q.eqns.begin(), q.eqns.end(), [&](const Eqn& e) { return e.prim->name == prim; }) - q.eqns.begin();
+  };
+  CHECK(at("fused_scalars") < at("div"));
+  // A result may take an input's bytes only where no later step reads that input: the counter
+  // (input 0) is read by add and lt, so select_n's result (step 2) may take it, add's (step 0) not.
+  const Eqn& first = q.eqns[static_cast<std::size_t>(at("fused_scalars"))];
+  REQUIRE(first.in[0] == Atom::variable(p.in_vars[0]));
+  const std::vector<std::size_t> counter = {0};
+  CHECK_FALSE(detail::scalars_write_in_place(*first.prim, first.params_ref(), counter, 0));
+  CHECK(detail::scalars_write_in_place(*first.prim, first.params_ref(), counter, 2));
+  // Steps of a 16-bit float (no native C++ type) or of more than one element stay as they are.
+  const Arrays halves = {scalar(1.5f).astype(DType::bf16), uniform_array(3, {2})};
+  auto g = [](const Arrays& x) { return Arrays{x[0] * x[0] + x[0], x[1] * 2.f + 1.f}; };
+  CHECK(equations_of(after(after(staged(g, halves), "fold_constants"), "fuse_scalars_for_cuda"), "fused_scalars") == 0);
+}
+
 TEST_CASE("passes: the pipeline lists each pass once, simplifications first, per device kind") {
   std::vector<std::string> names;
   bool lowering = false;
@@ -274,9 +314,9 @@ TEST_CASE("passes: dump_passes prints the program after each pass of the device 
   CHECK(order == std::vector<std::string>{"combine_reshapes_and_broadcasts", "fold_constants",
                                           "eliminate_common_subexpressions", "eliminate_dead_code", "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_cuda",
                                           "fuse_bias_gradients_for_cuda", "fuse_conv_bias_for_cuda",
-                                          "fuse_elementwise_for_cuda", "fuse_segments_for_cuda"});
+                                          "fuse_scalars_for_cuda", "fuse_elementwise_for_cuda", "fuse_segments_for_cuda"});
   CHECK(cpu_lines == 6);
-  REQUIRE(lines.size() == 11);
+  REQUIRE(lines.size() == 12);
   CHECK(lines[5].find("fused_elementwise") != std::string::npos);  // the program as it is then
   CHECK(lines[3].find("fused_elementwise") == std::string::npos);
   CHECK(lines.back().substr(lines.back().find('{')) == gpu);

@@ -83,8 +83,12 @@ __global__ void fill_kernel(W value, W* out, std::int64_t n) {
 }
 
 template <class W, class Which>
-__global__ void select_kernel(const Which* which, const W* const* cases, W* out, std::int64_t n) {
-  CANOPY_GRID_LOOP(i, n) out[i] = cases[static_cast<int>(which[i])][i];
+__global__ void select_kernel(const Which* which, const W* const* cases, int last, W* out, std::int64_t n) {
+  // An i32 `which` out of range takes the first or last case, as the CPU's kernel clamps it.
+  CANOPY_GRID_LOOP(i, n) {
+    const int k = static_cast<int>(which[i]);
+    out[i] = cases[k < 0 ? 0 : k > last ? last : k][i];
+  }
 }
 
 template <class T>
@@ -199,13 +203,15 @@ void select_n(DType which_dtype, const void* which, std::span<const void* const>
   std::shared_ptr<Buffer> dev_table = allocate(bytes, device);
   copy_to_device(cases.data(), dev_table->data(), bytes, device);
   cudaStream_t s = detail::stream(device);
+  const int last = static_cast<int>(cases.size()) - 1;
   visit_width(itemsize, [&]<class W>(std::type_identity<W>) {
     auto* t = static_cast<const W* const*>(dev_table->data());
     if (which_dtype == DType::bool_)
-      select_kernel<W, bool><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const bool*>(which), t, static_cast<W*>(out), n);
+      select_kernel<W, bool><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const bool*>(which), t, last,
+                                                                 static_cast<W*>(out), n);
     else
       select_kernel<W, std::int32_t><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const std::int32_t*>(which), t,
-                                                                         static_cast<W*>(out), n);
+                                                                         last, static_cast<W*>(out), n);
   });
   detail::check_launch("select_n");
 }

@@ -70,7 +70,9 @@ void set_generated_kernels(bool) {}
 bool generated_kernels() { return false; }
 std::int64_t generated_kernel_calls() { return 0; }
 std::int64_t generated_kernel_fallbacks() { return 0; }
-void prepare_generated_fused(std::span<const FusedProgram* const>, std::span<const FusedProgram* const>, int) {}
+void prepare_generated_fused(std::span<const FusedProgram* const>, std::span<const FusedProgram* const>,
+                             std::span<const ScalarProgram* const>, int) {}
+bool scalar_program(const ScalarProgram&, std::span<const void* const>, std::span<void* const>, int) { return false; }
 bool fused_supported(const FusedProgram&) { return false; }
 void fused_elementwise_segments(std::span<const FusedProgram* const>, std::span<const void* const>, std::span<void* const>,
                                 int) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -263,6 +264,58 @@ TEST_CASE("jit on cuda:0: one update over leaves of many sizes runs as one launc
     std::vector<Array> want = want2;
     for (int call = 0; call < 2; ++call) want = jit(update)(want, grads, lr);
     for (std::size_t k = 0; k < got.size(); ++k) check_close(got[k], want[k], "leaf " + std::to_string(k) + " after four calls");
+  }
+  kernels::cuda::set_generated_kernels(was);
+}
+
+TEST_CASE("jit on cuda:0: a step counter and its bias corrections run as one kernel, with the CPU's values") {
+  // optax's safe increment of a donated i32 counter (its update takes the counter's block), Adam's
+  // two bias corrections from it, and an update of 1000 elements reading them: the one-element
+  // steps are one fused_scalars equation, one thread of one generated kernel; on each step's own
+  // kernel where generated kernels are off.
+  constexpr std::int32_t imax = std::numeric_limits<std::int32_t>::max();
+  auto step = [](const Array& count, const Array& m) {
+    const Array next = where(count < imax, count + 1, scalar(imax));
+    const Array t = next.astype(DType::f32);
+    const Array c1 = 1.f - pow(scalar(0.9f), t), c2 = 1.f - pow(scalar(0.999f), t);
+    return std::pair{next, m / c1 * sqrt(c2)};
+  };
+  const Array m = random::normal(random::key(70), {1000});
+  const bool was = kernels::cuda::generated_kernels();
+  for (std::int32_t start : {0, imax - 2}) {  // the second saturates
+    CAPTURE(start);
+    std::pair<Array, Array> want = jit(step)(scalar(start), m);
+    for (bool generated : {true, false}) {
+      CAPTURE(generated);
+      kernels::cuda::set_generated_kernels(generated);
+      auto jstep = jit(step, donate_argnums<0>);
+      Array counter = device_put(scalar(start), kGpu);
+      const Array gm = device_put(m, kGpu);
+      const Lowered lowered = jstep.lower(counter, gm);
+      CHECK(count(lowered.gpu_text(), "fused_scalars[ops=add,lt,select_n,convert_element_type,pow,sub,pow,sub,sqrt]") == 1);
+      CHECK(lowered.memory_analysis(Device::Kind::cuda).alias_bytes == 4);
+      const std::int64_t calls = kernels::cuda::generated_kernel_calls(), fallbacks = kernels::cuda::generated_kernel_fallbacks();
+      std::pair<Array, Array> got;
+      {
+        GpuVerifyScope verify;  // and the kernel against the CPU's steps
+        got = jstep(counter, gm);
+      }
+      CHECK(counter.is_deleted());
+      if (generated) CHECK(kernels::cuda::generated_kernel_calls() == calls + 2);  // the scalars, the update
+      CHECK(kernels::cuda::generated_kernel_fallbacks() == fallbacks);
+      CHECK(got.first.item<std::int32_t>() == want.first.item<std::int32_t>());
+      check_close(got.second, want.second, "the update after a call");
+      std::pair<Array, Array> expect = want;
+      for (int call = 0; call < 3; ++call) {  // recorded, then replayed
+        got = jstep(got.first, gm);
+        expect = jit(step)(expect.first, m);
+      }
+      // The graph's kernels: the scalars' and the update's; else add, lt, select_n, convert, two
+      // pows, two subs and a sqrt, and the update.
+      CHECK(kernels::cuda::last_graph_kernels() == (generated ? 2 : 10));
+      CHECK(got.first.item<std::int32_t>() == expect.first.item<std::int32_t>());
+      check_close(got.second, expect.second, "the update after four calls");
+    }
   }
   kernels::cuda::set_generated_kernels(was);
 }

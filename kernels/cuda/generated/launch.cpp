@@ -20,6 +20,7 @@
 #include "canopy/kernels/environment.hpp"
 #include "fused_source.hpp"
 #include "nvrtc.hpp"
+#include "scalar_source.hpp"
 
 namespace canopy::kernels::cuda {
 namespace {
@@ -118,7 +119,8 @@ std::int64_t generated_kernel_calls() { return calls.load(); }
 std::int64_t generated_kernel_fallbacks() { return fallbacks.load(); }
 
 void prepare_generated_fused(std::span<const FusedProgram* const> programs,
-                             std::span<const FusedProgram* const> segmented, int device) {
+                             std::span<const FusedProgram* const> segmented,
+                             std::span<const ScalarProgram* const> scalars, int device) {
   if (!generated_kernels() || !generated::nvrtc_unavailable_reason().empty()) return;
   // Only a head start: whatever fails here is met again, and reported, where the kernel launches.
   try {
@@ -129,6 +131,8 @@ void prepare_generated_fused(std::span<const FusedProgram* const> programs,
     for (const FusedProgram* p : segmented)
       if (generated::generated_supported(*p))
         sources.push_back(generated::fused_segments_source(*p, generated::block_layout(*p)));
+    for (const ScalarProgram* p : scalars)
+      if (generated::scalar_generated_supported(*p)) sources.push_back(generated::scalar_kernel_source(*p));
     if (sources.empty()) return;
     int sms = 0;
     generated::compile_all(sources, device_arch(device, sms));
@@ -188,4 +192,27 @@ bool launch_generated_segments(std::span<const FusedProgram* const> programs, st
 }
 
 }  // namespace detail
+
+bool scalar_program(const ScalarProgram& program, std::span<const void* const> in, std::span<void* const> out,
+                    int device) {
+  if (!generated_kernels() || !generated::scalar_generated_supported(program) || in.size() != program.inputs.size() ||
+      out.size() != program.steps.size())
+    return false;
+  const cudaStream_t s = detail::stream(device);  // makes `device` current
+  const Loaded* l = loaded_kernel(generated::scalar_program_key(program), device, [&] {
+    return load(generated::scalar_kernel_source(program), generated::kScalarKernelName, device);
+  });
+  if (!l) return false;
+  // The kernel's one parameter, canopy_scalar::Args: the inputs' addresses (one word at least),
+  // then the outputs'.
+  std::vector<const void*> args(std::max<std::size_t>(in.size(), 1) + out.size(), nullptr);
+  std::copy(in.begin(), in.end(), args.begin());
+  std::copy(out.begin(), out.end(), args.end() - static_cast<std::ptrdiff_t>(out.size()));
+  void* params[] = {args.data()};
+  detail::check(cudaLaunchKernel(reinterpret_cast<const void*>(l->kernel), dim3(1), dim3(1), params, 0, s),
+                "fused_scalars (generated kernel)");
+  ++calls;
+  return true;
+}
+
 }  // namespace canopy::kernels::cuda

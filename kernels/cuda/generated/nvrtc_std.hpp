@@ -81,6 +81,28 @@ template <> struct numeric_limits<float> {
   static constexpr float lowest() { return -3.40282347e+38f; }
   static constexpr float max() { return 3.40282347e+38f; }
 };
+template <> struct numeric_limits<double> {
+  static constexpr double lowest() { return -1.7976931348623157e+308; }
+  static constexpr double max() { return 1.7976931348623157e+308; }
+};
+// The integers' range (math::convert saturates a float converted to one), two's complement.
+template <class T> struct integer_limits {
+  static constexpr bool is_signed = T(-1) < T(0);
+  static constexpr T max() { return is_signed ? T(~(T(1) << (sizeof(T) * 8 - 1))) : T(~T(0)); }
+  static constexpr T lowest() { return is_signed ? T(T(1) << (sizeof(T) * 8 - 1)) : T(0); }
+};
+template <> struct numeric_limits<signed char> : integer_limits<signed char> {};
+template <> struct numeric_limits<unsigned char> : integer_limits<unsigned char> {};
+template <> struct numeric_limits<short> : integer_limits<short> {};
+template <> struct numeric_limits<unsigned short> : integer_limits<unsigned short> {};
+template <> struct numeric_limits<int> : integer_limits<int> {};
+template <> struct numeric_limits<unsigned> : integer_limits<unsigned> {};
+template <> struct numeric_limits<long> : integer_limits<long> {};
+template <> struct numeric_limits<unsigned long> : integer_limits<unsigned long> {};
+static_assert(numeric_limits<int>::max() == 2147483647 && numeric_limits<int>::lowest() == -2147483647 - 1 &&
+              numeric_limits<signed char>::lowest() == -128 && numeric_limits<unsigned char>::max() == 255 &&
+              numeric_limits<long>::max() == 9223372036854775807L && numeric_limits<unsigned>::lowest() == 0,
+              "the integers' limits");
 
 template <class To, class From>
 constexpr To bit_cast(const From& from) {

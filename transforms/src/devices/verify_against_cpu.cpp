@@ -117,7 +117,8 @@ double element(DType d, const void* data, std::size_t i) {
              : is_floating(result.dtype()) ? std::string(" (NaN and infinities are exact)")
                                            : std::string(" (results of this dtype are exact)"),
              "; params [", params_text, "], operands (", operands, ")"),
-      p.name == "fused_elementwise" || p.name == "fused_elementwise_segments" || p.name == "dot_general_bias" ||
+      p.name == "fused_elementwise" || p.name == "fused_elementwise_segments" || p.name == "fused_scalars" ||
+              p.name == "dot_general_bias" ||
               p.name == "dot_general_bias_grad" || p.name == "conv_general_dilated_bias"
           ? "GPU verification is on (CANOPY_GPU_VERIFY): this fused kernel disagrees with the CPU's; with "
             "CANOPY_JIT_FUSION=0 each of its steps is checked on its own"

@@ -30,12 +30,14 @@ std::unique_ptr<const Executable::Plan> Executable::Plan::on_device(const Device
     // The fused groups' generated kernels compile side by side now, rather than one after another
     // as the first call reaches them.
     std::vector<const kernels::FusedProgram*> fused, segmented;
+    std::vector<const kernels::ScalarProgram*> scalars;
     for (const Step& st : steps) {
       if (const kernels::FusedProgram* f = detail::fused_program_of(*st.prim, st.params)) fused.push_back(f);
       const auto programs = detail::segment_programs_of(*st.prim, st.params);
       if (!programs.empty()) segmented.push_back(programs.front());
+      if (const kernels::ScalarProgram* s = detail::scalar_program_of(*st.prim, st.params)) scalars.push_back(s);
     }
-    kernels::cuda::prepare_generated_fused(fused, segmented, device.index);
+    kernels::cuda::prepare_generated_fused(fused, segmented, scalars, device.index);
   }
   return placed;
 }
@@ -149,8 +151,8 @@ void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
         continue;
       const bool read_before = last_reader[in] < first[s];
       // Read by the writer itself: by a fused elementwise kernel (each element before it is
-      // written; of segments, by the result's own segment), or by a matmul epilogue as the one
-      // addend it adds in place.
+      // written; of segments, by the result's own segment), by a scalar program's steps up to the
+      // one writing it, or by a matmul epilogue as the one addend it adds in place.
       std::vector<std::size_t> positions;  // where the writer reads `in`
       for (std::size_t k = 0; k < writer.in.size(); ++k)
         if (writer.in[k] == static_cast<int>(in)) positions.push_back(k);
@@ -159,6 +161,7 @@ void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
           last_reader[in] == first[s] &&
           (detail::is_fused_elementwise(*writer.prim) ||
            detail::segments_write_in_place(*writer.prim, writer.params, positions, result) ||
+           detail::scalars_write_in_place(*writer.prim, writer.params, positions, result) ||
            (positions.size() == 1 && detail::epilogue_reads_in_place(*writer.prim, writer.params, positions[0])));
       if (read_before || read_by_writer) donatable[s].push_back(static_cast<int>(i));
     }

@@ -15,6 +15,7 @@
 #include "canopy/kernels/buffer.hpp"
 #include "canopy/kernels/fused_program.hpp"
 #include "canopy/kernels/ops.hpp"
+#include "canopy/kernels/scalar_program.hpp"
 #include "canopy/precision.hpp"
 #include "canopy/shape.hpp"
 
@@ -125,19 +126,29 @@ void fused_elementwise_segments(std::span<const FusedProgram* const> programs, s
 /// (the default; CANOPY_CUDA_CODEGEN=0 turns it off) or always on the interpreter kernel.
 void set_generated_kernels(bool on);
 bool generated_kernels();
-/// fused_elementwise calls that ran a generated kernel so far, and those that wanted one and ran
-/// the interpreter instead (NVRTC missing, or a compile or load that failed; logged once).
+/// Fused calls (fused_elementwise, its segments, scalar programs) that ran a generated kernel so
+/// far, and those that wanted one and ran the interpreter or each step's kernel instead (NVRTC
+/// missing, or a compile or load that failed; logged once).
 std::int64_t generated_kernel_calls();
 std::int64_t generated_kernel_fallbacks();
 /// Compiles the generated kernels of `programs` for `device` ahead of their first launch, side by
 /// side on up to one thread per core, 8 at most (jit does this for a compiled program's fused
 /// groups at its first call on a device), each for the layout of operands in device blocks of
 /// their own (16-byte aligned, as the caching allocator and jit's arena give); `segmented`: the
-/// programs of fused_elementwise_segments calls, whose kernel runs several segments. A launch with
-/// another layout compiles its own kernel then. Nothing where generated kernels are off or NVRTC
-/// is missing; a failure here is met again, and reported, where the kernel launches.
+/// programs of fused_elementwise_segments calls, whose kernel runs several segments; `scalars`:
+/// scalar programs (scalar_program). A launch with another layout compiles its own kernel then.
+/// Nothing where generated kernels are off or NVRTC is missing; a failure here is met again, and
+/// reported, where the kernel launches.
 void prepare_generated_fused(std::span<const FusedProgram* const> programs,
-                             std::span<const FusedProgram* const> segmented, int device);
+                             std::span<const FusedProgram* const> segmented,
+                             std::span<const ScalarProgram* const> scalars, int device);
+/// A scalar program (jit's fused_scalars) as one launch of its generated kernel, one thread: in[k]
+/// holds input k's one element, out[k] receives step k's. Returns false, having run nothing, where
+/// generated kernels are off, the program is not one the generator writes, or no kernel could be
+/// had (NVRTC missing, a failed compile or load: counted by generated_kernel_fallbacks()); the
+/// caller then runs each step's own kernel.
+bool scalar_program(const ScalarProgram& program, std::span<const void* const> in, std::span<void* const> out,
+                    int device);
 /// softmax / log_softmax of a floating array along `axis` (computed in f64 for log and f64, f32
 /// otherwise, as the CPU loops do).
 void softmax(bool log, DType dtype, const void* in, void* out, const Shape& shape, int axis, int device);

@@ -16,6 +16,7 @@
 
 namespace canopy::kernels {
 struct FusedProgram;
+struct ScalarProgram;
 }
 
 namespace canopy::detail {
@@ -148,6 +149,21 @@ bool segments_write_in_place(const PrimitiveInfo& prim, const ParamsRef& params,
                              std::size_t result);
 /// Its segments' programs (empty for any other equation).
 std::span<const kernels::FusedProgram* const> segment_programs_of(const PrimitiveInfo& prim, const ParamsRef& params);
+
+/// Scalar fusion for GPU programs: the one-element steps of any native dtype (elementwise ops,
+/// conversions, selects, reshapes) become one `fused_scalars` equation per run of them, run where
+/// the last member was: the run ends where another equation reads a member's result. Its kernel
+/// is generated (one thread); without one, each member's kernel runs in turn. Runs before
+/// fuse_elementwise_for_cuda; for running, not for transformations.
+void fuse_scalars_for_cuda(Program& p);
+/// Whether `prim` is that equation.
+bool is_fused_scalars(const PrimitiveInfo& prim);
+/// Its program (null for any other equation).
+const kernels::ScalarProgram* scalar_program_of(const PrimitiveInfo& prim, const ParamsRef& params);
+/// For that equation: whether its result `result` may take the bytes of the inputs it reads at
+/// `operands` (positions in its operand list): where no step after the one writing it reads them.
+bool scalars_write_in_place(const PrimitiveInfo& prim, const ParamsRef& params, std::span<const std::size_t> operands,
+                            std::size_t result);
 
 /// Where each intermediate lives in one arena per call: slots whose lifetimes do not meet may
 /// share bytes. `earlier[s]` lists the slots that held some of slot s's bytes before it: a call

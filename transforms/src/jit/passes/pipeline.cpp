@@ -35,6 +35,8 @@ constexpr Pass kPasses[] = {
     {"fuse_epilogues_for_cuda", fuse_epilogues_for_cuda, kCuda, lower, epilogues},
     {"fuse_bias_gradients_for_cuda", fuse_bias_gradients_for_cuda, kCuda, lower, epilogues},
     {"fuse_conv_bias_for_cuda", fuse_conv_bias_for_cuda, kCuda, lower, epilogues},
+    // One-element steps first: elementwise fusion would make each f32 chain of them a kernel.
+    {"fuse_scalars_for_cuda", fuse_scalars_for_cuda, kCuda, lower, fusion},
     {"fuse_elementwise_for_cuda", fuse_elementwise_for_cuda, kCuda, lower, fusion},
     {"fuse_segments_for_cuda", fuse_segments_for_cuda, kCuda, lower, fusion},
 };

@@ -80,6 +80,9 @@ struct SelectN {
               sample_array(DType::f32, {3, 4}, -1, 1, 3)}, {}, "bool"},
             {{sample_array(DType::i32, {5}, 0, 3, 4), sample_array(DType::i32, {5}, -9, 9, 5),
               sample_array(DType::i32, {5}, -9, 9, 6), sample_array(DType::i32, {5}, -9, 9, 7)}, {}, "3 cases"},
+            // XLA's lowering (and every kernel here) clamps an index out of range.
+            {{array<std::int32_t>({-4, -1, 0, 1, 2, 3, 7}), sample_array(DType::f32, {7}, -1, 1, 11),
+              sample_array(DType::f32, {7}, -1, 1, 12), sample_array(DType::f32, {7}, -1, 1, 13)}, {}, "3 cases, which out of range"},
             {{sample_array(DType::bool_, {}, 0, 1, 8), sample_array(DType::f64, {0, 2}, -1, 1, 9),
               sample_array(DType::f64, {0, 2}, -1, 1, 10)}, {}, "scalar which, empty"}};
   }
