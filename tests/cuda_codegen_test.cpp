@@ -29,6 +29,7 @@
 #include "../kernels/cuda/generated/fused_source.hpp"
 #include "../kernels/cuda/generated/nvrtc.hpp"
 #include "helpers/fused_bool_chain.hpp"
+#include "helpers/fused_row_sums.hpp"
 #include "helpers/host_compiled.hpp"
 
 using namespace canopy;
@@ -257,19 +258,33 @@ TEST_CASE("generated CUDA kernels: every fused program compiles with NVRTC for s
   CHECK(gen::fused_kernel_body(rows7.program, layout7).find("in1[(i + l) % 7LL]") != std::string::npos);
 }
 
-TEST_CASE("generated CUDA kernels: programs the interpreter does not run get no kernel") {
+TEST_CASE("generated CUDA kernels: programs the interpreter does not run get no kernel; sums of short rows do") {
   FusedProgram p;
   p.inputs = {{FusedInput::Mode::words, DType::u32, 2}};
   p.steps = {{K::load, 0, 0}, {K::uniform01, 0, 0}};
   p.outputs = {{1, DType::f32}};
   CHECK_FALSE(gen::generated_supported(p));
+  // Of sums, a GPU's kernels take f32 row sums of one length, at most kMaxGpuRowSum, that divides
+  // the elements (a thread per row).
   FusedProgram sum;
+  sum.elements = 8;
   sum.inputs = {{FusedInput::Mode::full, DType::f32, 8}};
   sum.steps = {{K::load, 0, 0}, {K::unary, u(UnaryOp::exp), 0}};
-  sum.outputs = {{1, DType::f32, FusedProgram::Output::Reduce::rows, 4}};
-  CHECK_FALSE(gen::generated_supported(sum));  // sums are not fused on GPUs (neither by the interpreter)
-  sum.outputs[0].reduce = FusedProgram::Output::Reduce::none;
+  sum.outputs = {{1, DType::f32, FusedProgram::Output::Reduce::rows, 4}, {0, DType::f32}};
   CHECK(gen::generated_supported(sum));
+  sum.outputs.push_back({0, DType::f32, FusedProgram::Output::Reduce::rows, 2});
+  CHECK_FALSE(gen::generated_supported(sum));  // two row lengths
+  sum.outputs.back().inner = 4;
+  CHECK(gen::generated_supported(sum));
+  sum.outputs.back().reduce = FusedProgram::Output::Reduce::columns;
+  CHECK_FALSE(gen::generated_supported(sum));
+  sum.outputs.pop_back();
+  sum.outputs[0].inner = 3;
+  CHECK_FALSE(gen::generated_supported(sum));  // 3 does not divide 8
+  sum.elements = 2 * (kernels::kMaxGpuRowSum + 1);
+  sum.outputs[0].inner = kernels::kMaxGpuRowSum + 1;
+  CHECK_FALSE(gen::generated_supported(sum));
+  CHECK(kernels::fused_segments_capacity(sum) == 0);  // a sum's thread per row is not a segment's loop
 }
 
 TEST_CASE("generated CUDA kernels: compiled once per source and architecture, in memory and on disk") {
@@ -447,6 +462,47 @@ TEST_CASE("generated CUDA kernels: their code, compiled for the host, gives the 
         CHECK(std::fabs(g - w) <= 4e-6 * std::fabs(w) + 1e-37);
       }
     }
+  }
+  ::dlclose(lib);
+  std::filesystem::remove_all(dir.parent_path());
+}
+
+TEST_CASE("generated CUDA kernels: a program with row sums runs a thread per row, as the CPU's fused kernel sums") {
+  const canopy::test::RowSumsCase c = canopy::test::row_sums_case();
+  const std::int64_t n = c.rows * c.row;
+  REQUIRE(gen::generated_supported(c.program));
+  std::vector<std::vector<float>> cpu(c.program.outputs.size(), std::vector<float>(static_cast<std::size_t>(n)));
+  std::vector<void*> cpu_out;
+  for (auto& v : cpu) cpu_out.push_back(v.data());
+  const gen::FusedLayout layout = gen::fused_layout(c.program, c.in(), cpu_out, n);
+  CHECK_FALSE(layout.vector);  // element by element along each row
+  const std::string body = gen::fused_kernel_body(c.program, layout);
+  CHECK(body.find("row += threads") != std::string::npos);
+  const gen::Compiled cubin = gen::nvrtc_compile(gen::fused_kernel_source(c.program, layout), kArch);
+  REQUIRE_MESSAGE(cubin.cubin, cubin.error);
+  CHECK_MESSAGE(cubin.log.empty(), cubin.log);
+  kernels::FusedProgram planned = c.program;
+  kernels::cpu::plan_fused_program(planned);
+  kernels::cpu::fused_elementwise(planned, c.in(), cpu_out, n);
+  const auto dir = scratch_dir("rows");
+  std::ostringstream src;
+  src << host_prelude() << body
+      << "extern \"C\" void run_rows(const void* const* in, void* const* out, long long n, long long threads) {\n"
+         "  canopy_fused::Args a{};\n  a.in[0] = in[0];\n  a.in[1] = in[1];\n"
+         "  for (int o = 0; o < 4; ++o) a.out[o] = out[o];\n"
+         "  a.n = n;\n  for (long long t = 0; t < threads; ++t) canopy_fused::run(a, t, threads);\n}\n";
+  void* lib = host_library(dir, "rows_host", src.str());
+  using RunFn = void (*)(const void* const*, void* const*, long long, long long);
+  auto run = reinterpret_cast<RunFn>(::dlsym(lib, "run_rows"));
+  REQUIRE(reinterpret_cast<void*>(run) != nullptr);
+  for (long long threads : {1, 4, 64}) {
+    CAPTURE(threads);
+    std::vector<std::vector<float>> got(c.program.outputs.size(), std::vector<float>(static_cast<std::size_t>(n)));
+    std::vector<void*> got_out;
+    for (auto& v : got) got_out.push_back(v.data());
+    const std::vector<const void*> in = c.in();
+    run(in.data(), got_out.data(), n, threads);
+    canopy::test::check_row_sums(c, got, cpu, 4e-6);
   }
   ::dlclose(lib);
   std::filesystem::remove_all(dir.parent_path());

@@ -171,10 +171,20 @@ TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only
   const int fused = kernels::cuda::built() ? 1 : 0;
   check_pass("fuse_elementwise_for_cuda", [](const Arrays& x) { return Arrays{exp(x[0] * 2.f) + 1.f}; }, args,
              {{"fused_elementwise", fused}, {"exp", 1 - fused}}, 1e-6f);
-  // A sum stays its own equation on a GPU (the CPU's fused kernel takes it).
+  // A sum of everything stays its own equation on a GPU (the CPU's fused kernel takes it); sums
+  // along rows of at most kernels::kMaxGpuRowSum elements are the GPU kernel's outputs too.
   auto summed = [](const Arrays& x) { return Arrays{sum(exp(x[0]) * 2.f)}; };
   check_pass("fuse_elementwise_for_cuda", summed, args, {{"fused_elementwise", fused}, {"reduce_sum", 1}}, 1e-6f);
   check_pass("fuse_elementwise", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 0}}, 1e-4f);
+  auto row_sums = [](const Arrays& x) {
+    const Array e = exp(x[0]) * 2.f;
+    return Arrays{e, sum(e, 1)};
+  };
+  check_pass("fuse_elementwise_for_cuda", row_sums, {uniform_array(4, {16, 8})},
+             {{"fused_elementwise", fused}, {"reduce_sum", 1 - fused}}, 1e-5f);
+  const Shape long_rows = {2, kernels::kMaxGpuRowSum + 1};
+  check_pass("fuse_elementwise_for_cuda", row_sums, {uniform_array(5, long_rows)}, {{"fused_elementwise", fused}, {"reduce_sum", 1}},
+             1e-5f);
   // A value per row broadcast along it (a softmax cross-entropy's backward pass, a norm's
   // statistics) is a column input of the GPU's fused kernel, by broadcast_in_dim or by numpy
   // broadcasting; the CPU's fused kernels take rows and scalars only.

@@ -1,6 +1,6 @@
-// One element of a fused elementwise program (jit's fuse_elementwise pass) on the GPU: the
-// program flattened into a fixed-size value (FusedView) and the interpreter every thread runs
-// over its element, in __host__ __device__ code so that the CPU test suite runs it against the
+// One element of a fused elementwise program (jit's fuse_elementwise pass) on the GPU, or one
+// row of a program with row sums: the program flattened into a fixed-size value (FusedView) and
+// the interpreter every thread runs over its element or row, in __host__ __device__ code so that the CPU test suite runs it against the
 // CPU's fused kernel (tests/cuda_backend_test.cpp). Steps and bools as in canopy/kernels/fused_program.hpp:
 // f32 registers, bools as 0/1.
 #pragma once
@@ -29,15 +29,18 @@ struct FusedView {
   struct Output {
     std::int16_t reg;
     std::uint8_t is_bool;
+    std::uint8_t row_sum;  // summed over each row of `row_sum` elements, not written element by element
   };
   int num_inputs = 0, num_steps = 0, num_outputs = 0;
+  std::int64_t row_sum = 0;  // the rows its row sums run over (0: none): a thread per row
   Input inputs[kMaxFusedInputs];
   Step steps[kMaxFusedSteps];
   Output outputs[kMaxFusedOutputs];
 };
 
 /// Whether the GPU kernel runs `p`: within the limits above, and only steps it has (no random
-/// streams, no row steps, no sums: the pass does not make those for GPUs).
+/// streams, no row steps: the pass does not make those for GPUs); its sums are f32 row sums of
+/// one row length, at most kMaxGpuRowSum, dividing its elements.
 inline bool fused_view_supported(const FusedProgram& p) {
   if (p.inputs.size() > kMaxFusedInputs || p.steps.size() > kMaxFusedSteps || p.outputs.size() > kMaxFusedOutputs)
     return false;
@@ -45,8 +48,12 @@ inline bool fused_view_supported(const FusedProgram& p) {
     if (in.mode == FusedInput::Mode::words) return false;
   for (const auto& s : p.steps)
     if (s.kind == FusedStep::Kind::uniform01 || s.kind == FusedStep::Kind::log_softmax) return false;
+  const std::int64_t row = row_sum_length(p);
+  if (row < 0 || row > kMaxGpuRowSum || (row > 0 && p.elements % row != 0)) return false;
   for (const auto& o : p.outputs)
-    if (o.reduce != FusedProgram::Output::Reduce::none) return false;
+    if (o.reduce != FusedProgram::Output::Reduce::none &&
+        (o.reduce != FusedProgram::Output::Reduce::rows || o.inner != row || o.dtype != DType::f32))
+      return false;
   return true;
 }
 
@@ -67,15 +74,16 @@ inline FusedView fused_view(const FusedProgram& p) {
   }
   for (int k = 0; k < v.num_outputs; ++k) {
     const auto& o = p.outputs[static_cast<std::size_t>(k)];
-    v.outputs[k] = {static_cast<std::int16_t>(o.reg), static_cast<std::uint8_t>(o.dtype == DType::bool_)};
+    v.outputs[k] = {static_cast<std::int16_t>(o.reg), static_cast<std::uint8_t>(o.dtype == DType::bool_),
+                    static_cast<std::uint8_t>(o.reduce == FusedProgram::Output::Reduce::rows)};
   }
+  v.row_sum = row_sum_length(p);
   return v;
 }
 
-/// Computes element i of every output of `p`: in[k] is input k's data, out[k] output k's.
-CANOPY_HD inline void fused_element(const FusedView& p, const void* const* in, void* const* out, std::int64_t i) {
+/// The registers of element i of `p` into r: in[k] is input k's data.
+CANOPY_HD inline void fused_registers(const FusedView& p, const void* const* in, std::int64_t i, float* r) {
   using Kind = FusedStep::Kind;
-  float r[kMaxFusedSteps];
   for (int k = 0; k < p.num_steps; ++k) {
     const FusedView::Step s = p.steps[k];
     float v = 0;
@@ -97,11 +105,39 @@ CANOPY_HD inline void fused_element(const FusedView& p, const void* const* in, v
     }
     r[k] = v;
   }
+}
+
+/// Writes element i of each output `p` writes element by element: out[k] is output k's data.
+CANOPY_HD inline void fused_store(const FusedView& p, const float* r, void* const* out, std::int64_t i) {
   for (int o = 0; o < p.num_outputs; ++o) {
+    if (p.outputs[o].row_sum) continue;
     const float v = r[p.outputs[o].reg];
     if (p.outputs[o].is_bool) static_cast<bool*>(out[o])[i] = v != 0;
     else static_cast<float*>(out[o])[i] = v;
   }
+}
+
+/// Computes element i of every output of a program without sums.
+CANOPY_HD inline void fused_element(const FusedView& p, const void* const* in, void* const* out, std::int64_t i) {
+  float r[kMaxFusedSteps];
+  fused_registers(p, in, i, r);
+  fused_store(p, r, out, i);
+}
+
+/// Computes row `row` of a program with row sums (p.row_sum elements): its elements in turn,
+/// each sum added up in f64 and written once.
+CANOPY_HD inline void fused_row(const FusedView& p, const void* const* in, void* const* out, std::int64_t row) {
+  float r[kMaxFusedSteps];
+  double sums[kMaxFusedOutputs];
+  for (int o = 0; o < p.num_outputs; ++o) sums[o] = 0;
+  for (std::int64_t i = row * p.row_sum, end = i + p.row_sum; i < end; ++i) {
+    fused_registers(p, in, i, r);
+    fused_store(p, r, out, i);
+    for (int o = 0; o < p.num_outputs; ++o)
+      if (p.outputs[o].row_sum) sums[o] += r[p.outputs[o].reg];
+  }
+  for (int o = 0; o < p.num_outputs; ++o)
+    if (p.outputs[o].row_sum) static_cast<float*>(out[o])[row] = static_cast<float>(sums[o]);
 }
 
 }  // namespace canopy::kernels::cuda

@@ -17,6 +17,7 @@
 #include <canopy/kernels/cuda.hpp>
 #include <canopy/kernels/cuda_graph.hpp>
 #include <canopy/kernels/cuda_nn.hpp>
+#include <canopy/nn.hpp>
 
 #include "../helpers/embedding_classifier.hpp"
 #include "../helpers/text_count.hpp"
@@ -264,6 +265,35 @@ TEST_CASE("jit on cuda:0: one update over leaves of many sizes runs as one launc
     std::vector<Array> want = want2;
     for (int call = 0; call < 2; ++call) want = jit(update)(want, grads, lr);
     for (std::size_t k = 0; k < got.size(); ++k) check_close(got[k], want[k], "leaf " + std::to_string(k) + " after four calls");
+  }
+  kernels::cuda::set_generated_kernels(was);
+}
+
+TEST_CASE("jit on cuda:0: a fused group's row sums come out of its kernel, with the CPU's values") {
+  // A softmax cross-entropy's loss and gradient over rows of 10: each row sum is an output of the
+  // fused kernel computing its terms (a thread per row), generated or on the interpreter, and
+  // each kernel agrees with the CPU's under verification.
+  auto loss = [](const Array& logits, const Array& onehot) { return -mean(sum(nn::log_softmax(logits) * onehot, -1)); };
+  auto both = jit([&](const Array& l, const Array& y) { return value_and_grad(loss)(l, y); });
+  const Array logits = random::normal(random::key(80), {300, 10});
+  const Array onehot = one_hot(random::randint(random::key(81), {300}, 0, 10), 10);
+  const auto [want_loss, want_grad] = both(logits, onehot);
+  const Array gl = device_put(logits, kGpu), gy = device_put(onehot, kGpu);
+  const std::string text = both.lower(gl, gy).gpu_text();
+  CAPTURE(text);
+  CHECK(count(text, "fused_elementwise[ops=mul,reduce_sum]") == 1);
+  CHECK(count(text, "reduce_sum[axes=(1,)]") == 0);
+  const bool was = kernels::cuda::generated_kernels();
+  for (bool generated : {true, false}) {
+    CAPTURE(generated);
+    kernels::cuda::set_generated_kernels(generated);
+    const std::int64_t calls = kernels::cuda::generated_kernel_calls(), fallbacks = kernels::cuda::generated_kernel_fallbacks();
+    GpuVerifyScope verify;
+    const auto [l, g] = both(gl, gy);
+    if (generated) CHECK(kernels::cuda::generated_kernel_calls() == calls + 4);  // three fused groups, the scalars
+    CHECK(kernels::cuda::generated_kernel_fallbacks() == fallbacks);
+    check_close(l, want_loss, "the loss");
+    check_close(g, want_grad, "the gradient");
   }
   kernels::cuda::set_generated_kernels(was);
 }

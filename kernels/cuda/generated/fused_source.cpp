@@ -3,6 +3,7 @@
 // named registers, so that NVRTC compiles one kernel per program with nothing decoded at run time.
 // Each thread runs a grid-stride loop; where the layout allows, it reads and writes 4 elements
 // at a time (one 128-bit access per f32 operand), and the last n % 4 elements go one at a time.
+// A program with row sums runs a thread per row instead, its elements one at a time.
 // Scalar inputs are read once per thread, row inputs at i % (their length, a constant). The math
 // is the library's own: the embedded element_math.hpp (as the interpreter calls it) and the CPU's
 // rational tanh (loops/tanh_rational.hpp), never a second copy of either.
@@ -83,6 +84,7 @@ bool generated_supported(const FusedProgram& p) {
 
 FusedLayout fused_layout(const FusedProgram& p, std::span<const void* const> in, std::span<void* const> out, std::int64_t n) {
   FusedLayout layout;
+  if (row_sum_length(p) > 0) return layout;  // a thread per row: element by element
   auto aligned = [](const void* ptr, DType d) {
     return reinterpret_cast<std::uintptr_t>(ptr) % (is_bool(d) ? 4 : 16) == 0;
   };
@@ -137,7 +139,28 @@ std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout) 
       first.mode = Mode::full;  // element 0 of it
       s << "  const float s" << k << " = " << input_value(first, k, "0") << ";\n";
     }
-  s << "  const long long n = args.n;\n  long long first = thread;\n";
+  s << "  const long long n = args.n;\n";
+  if (const std::int64_t row = row_sum_length(p); row > 0) {
+    // A thread per row: its elements in turn, each row sum added up in f64, written once.
+    const std::string len = std::to_string(row) + "LL";
+    s << "  for (long long row = thread; row < n / " << len << "; row += threads) {\n";
+    for (std::size_t o = 0; o < no; ++o)
+      if (p.outputs[o].reduce != FusedProgram::Output::Reduce::none) s << "    double sum" << o << " = 0;\n";
+    s << "    for (long long i = row * " << len << "; i < (row + 1) * " << len << "; ++i) {\n      const float x[" << ni << "] = {";
+    for (std::size_t k = 0; k < ni; ++k) s << (k ? ", " : "") << input_value(p.inputs[k], k, "i");
+    s << "};\n      float y[" << no << "];\n      element(x, y);\n";
+    for (std::size_t o = 0; o < no; ++o) {
+      if (p.outputs[o].reduce != FusedProgram::Output::Reduce::none) s << "      sum" << o << " += y[" << o << "];\n";
+      else s << "      out" << o << "[i] = y[" << o << (is_bool(p.outputs[o].dtype) ? "] != 0" : "]") << ";\n";
+    }
+    s << "    }\n";
+    for (std::size_t o = 0; o < no; ++o)
+      if (p.outputs[o].reduce != FusedProgram::Output::Reduce::none)
+        s << "    out" << o << "[row] = static_cast<float>(sum" << o << ");\n";
+    s << "  }\n}\n\n}  // namespace canopy_fused\n";
+    return s.str();
+  }
+  s << "  long long first = thread;\n";
   if (layout.vector) {
     s << "  // 4 elements at a time: one vector access per full operand.\n"
          "  const long long blocks = n / 4;\n"
@@ -281,6 +304,8 @@ std::string program_key(const FusedProgram& p, const FusedLayout& layout) {
   for (const auto& o : p.outputs) {
     put(o.reg);
     put(static_cast<std::int64_t>(o.dtype));
+    put(static_cast<std::int64_t>(o.reduce));
+    put(o.inner);
   }
   put(layout.vector);
   for (bool r : layout.vector_rows) put(r);

@@ -37,8 +37,8 @@ FusedLayout fused_layout(const FusedProgram& p, std::span<const void* const> in,
 /// a device block (aligned for every access): what a launch inside jit's plan normally has.
 FusedLayout block_layout(const FusedProgram& p);
 
-/// Whether a kernel can be generated for `p`: the programs the interpreter runs (full, scalar and
-/// row inputs of f32 or bool; load, unary, binary, select and to_bool steps; no sums).
+/// Whether a kernel can be generated for `p`: the programs the interpreter runs (full, scalar,
+/// row and column inputs of f32 or bool; load, unary, binary, select and to_bool steps; row sums).
 bool generated_supported(const FusedProgram& p);
 
 /// The generated part of a kernel's source (generated_supported(p) must hold): in namespace
@@ -46,7 +46,8 @@ bool generated_supported(const FusedProgram& p);
 /// (one element's steps, with the library's element math: math::unary / binary / compare of
 /// element_math.hpp, tanh as the CPU's rational tanh) and `run(args, thread, threads)`, one
 /// thread's share of a grid-stride loop (4-element vectors and then the tail under a vector
-/// layout, single elements otherwise). Its functions are declared CANOPY_FUSED_FN, which the
+/// layout, single elements otherwise; for a program with row sums, over rows: each row's
+/// elements in turn, its sums added up in f64). Its functions are declared CANOPY_FUSED_FN, which the
 /// including source defines (a device function under NVRTC; plain `inline` where the tests
 /// compile the same text for the host).
 std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout);

@@ -84,14 +84,27 @@ struct FusedProgram {
   FusedCompiledFn compiled_streaming = nullptr;
 };
 
+/// The longest row a GPU's fused kernel sums (one thread takes a row: its elements in turn, the
+/// sum in f64); on GPUs jit fuses row sums only, up to this length.
+inline constexpr std::int64_t kMaxGpuRowSum = 256;
+
+/// The row length of p's row sums where it has some (0 where it has none).
+inline std::int64_t row_sum_length(const FusedProgram& p) {
+  for (const auto& o : p.outputs)
+    if (o.reduce == FusedProgram::Output::Reduce::rows) return o.inner;
+  return 0;
+}
+
 /// The most operand sets one launch of a fused program runs over (jit's fused_elementwise_segments).
 inline constexpr int kMaxFusedSegments = 16;
 
 /// The segments one launch of `p` takes: at most kMaxFusedSegments, and as many as CUDA's 4 KB of
 /// kernel parameters hold (each segment's input and output addresses, its length and its first
-/// block, 8 bytes each, and 16 more bytes); 0 for a program without inputs or outputs.
+/// block, 8 bytes each, and 16 more bytes); 0 for a program without inputs or outputs, or with sums.
 inline int fused_segments_capacity(const FusedProgram& p) {
   if (p.inputs.empty() || p.outputs.empty()) return 0;
+  for (const auto& o : p.outputs)
+    if (o.reduce != FusedProgram::Output::Reduce::none) return 0;  // a thread per row, not per element
   const std::size_t per_segment = 8 * (p.inputs.size() + p.outputs.size() + 2);
   const std::size_t fit = (4096 - 16) / per_segment;
   return static_cast<int>(fit < static_cast<std::size_t>(kMaxFusedSegments) ? fit : kMaxFusedSegments);

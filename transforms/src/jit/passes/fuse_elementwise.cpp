@@ -329,6 +329,8 @@ const PrimitiveInfo& fused_primitive() {
   static const PrimitiveInfo info = [] {
     PrimitiveInfo i = pass_primitive<FusedParams>("fused_elementwise", run_fused<false>);
     i.kernels.set(Device::Kind::cuda, run_fused<true>);
+    // Its row sums add a row up in an order of each device's own.
+    i.accumulates = true;
     return i;
   }();
   return info;
@@ -356,7 +358,7 @@ class Grouping {
   void add(std::size_t k) {
     const Eqn& e = p_.eqns[k];
     const int mine = fusible(p_, e, gpu_) ? join(k) : -1;
-    if (mine < 0 && !gpu_ && take_sum(k)) return;
+    if (mine < 0 && take_sum(k)) return;
     for (const Atom& a : e.in) {
       if (!a.is_var() || group_of_var_[a.index] < 0) continue;
       const int g = find(groups_, group_of_var_[a.index]);
@@ -434,6 +436,8 @@ class Grouping {
     Group& G = groups_[static_cast<std::size_t>(g)];
     const auto sum = G.open || G.summing ? summation(p_, e, shape_of(G)) : std::nullopt;
     if (!sum || (sum->reduce == Reduce::rows && G.row_inner != 0 && G.row_inner != sum->inner)) return false;
+    // A GPU's kernel sums short rows only (a thread per row).
+    if (gpu_ && (sum->reduce != Reduce::rows || sum->inner > kernels::kMaxGpuRowSum)) return false;
     if (sum->reduce == Reduce::rows) G.row_inner = sum->inner;
     G.eqns.push_back(k);
     G.open = false;

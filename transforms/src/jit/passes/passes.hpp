@@ -127,8 +127,9 @@ void fuse_bias_gradients_for_cuda(Program& p);
 /// The result is for running, not for transformations (fused_elementwise has no jvp or batch rule).
 void fuse_elementwise(Program& p);
 /// The same for programs that run on a GPU: groups of plain elementwise steps only (no random
-/// streams, row steps or sums, which the GPU kernel has not), each run by one CUDA kernel; their
-/// operands may also be columns (a value per row of the group's shape, broadcast along it).
+/// streams or row steps, which the GPU kernel has not; of sums, those over trailing dims of at
+/// most kernels::kMaxGpuRowSum elements), each run by one CUDA kernel; their operands may also be
+/// columns (a value per row of the group's shape, broadcast along it).
 void fuse_elementwise_for_cuda(Program& p);
 /// Whether `prim` is the equation fuse_elementwise makes (its kernel reads each element of every
 /// input before writing the results' element, so a result may take an input's bytes).
