@@ -1,6 +1,6 @@
 // Generated CUDA kernels for jit's scalar programs (fused_scalars: a GPU program's one-element
-// steps in one thread of one kernel), checked on the host: a program of every native dtype,
-// built by the pass from a traced function, compiles with NVRTC for sm_90 without a diagnostic,
+// steps in one thread of one kernel), checked on the host: a program of every native dtype and
+// two sums, built by the pass from a traced function, compiles with NVRTC for sm_90 without a diagnostic,
 // and its generated code, compiled for the host by the system compiler, gives each result the
 // function gives on the CPU: integers and bools bit for bit (wrapping arithmetic, saturating
 // conversions, clamped select indices, division toward zero), floats within a few ulp. Running
@@ -69,7 +69,9 @@ TEST_CASE("generated CUDA kernels: a scalar program of every native dtype gives 
   const Arrays args = {scalar(imax),           scalar(std::int32_t{-7}),  scalar(std::uint32_t{4000000000u}),
                        scalar(1e10f),          scalar(std::nanf("")),     scalar(2.5f),
                        scalar(true),           scalar(std::int8_t{-100}), scalar(0.3),
-                       scalar(std::uint8_t{200}), scalar(std::int32_t{5})};
+                       scalar(std::uint8_t{200}), scalar(std::int32_t{5}),
+                       random::normal(random::key(3), {300}),  // a loss's terms
+                       (random::randint(random::key(4), {50}, 0, 1 << 30) * 7).astype(DType::i32)};
   auto f = [](const Arrays& x) {
     const Array count = where(x[0] < imax, x[0] + 1, scalar(imax));  // an optimizer's step counter
     return Arrays{count,
@@ -91,7 +93,9 @@ TEST_CASE("generated CUDA kernels: a scalar program of every native dtype gives 
                   select_n(x[1], {x[5], x[3], x[5] * 2.f}),     // -7: the first case
                   select_n(x[6], {x[3], x[5]}),
                   max(x[1], count) - min(x[1], count),
-                  reshape(x[5] * 3.f, {1, 1})};
+                  reshape(x[5] * 3.f, {1, 1}),
+                  -(sum(x[11]) / 300.f),                        // added up in f64
+                  sum(x[12]) + x[1]};                           // wraps
   };
   const auto [p, q] = fused_scalars_of(f, args);
   CAPTURE(to_string(q));
@@ -150,7 +154,7 @@ TEST_CASE("generated CUDA kernels: a scalar program of every native dtype gives 
 
 TEST_CASE("generated CUDA kernels: scalar programs the generator does not write") {
   kernels::ScalarProgram p;
-  p.inputs = {DType::f32};
+  p.inputs = {{DType::f32}};
   CHECK_FALSE(gen::scalar_generated_supported(p));  // no steps
   p.steps.push_back({kernels::ScalarStep::Kind::unary, static_cast<std::uint8_t>(kernels::UnaryOp::exp), DType::f32, {0}});
   CHECK(gen::scalar_generated_supported(p));
@@ -158,6 +162,12 @@ TEST_CASE("generated CUDA kernels: scalar programs the generator does not write"
   CHECK_FALSE(gen::scalar_generated_supported(p));  // reads its own value
   p.steps.back().operands = {0, 1};
   CHECK(gen::scalar_generated_supported(p));
-  p.inputs[0] = DType::bf16;
+  p.inputs[0].elements = 5;
+  CHECK_FALSE(gen::scalar_generated_supported(p));  // an array read as one value
+  p.steps = {{kernels::ScalarStep::Kind::sum, 0, DType::f32, {0}}};
+  CHECK(gen::scalar_generated_supported(p));
+  p.inputs[0].elements = kernels::kMaxScalarSum + 1;
+  CHECK_FALSE(gen::scalar_generated_supported(p));  // too long for one thread
+  p.inputs[0] = {DType::bf16};
   CHECK_FALSE(gen::scalar_generated_supported(p));  // no native type
 }

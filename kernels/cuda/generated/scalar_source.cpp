@@ -33,9 +33,10 @@ const char* value_type(DType d) {
 
 std::string value(int v) { return "v" + std::to_string(v); }
 
-/// Step k's expression, from the values before it (`dtype_of` gives each value's dtype).
+/// Step k's expression, from the values before it (`dtype_of` gives each value's dtype; `count`
+/// the elements of a summed input).
 template <class DTypeOf>
-std::string step_value(const ScalarStep& s, DTypeOf&& dtype_of) {
+std::string step_value(const ScalarStep& s, DTypeOf&& dtype_of, const std::string& count) {
   const std::string a = value(s.operands[0]), op = std::to_string(s.op);
   const std::string load_a = "math::load(" + a + ")";
   switch (s.kind) {
@@ -62,6 +63,10 @@ std::string step_value(const ScalarStep& s, DTypeOf&& dtype_of) {
       return "(" + a + " <= 0 ? " + value(s.operands[1]) + " : " + r + ")";
     }
     case Kind::copy: return a;
+    case Kind::sum: {
+      const std::string in = "args.in[" + std::to_string(s.operands[0]) + "]", t = value_type(s.dtype);
+      return (is_floating(s.dtype) ? "float_sum<" : "integer_sum<") + t + ">(" + in + ", " + count + "LL)";
+    }
   }
   return a;
 }
@@ -69,14 +74,26 @@ std::string step_value(const ScalarStep& s, DTypeOf&& dtype_of) {
 }  // namespace
 
 bool scalar_generated_supported(const ScalarProgram& p) {
-  for (DType d : p.inputs)
-    if (!scalar_program_dtype(d)) return false;
-  int defined = static_cast<int>(p.inputs.size());
-  std::vector<DType> dtypes = p.inputs;
+  const int ni = static_cast<int>(p.inputs.size());
+  std::vector<DType> dtypes;
+  for (const ScalarInput& in : p.inputs) {
+    if (!scalar_program_dtype(in.dtype) || in.elements < 1 || in.elements > kMaxScalarSum) return false;
+    dtypes.push_back(in.dtype);
+  }
+  int defined = ni;
   for (const ScalarStep& s : p.steps) {
     if (!scalar_program_dtype(s.dtype) || s.operands.empty()) return false;
     for (int v : s.operands)
       if (v < 0 || v >= defined) return false;
+    // A sum reads an input of its own dtype, the other steps single values.
+    if (s.kind == Kind::sum) {
+      if (s.operands.size() != 1 || s.operands[0] >= ni || !scalar_sum_dtype(s.dtype) ||
+          p.inputs[static_cast<std::size_t>(s.operands[0])].dtype != s.dtype)
+        return false;
+    } else {
+      for (int v : s.operands)
+        if (v < ni && p.inputs[static_cast<std::size_t>(v)].elements != 1) return false;
+    }
     if (s.kind == Kind::binary && s.operands.size() != 2) return false;
     if (s.kind == Kind::select) {
       const DType which = dtypes[static_cast<std::size_t>(s.operands[0])];
@@ -92,7 +109,8 @@ bool scalar_generated_supported(const ScalarProgram& p) {
 
 std::string scalar_kernel_body(const ScalarProgram& p) {
   const std::size_t ni = p.inputs.size(), ns = p.steps.size();
-  std::vector<DType> dtypes = p.inputs;
+  std::vector<DType> dtypes;
+  for (const ScalarInput& in : p.inputs) dtypes.push_back(in.dtype);
   for (const ScalarStep& s : p.steps) dtypes.push_back(s.dtype);
   auto dtype_of = [&](int v) { return dtypes[static_cast<std::size_t>(v)]; };
   std::ostringstream s;
@@ -102,14 +120,24 @@ std::string scalar_kernel_body(const ScalarProgram& p) {
        "namespace math = ::canopy::kernels::math;\n\n"
        "struct Args {\n  const void* in["
     << (ni ? ni : 1) << "];\n  void* out[" << ns << "];\n};\n\n"
+    << "// A sum of n elements: floats added up in f64, integers wrapping.\n"
+       "template <class T>\nCANOPY_FUSED_FN T float_sum(const void* in, long long n) {\n"
+       "  double acc = 0;\n  for (long long e = 0; e < n; ++e) acc += static_cast<const T*>(in)[e];\n"
+       "  return static_cast<T>(acc);\n}\n"
+       "template <class T>\nCANOPY_FUSED_FN T integer_sum(const void* in, long long n) {\n"
+       "  T acc = 0;\n  for (long long e = 0; e < n; ++e) acc = math::wrapping_add(acc, static_cast<const T*>(in)[e]);\n"
+       "  return acc;\n}\n\n"
     << "CANOPY_FUSED_FN void run(const Args& args) {\n";
-  for (std::size_t k = 0; k < ni; ++k)
-    s << "  const " << value_type(p.inputs[k]) << " " << value(static_cast<int>(k)) << " = *static_cast<const "
-      << value_type(p.inputs[k]) << "*>(args.in[" << k << "]);\n";
+  for (std::size_t k = 0; k < ni; ++k)  // single values; a summed input is read by its sum
+    if (p.inputs[k].elements == 1)
+      s << "  const " << value_type(p.inputs[k].dtype) << " " << value(static_cast<int>(k)) << " = *static_cast<const "
+        << value_type(p.inputs[k].dtype) << "*>(args.in[" << k << "]);\n";
   for (std::size_t k = 0; k < ns; ++k) {
     const ScalarStep& st = p.steps[k];
     const int v = static_cast<int>(ni + k);
-    s << "  const " << value_type(st.dtype) << " " << value(v) << " = " << step_value(st, dtype_of) << ";\n"
+    const std::string count =
+        st.kind == Kind::sum ? std::to_string(p.inputs[static_cast<std::size_t>(st.operands[0])].elements) : "";
+    s << "  const " << value_type(st.dtype) << " " << value(v) << " = " << step_value(st, dtype_of, count) << ";\n"
       << "  *static_cast<" << value_type(st.dtype) << "*>(args.out[" << k << "]) = " << value(v) << ";\n";
   }
   s << "}\n\n}  // namespace canopy_scalar\n";
@@ -130,7 +158,10 @@ std::string scalar_program_key(const ScalarProgram& p) {
   std::string key = "scalar";
   auto put = [&](std::int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
   put(static_cast<std::int64_t>(p.inputs.size()));
-  for (DType d : p.inputs) put(static_cast<std::int64_t>(d));
+  for (const ScalarInput& in : p.inputs) {
+    put(static_cast<std::int64_t>(in.dtype));
+    put(in.elements);
+  }
   for (const ScalarStep& st : p.steps) {
     put(static_cast<std::int64_t>(st.kind) << 16 | static_cast<std::int64_t>(st.op) << 8 | static_cast<std::int64_t>(st.dtype));
     put(static_cast<std::int64_t>(st.operands.size()));

@@ -1,6 +1,6 @@
 // Scalar fusion for GPUs: a program's one-element elementwise steps of any dtype (an optimizer's
-// i32 step counter and its saturation, the f32 bias corrections computed from it, a loss's
-// scale) become one `fused_scalars` equation, one thread of one generated kernel. On a GPU each
+// i32 step counter and its saturation, the f32 bias corrections computed from it, a loss's sum
+// and scale) become one `fused_scalars` equation, one thread of one generated kernel. On a GPU each
 // such step was a launch of its own (and a select_n two, its case table copied up first) for
 // one element of work; elementwise fusion cannot take them, its registers being f32.
 #include <algorithm>
@@ -61,6 +61,7 @@ const PrimitiveInfo& scalars_primitive() {
   static const PrimitiveInfo info = [] {
     PrimitiveInfo i = pass_primitive<ScalarsParams>("fused_scalars", run_scalars<Device::Kind::cpu>);
     i.kernels.set(Device::Kind::cuda, run_scalars<Device::Kind::cuda>);
+    i.accumulates = true;  // a sum adds up in an order of each device's own
     return i;
   }();
   return info;
@@ -69,17 +70,26 @@ const PrimitiveInfo& scalars_primitive() {
 bool one_scalar(const Aval& a) { return a.size() == 1 && kernels::scalar_program_dtype(a.dtype); }
 
 /// The step equation e is in a scalar program (its operands not yet numbered), or nullopt where
-/// it cannot be one: one result and every operand a single element of a native dtype, and an
-/// elementwise op, a conversion, a select of a bool or i32 index, or a reshape or broadcast.
+/// it cannot be one: one result of a native dtype, and an elementwise op, a conversion, a select
+/// of a bool or i32 index, a reshape or broadcast, each of single elements, or a sum of at most
+/// kernels::kMaxScalarSum elements (a loss's, before its scale).
 std::optional<ScalarStep> scalar_step(const Program& p, const Eqn& e) {
   if (e.out.size() != 1 || e.in.empty() || !one_scalar(p.var_avals[static_cast<std::size_t>(e.out[0])])) return std::nullopt;
-  for (const Atom& a : e.in)
-    if (a.is_zero() || !one_scalar(p.aval_of(a))) return std::nullopt;
   const Lowering& l = e.prim->lowering;
   if (e.prim->lowering_applies && !e.prim->lowering_applies(e.params_ref())) return std::nullopt;
   ScalarStep s;
   s.dtype = p.var_avals[static_cast<std::size_t>(e.out[0])].dtype;
   s.op = l.op;
+  if (l.kind == Kind::reduction && static_cast<kernels::ReduceOp>(l.op) == kernels::ReduceOp::sum && e.in.size() == 1 &&
+      !e.in[0].is_zero()) {
+    const Aval& in = p.aval_of(e.in[0]);
+    s.kind = in.size() == 1 ? ScalarStep::Kind::copy : ScalarStep::Kind::sum;
+    const bool ok = in.dtype == s.dtype && (in.size() == 1 ? kernels::scalar_program_dtype(in.dtype)
+                                                           : kernels::scalar_sum_dtype(in.dtype) && in.size() <= kernels::kMaxScalarSum);
+    return ok ? std::optional(s) : std::nullopt;
+  }
+  for (const Atom& a : e.in)
+    if (a.is_zero() || !one_scalar(p.aval_of(a))) return std::nullopt;
   switch (l.kind) {
     case Kind::unary: s.kind = ScalarStep::Kind::unary; return e.in.size() == 1 ? std::optional(s) : std::nullopt;
     case Kind::binary: s.kind = ScalarStep::Kind::binary; return e.in.size() == 2 ? std::optional(s) : std::nullopt;
@@ -112,7 +122,7 @@ Eqn merged(const Program& p, const std::vector<std::size_t>& members, std::vecto
       if (atom == a) return v;
     inputs.emplace_back(a, static_cast<int>(inputs.size()));
     e.in.push_back(a);
-    program->inputs.push_back(p.aval_of(a).dtype);
+    program->inputs.push_back({p.aval_of(a).dtype, p.aval_of(a).size()});
     return inputs.back().second;
   };
   // Inputs are numbered first, so member results are numbered once every input is known.
