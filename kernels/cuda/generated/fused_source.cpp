@@ -70,6 +70,28 @@ std::string input_value(const FusedInput& in, std::size_t k, const std::string& 
   return is_bool(in.dtype) ? cat({"(", at, " ? 1.0f : 0.0f)"}) : at;
 }
 
+/// A program with row sums: a thread per row, its elements in turn, each row sum added up in f64
+/// and written once (the loop of `run`, after its pointers and scalars).
+void write_row_loop(std::ostringstream& s, const FusedProgram& p) {
+  const std::size_t ni = p.inputs.size(), no = p.outputs.size();
+  const std::string len = std::to_string(row_sum_length(p)) + "LL";
+  auto summed = [&](std::size_t o) { return p.outputs[o].reduce != FusedProgram::Output::Reduce::none; };
+  s << "  for (long long row = thread; row < n / " << len << "; row += threads) {\n";
+  for (std::size_t o = 0; o < no; ++o)
+    if (summed(o)) s << "    double sum" << o << " = 0;\n";
+  s << "    for (long long i = row * " << len << "; i < (row + 1) * " << len << "; ++i) {\n      const float x[" << ni << "] = {";
+  for (std::size_t k = 0; k < ni; ++k) s << (k ? ", " : "") << input_value(p.inputs[k], k, "i");
+  s << "};\n      float y[" << no << "];\n      element(x, y);\n";
+  for (std::size_t o = 0; o < no; ++o) {
+    if (summed(o)) s << "      sum" << o << " += y[" << o << "];\n";
+    else s << "      out" << o << "[i] = y[" << o << (is_bool(p.outputs[o].dtype) ? "] != 0" : "]") << ";\n";
+  }
+  s << "    }\n";
+  for (std::size_t o = 0; o < no; ++o)
+    if (summed(o)) s << "    out" << o << "[row] = static_cast<float>(sum" << o << ");\n";
+  s << "  }\n";
+}
+
 /// Whether input k is read 4 elements at a time under `layout`.
 bool vector_input(const FusedProgram& p, const FusedLayout& layout, std::size_t k) {
   const Mode m = p.inputs[k].mode;
@@ -140,24 +162,9 @@ std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout) 
       s << "  const float s" << k << " = " << input_value(first, k, "0") << ";\n";
     }
   s << "  const long long n = args.n;\n";
-  if (const std::int64_t row = row_sum_length(p); row > 0) {
-    // A thread per row: its elements in turn, each row sum added up in f64, written once.
-    const std::string len = std::to_string(row) + "LL";
-    s << "  for (long long row = thread; row < n / " << len << "; row += threads) {\n";
-    for (std::size_t o = 0; o < no; ++o)
-      if (p.outputs[o].reduce != FusedProgram::Output::Reduce::none) s << "    double sum" << o << " = 0;\n";
-    s << "    for (long long i = row * " << len << "; i < (row + 1) * " << len << "; ++i) {\n      const float x[" << ni << "] = {";
-    for (std::size_t k = 0; k < ni; ++k) s << (k ? ", " : "") << input_value(p.inputs[k], k, "i");
-    s << "};\n      float y[" << no << "];\n      element(x, y);\n";
-    for (std::size_t o = 0; o < no; ++o) {
-      if (p.outputs[o].reduce != FusedProgram::Output::Reduce::none) s << "      sum" << o << " += y[" << o << "];\n";
-      else s << "      out" << o << "[i] = y[" << o << (is_bool(p.outputs[o].dtype) ? "] != 0" : "]") << ";\n";
-    }
-    s << "    }\n";
-    for (std::size_t o = 0; o < no; ++o)
-      if (p.outputs[o].reduce != FusedProgram::Output::Reduce::none)
-        s << "    out" << o << "[row] = static_cast<float>(sum" << o << ");\n";
-    s << "  }\n}\n\n}  // namespace canopy_fused\n";
+  if (row_sum_length(p) > 0) {
+    write_row_loop(s, p);
+    s << "}\n\n}  // namespace canopy_fused\n";
     return s.str();
   }
   s << "  long long first = thread;\n";
