@@ -298,22 +298,25 @@ void check_fused_same(FusedProgram prog, const std::vector<const void*>& in, std
 
 }  // namespace
 
-TEST_CASE("cuda fused kernel: a program with row sums, a thread per row, as the CPU's fused kernel sums") {
-  const test::RowSumsCase c = test::row_sums_case();
-  REQUIRE(kernels::cuda::fused_view_supported(c.program));
-  const auto n = static_cast<std::size_t>(c.rows * c.row);
-  std::vector<std::vector<float>> cpu(c.program.outputs.size(), std::vector<float>(n)), gpu = cpu;
-  std::vector<void*> cpu_out, gpu_out;
-  for (auto& v : cpu) cpu_out.push_back(v.data());
-  for (auto& v : gpu) gpu_out.push_back(v.data());
-  kernels::FusedProgram planned = c.program;
-  kernels::cpu::plan_fused_program(planned);
-  kernels::cpu::fused_elementwise(planned, c.in(), cpu_out, c.rows * c.row);
-  const kernels::cuda::FusedView view = kernels::cuda::fused_view(c.program);
-  CHECK(view.row_sum == c.row);
-  const std::vector<const void*> in = c.in();
-  for (std::int64_t r = 0; r < c.rows; ++r) kernels::cuda::fused_row(view, in.data(), gpu_out.data(), r);
-  test::check_row_sums(c, gpu, cpu, 2e-6);
+TEST_CASE("cuda fused kernel: a program with row sums or log_softmax steps, a thread per row, as the CPU's fused kernel") {
+  for (bool log_softmax : {false, true}) {
+    CAPTURE(log_softmax);
+    const test::RowSumsCase c = test::row_sums_case(log_softmax);
+    REQUIRE(kernels::cuda::fused_view_supported(c.program));
+    const auto n = static_cast<std::size_t>(c.rows * c.row);
+    std::vector<std::vector<float>> cpu(c.program.outputs.size(), std::vector<float>(n)), gpu = cpu;
+    std::vector<void*> cpu_out, gpu_out;
+    for (auto& v : cpu) cpu_out.push_back(v.data());
+    for (auto& v : gpu) gpu_out.push_back(v.data());
+    kernels::FusedProgram planned = c.program;
+    kernels::cpu::plan_fused_program(planned);
+    kernels::cpu::fused_elementwise(planned, c.in(), cpu_out, c.rows * c.row);
+    const kernels::cuda::FusedView view = kernels::cuda::fused_view(c.program);
+    CHECK(view.row == c.row);
+    const std::vector<const void*> in = c.in();
+    for (std::int64_t r = 0; r < c.rows; ++r) kernels::cuda::fused_row(view, in.data(), gpu_out.data(), r);
+    test::check_row_sums(c, gpu, cpu, 2e-6);
+  }
 }
 
 TEST_CASE("cuda fused kernel: each element of a fused program as the CPU's fused kernel computes it") {

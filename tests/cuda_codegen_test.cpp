@@ -264,7 +264,7 @@ TEST_CASE("generated CUDA kernels: programs the interpreter does not run get no 
   p.steps = {{K::load, 0, 0}, {K::uniform01, 0, 0}};
   p.outputs = {{1, DType::f32}};
   CHECK_FALSE(gen::generated_supported(p));
-  // Of sums, a GPU's kernels take f32 row sums of one length, at most kMaxGpuRowSum, that divides
+  // Of sums, a GPU's kernels take f32 row sums of one length, at most kMaxGpuRow, that divides
   // the elements (a thread per row).
   FusedProgram sum;
   sum.elements = 8;
@@ -281,8 +281,8 @@ TEST_CASE("generated CUDA kernels: programs the interpreter does not run get no 
   sum.outputs.pop_back();
   sum.outputs[0].inner = 3;
   CHECK_FALSE(gen::generated_supported(sum));  // 3 does not divide 8
-  sum.elements = 2 * (kernels::kMaxGpuRowSum + 1);
-  sum.outputs[0].inner = kernels::kMaxGpuRowSum + 1;
+  sum.elements = 2 * (kernels::kMaxGpuRow + 1);
+  sum.outputs[0].inner = kernels::kMaxGpuRow + 1;
   CHECK_FALSE(gen::generated_supported(sum));
   CHECK(kernels::fused_segments_capacity(sum) == 0);  // a sum's thread per row is not a segment's loop
 }
@@ -467,8 +467,10 @@ TEST_CASE("generated CUDA kernels: their code, compiled for the host, gives the 
   std::filesystem::remove_all(dir.parent_path());
 }
 
-TEST_CASE("generated CUDA kernels: a program with row sums runs a thread per row, as the CPU's fused kernel sums") {
-  const canopy::test::RowSumsCase c = canopy::test::row_sums_case();
+TEST_CASE("generated CUDA kernels: row sums and log_softmax steps run a thread per row, as the CPU's fused kernel") {
+  for (bool log_softmax : {false, true}) {
+  CAPTURE(log_softmax);
+  const canopy::test::RowSumsCase c = canopy::test::row_sums_case(log_softmax);
   const std::int64_t n = c.rows * c.row;
   REQUIRE(gen::generated_supported(c.program));
   std::vector<std::vector<float>> cpu(c.program.outputs.size(), std::vector<float>(static_cast<std::size_t>(n)));
@@ -484,7 +486,7 @@ TEST_CASE("generated CUDA kernels: a program with row sums runs a thread per row
   kernels::FusedProgram planned = c.program;
   kernels::cpu::plan_fused_program(planned);
   kernels::cpu::fused_elementwise(planned, c.in(), cpu_out, n);
-  const auto dir = scratch_dir("rows");
+  const auto dir = scratch_dir(log_softmax ? "rows_log_softmax" : "rows");
   std::ostringstream src;
   src << host_prelude() << body
       << "extern \"C\" void run_rows(const void* const* in, void* const* out, long long n, long long threads) {\n"
@@ -506,6 +508,7 @@ TEST_CASE("generated CUDA kernels: a program with row sums runs a thread per row
   }
   ::dlclose(lib);
   std::filesystem::remove_all(dir.parent_path());
+  }
 }
 
 TEST_CASE("generated CUDA kernels: one program over several segments in one launch, as the CPU runs each segment") {

@@ -43,3 +43,19 @@ TEST_CASE("jit's GPU plan: intermediates in one arena, donated parameters hold t
   CHECK(donating.memory_analysis(Device::Kind::cuda).alias_bytes == (kernels::cuda::built() ? param_bytes : 0));
   CHECK(donating.memory_analysis().alias_bytes == param_bytes);
 }
+
+TEST_CASE("jit's GPU plan: a fused row sum never takes a donated input's bytes; the CPU's may") {
+  // h <- sum(W * h, 1), h donated (as a scan donates its carry): on a GPU a thread per row writes
+  // its sum while other threads still read h along their rows, so the sum needs a block of its own.
+  // The CPU's fused kernel writes its sums after every tile has read h.
+  auto step = [](const Array& w, const Array& h) { return sum(w * h, 1); };
+  const Lowered l = jit(step, donate_argnums<1>).lower(uniform_array(7, {64, 64}), uniform_array(8, {64}));
+  CAPTURE(l.gpu_text());
+  if (kernels::cuda::built()) CHECK(l.gpu_text().find("fused_elementwise[ops=mul,reduce_sum]") != std::string::npos);
+  CHECK(l.memory_analysis(Device::Kind::cuda).alias_bytes == 0);
+  CHECK(l.memory_analysis().alias_bytes == 64 * 4);
+  // A result written element by element still may.
+  auto elementwise = [](const Array& v, const Array& h) { return tanh(v * h) * 2.f; };
+  const Lowered e = jit(elementwise, donate_argnums<1>).lower(uniform_array(9, {64}), uniform_array(10, {64}));
+  CHECK(e.memory_analysis(Device::Kind::cuda).alias_bytes == (kernels::cuda::built() ? 64 * 4 : 0));
+}

@@ -13,6 +13,7 @@
 #include <canopy/canopy.hpp>
 #include <canopy/core/primitive.hpp>
 #include <canopy/kernels/cuda.hpp>
+#include <canopy/nn.hpp>
 #include <canopy/random.hpp>
 
 #include "../transforms/src/core/ir/verify.hpp"
@@ -172,7 +173,7 @@ TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only
   check_pass("fuse_elementwise_for_cuda", [](const Arrays& x) { return Arrays{exp(x[0] * 2.f) + 1.f}; }, args,
              {{"fused_elementwise", fused}, {"exp", 1 - fused}}, 1e-6f);
   // A sum of everything stays its own equation on a GPU (the CPU's fused kernel takes it); sums
-  // along rows of at most kernels::kMaxGpuRowSum elements are the GPU kernel's outputs too.
+  // along rows of at most kernels::kMaxGpuRow elements are the GPU kernel's outputs too.
   auto summed = [](const Arrays& x) { return Arrays{sum(exp(x[0]) * 2.f)}; };
   check_pass("fuse_elementwise_for_cuda", summed, args, {{"fused_elementwise", fused}, {"reduce_sum", 1}}, 1e-6f);
   check_pass("fuse_elementwise", summed, args, {{"fused_elementwise", 1}, {"reduce_sum", 0}}, 1e-4f);
@@ -182,9 +183,18 @@ TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only
   };
   check_pass("fuse_elementwise_for_cuda", row_sums, {uniform_array(4, {16, 8})},
              {{"fused_elementwise", fused}, {"reduce_sum", 1 - fused}}, 1e-5f);
-  const Shape long_rows = {2, kernels::kMaxGpuRowSum + 1};
+  const Shape long_rows = {2, kernels::kMaxGpuRow + 1};
   check_pass("fuse_elementwise_for_cuda", row_sums, {uniform_array(5, long_rows)}, {{"fused_elementwise", fused}, {"reduce_sum", 1}},
              1e-5f);
+  // So is log_softmax along such rows (a step of the kernel, a thread per row).
+  auto log_probs = [](const Arrays& x) {
+    const Array l = nn::log_softmax(x[0] * 2.f);
+    return Arrays{l * x[1], sum(exp(l), 1)};
+  };
+  const Arrays logits = {uniform_array(6, {16, 8}), uniform_array(7, {16, 8})};
+  check_pass("fuse_elementwise_for_cuda", log_probs, logits, {{"fused_elementwise", fused}, {"log_softmax", 1 - fused}}, 1e-5f);
+  const Arrays wide = {uniform_array(6, long_rows), uniform_array(7, long_rows)};
+  check_pass("fuse_elementwise_for_cuda", log_probs, wide, {{"log_softmax", 1}}, 1e-5f);
   // A value per row broadcast along it (a softmax cross-entropy's backward pass, a norm's
   // statistics) is a column input of the GPU's fused kernel, by broadcast_in_dim or by numpy
   // broadcasting; the CPU's fused kernels take rows and scalars only.
@@ -284,6 +294,18 @@ TEST_CASE("passes: fuse_scalars_for_cuda makes one-element steps of any dtype on
   const std::vector<std::size_t> counter = {0};
   CHECK_FALSE(detail::scalars_write_in_place(*first.prim, first.params_ref(), counter, 0));
   CHECK(detail::scalars_write_in_place(*first.prim, first.params_ref(), counter, 2));
+  // A long chain is cut where a kernel's parameter (an address per input and per step) would
+  // pass 4 KB.
+  auto chain = [](const Arrays& x) {
+    Array v = x[0];
+    for (int i = 0; i < 300; ++i) v = v * 1.0001f + 0.5f;
+    return Arrays{v};
+  };
+  const Arrays one = {scalar(0.25f)};
+  const Program pc = after(staged(chain, one), "fold_constants"), qc = after(pc, "fuse_scalars_for_cuda");
+  CHECK(equations_of(qc, "fused_scalars") == 4);  // 600 steps of 3 addresses at most each
+  for (const Eqn& e : qc.eqns) CHECK(e.in.size() + e.out.size() <= 512);
+  check_same_values(pc, qc, one);
   // Steps of a 16-bit float (no native C++ type) or of more than one element stay as they are.
   const Arrays halves = {scalar(1.5f).astype(DType::bf16), uniform_array(3, {2})};
   auto g = [](const Arrays& x) { return Arrays{x[0] * x[0] + x[0], x[1] * 2.f + 1.f}; };

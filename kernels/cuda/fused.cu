@@ -1,7 +1,7 @@
 // jit's fused elementwise programs on the GPU: one kernel launch per program, as the program's
 // generated kernel (generated/, compiled by NVRTC) where there is one, else as this interpreter:
 // each thread running fused_element over its elements (fused_row over its rows, for a program
-// with row sums). The flattened program and the operand pointers go to
+// with row sums or log_softmax steps). The flattened program and the operand pointers go to
 // the kernel as its by-value parameter (kernel parameter space, read by every thread), so a
 // launch allocates and copies nothing.
 #include "canopy/error.hpp"
@@ -25,7 +25,7 @@ __global__ void fused_kernel(const FusedLaunch launch, std::int64_t n) {
   CANOPY_GRID_LOOP(i, n) fused_element(launch.program, launch.in, launch.out, i);
 }
 
-// A program with row sums: a thread per row.
+// A program with row sums or row steps: a thread per row.
 __global__ void fused_rows_kernel(const FusedLaunch launch, std::int64_t rows) {
   CANOPY_GRID_LOOP(row, rows) fused_row(launch.program, launch.in, launch.out, row);
 }
@@ -44,8 +44,8 @@ void fused_elementwise(const FusedProgram& program, std::span<const void* const>
   FusedLaunch launch{fused_view(program), {}, {}};
   for (std::size_t k = 0; k < in.size(); ++k) launch.in[k] = in[k];
   for (std::size_t k = 0; k < out.size(); ++k) launch.out[k] = out[k];
-  if (launch.program.row_sum > 0) {
-    const std::int64_t rows = n / launch.program.row_sum;
+  if (launch.program.row > 0) {
+    const std::int64_t rows = n / launch.program.row;
     fused_rows_kernel<<<detail::blocks_for(rows), detail::kThreads, 0, detail::stream(device)>>>(launch, rows);
   } else {
     fused_kernel<<<detail::blocks_for(n), detail::kThreads, 0, detail::stream(device)>>>(launch, n);

@@ -29,27 +29,31 @@ struct FusedView {
   struct Output {
     std::int16_t reg;
     std::uint8_t is_bool;
-    std::uint8_t row_sum;  // summed over each row of `row_sum` elements, not written element by element
+    std::uint8_t row_sum;  // summed over each row, not written element by element
   };
   int num_inputs = 0, num_steps = 0, num_outputs = 0;
-  std::int64_t row_sum = 0;  // the rows its row sums run over (0: none): a thread per row
+  std::int64_t row = 0;  // the row a thread takes whole (row sums, log_softmax steps; 0: none)
   Input inputs[kMaxFusedInputs];
   Step steps[kMaxFusedSteps];
   Output outputs[kMaxFusedOutputs];
 };
 
 /// Whether the GPU kernel runs `p`: within the limits above, and only steps it has (no random
-/// streams, no row steps: the pass does not make those for GPUs); its sums are f32 row sums of
-/// one row length, at most kMaxGpuRowSum, dividing its elements.
+/// streams: the pass does not make those for GPUs); its sums are f32 row sums and its row steps
+/// (at most kMaxGpuRowSteps) of one row length, at most kMaxGpuRow, dividing its elements.
 inline bool fused_view_supported(const FusedProgram& p) {
   if (p.inputs.size() > kMaxFusedInputs || p.steps.size() > kMaxFusedSteps || p.outputs.size() > kMaxFusedOutputs)
     return false;
   for (const auto& in : p.inputs)
     if (in.mode == FusedInput::Mode::words) return false;
-  for (const auto& s : p.steps)
-    if (s.kind == FusedStep::Kind::uniform01 || s.kind == FusedStep::Kind::log_softmax) return false;
-  const std::int64_t row = row_sum_length(p);
-  if (row < 0 || row > kMaxGpuRowSum || (row > 0 && p.elements % row != 0)) return false;
+  int row_steps = 0;
+  for (const auto& s : p.steps) {
+    if (s.kind == FusedStep::Kind::uniform01) return false;
+    row_steps += s.kind == FusedStep::Kind::log_softmax;
+  }
+  if (row_steps > kMaxGpuRowSteps) return false;
+  const std::int64_t row = gpu_row_length(p);
+  if (row < 0 || row > kMaxGpuRow || (row > 0 && p.elements % row != 0)) return false;
   for (const auto& o : p.outputs)
     if (o.reduce != FusedProgram::Output::Reduce::none &&
         (o.reduce != FusedProgram::Output::Reduce::rows || o.inner != row || o.dtype != DType::f32))
@@ -67,24 +71,35 @@ inline FusedView fused_view(const FusedProgram& p) {
     const auto& in = p.inputs[static_cast<std::size_t>(k)];
     v.inputs[k] = {static_cast<std::uint8_t>(in.mode), static_cast<std::uint8_t>(in.dtype == DType::bool_), in.size, in.inner};
   }
+  std::int16_t row_steps = 0;
   for (int k = 0; k < v.num_steps; ++k) {
     const auto& s = p.steps[static_cast<std::size_t>(k)];
     v.steps[k] = {static_cast<std::uint8_t>(s.kind), s.op, static_cast<std::int16_t>(s.a), static_cast<std::int16_t>(s.b),
                   static_cast<std::int16_t>(s.c)};
+    if (s.kind == FusedStep::Kind::log_softmax) v.steps[k].b = row_steps++;  // its statistics' index
   }
   for (int k = 0; k < v.num_outputs; ++k) {
     const auto& o = p.outputs[static_cast<std::size_t>(k)];
     v.outputs[k] = {static_cast<std::int16_t>(o.reg), static_cast<std::uint8_t>(o.dtype == DType::bool_),
                     static_cast<std::uint8_t>(o.reduce == FusedProgram::Output::Reduce::rows)};
   }
-  v.row_sum = row_sum_length(p);
+  v.row = gpu_row_length(p);
   return v;
 }
 
-/// The registers of element i of `p` into r: in[k] is input k's data.
-CANOPY_HD inline void fused_registers(const FusedView& p, const void* const* in, std::int64_t i, float* r) {
+/// A log_softmax row step's statistics over one row, in f64 as the CPU's log_softmax: its
+/// operand's max (NaN propagating) and the log of the sum of exp(x - max).
+struct RowStats {
+  double max, log_sum;
+};
+
+/// The registers of element i of `p` into r, up to step `last` (-1: every step): in[k] is input
+/// k's data; `stats` the row's statistics of the log_softmax steps before `last`.
+CANOPY_HD inline void fused_registers(const FusedView& p, const void* const* in, std::int64_t i, float* r, int last = -1,
+                                      const RowStats* stats = nullptr) {
   using Kind = FusedStep::Kind;
-  for (int k = 0; k < p.num_steps; ++k) {
+  const int end = last < 0 ? p.num_steps : last + 1;
+  for (int k = 0; k < end; ++k) {
     const FusedView::Step s = p.steps[k];
     float v = 0;
     switch (static_cast<Kind>(s.kind)) {
@@ -101,7 +116,10 @@ CANOPY_HD inline void fused_registers(const FusedView& p, const void* const* in,
       case Kind::binary: v = math::fused_binary(static_cast<BinaryOp>(s.op), r[s.a], r[s.b]); break;
       case Kind::select: v = r[s.a] != 0 ? r[s.c] : r[s.b]; break;
       case Kind::to_bool: v = r[s.a] != 0 ? 1.0f : 0.0f; break;
-      default: break;  // uniform01 and log_softmax: not in a GPU program (fused_view_supported)
+      case Kind::log_softmax:
+        v = static_cast<float>((static_cast<double>(r[s.a]) - stats[s.b].max) - stats[s.b].log_sum);
+        break;
+      default: break;  // uniform01: not in a GPU program (fused_view_supported)
     }
     r[k] = v;
   }
@@ -117,21 +135,42 @@ CANOPY_HD inline void fused_store(const FusedView& p, const float* r, void* cons
   }
 }
 
-/// Computes element i of every output of a program without sums.
+/// Computes element i of every output of a program whose threads take elements (no row sums or
+/// row steps).
 CANOPY_HD inline void fused_element(const FusedView& p, const void* const* in, void* const* out, std::int64_t i) {
   float r[kMaxFusedSteps];
   fused_registers(p, in, i, r);
   fused_store(p, r, out, i);
 }
 
-/// Computes row `row` of a program with row sums (p.row_sum elements): its elements in turn,
-/// each sum added up in f64 and written once.
+/// Computes row `row` of a program whose threads take rows (p.row elements): each log_softmax
+/// step's statistics first, in order (a pass over the row for its operand's max, one for the sum
+/// of exps, the steps before it computed again in each), then the elements in turn, each row
+/// sum added up in f64 and written once.
 CANOPY_HD inline void fused_row(const FusedView& p, const void* const* in, void* const* out, std::int64_t row) {
   float r[kMaxFusedSteps];
+  RowStats stats[kMaxGpuRowSteps];
+  const std::int64_t first = row * p.row, end = first + p.row;
+  for (int k = 0; k < p.num_steps; ++k) {
+    const FusedView::Step s = p.steps[k];
+    if (static_cast<FusedStep::Kind>(s.kind) != FusedStep::Kind::log_softmax) continue;
+    double m = 0;
+    for (std::int64_t i = first; i < end; ++i) {
+      fused_registers(p, in, i, r, s.a, stats);
+      const double v = r[s.a];
+      m = i == first || v > m || v != v ? v : m;  // the CPU's, which starts from -inf
+    }
+    double sum = 0;
+    for (std::int64_t i = first; i < end; ++i) {
+      fused_registers(p, in, i, r, s.a, stats);
+      sum += math::m_exp(static_cast<double>(r[s.a]) - m);
+    }
+    stats[s.b] = {m, math::m_log(sum)};
+  }
   double sums[kMaxFusedOutputs];
   for (int o = 0; o < p.num_outputs; ++o) sums[o] = 0;
-  for (std::int64_t i = row * p.row_sum, end = i + p.row_sum; i < end; ++i) {
-    fused_registers(p, in, i, r);
+  for (std::int64_t i = first; i < end; ++i) {
+    fused_registers(p, in, i, r, -1, stats);
     fused_store(p, r, out, i);
     for (int o = 0; o < p.num_outputs; ++o)
       if (p.outputs[o].row_sum) sums[o] += r[p.outputs[o].reg];

@@ -1,6 +1,7 @@
 // Test helper: a fused program with row sums as a GPU's fused kernels run them (a thread per
-// row), with data: a softmax cross-entropy's backward shape, x * (a value per row) and exp(x),
-// each written and summed over its rows of 10; one row holds a NaN. And the check both GPU
+// row), with data: a softmax cross-entropy's shape, x * (a value per row) and exp(x), each
+// written and summed over its rows of 10, optionally of x = log_softmax(x) (a row step); one
+// row holds a NaN. And the check both GPU
 // paths (the interpreter, the generated code) are held to against the CPU's fused kernel.
 #pragma once
 
@@ -23,7 +24,8 @@ struct RowSumsCase {
   std::vector<const void*> in() const { return {x.data(), column.data()}; }
 };
 
-inline RowSumsCase row_sums_case() {
+/// With `log_softmax`, the program's x is log_softmax(x) along each row (a row step) first.
+inline RowSumsCase row_sums_case(bool log_softmax = false) {
   using K = kernels::FusedStep::Kind;
   using Reduce = kernels::FusedProgram::Output::Reduce;
   RowSumsCase c;
@@ -34,11 +36,17 @@ inline RowSumsCase row_sums_case() {
   kernels::FusedProgram& p = c.program;
   p.elements = n;
   p.inputs = {{kernels::FusedInput::Mode::full, DType::f32, n}, {kernels::FusedInput::Mode::column, DType::f32, c.rows, c.row}};
-  p.steps = {{K::load, 0, 0},
-             {K::load, 0, 1},
-             {K::binary, static_cast<std::uint8_t>(kernels::BinaryOp::mul), 0, 1},
-             {K::unary, static_cast<std::uint8_t>(kernels::UnaryOp::exp), 0}};
-  p.outputs = {{2, DType::f32}, {2, DType::f32, Reduce::rows, c.row}, {3, DType::f32, Reduce::rows, c.row}, {3, DType::f32}};
+  p.steps = {{K::load, 0, 0}, {K::load, 0, 1}};
+  int x = 0;
+  if (log_softmax) {
+    p.steps.push_back({K::log_softmax, 0, 0});
+    p.row = c.row;
+    x = 2;
+  }
+  const int a = static_cast<int>(p.steps.size()), b = a + 1;
+  p.steps.push_back({K::binary, static_cast<std::uint8_t>(kernels::BinaryOp::mul), x, 1});
+  p.steps.push_back({K::unary, static_cast<std::uint8_t>(kernels::UnaryOp::exp), x});
+  p.outputs = {{a, DType::f32}, {a, DType::f32, Reduce::rows, c.row}, {b, DType::f32, Reduce::rows, c.row}, {b, DType::f32}};
   return c;
 }
 

@@ -31,8 +31,9 @@ bool is_bool(DType d) { return d == DType::bool_; }
 const char* storage_type(DType d) { return is_bool(d) ? "unsigned char" : "float"; }
 std::string reg(int r) { return cat({"r", std::to_string(r)}); }
 
-/// The expression of step s's value from the registers before it (as fused_element computes it).
-std::string step_value(const FusedStep& s) {
+/// The expression of step s's value from the registers before it (as fused_element computes it);
+/// `row_step`: a log_softmax step's index among the program's (its row's statistics in `st`).
+std::string step_value(const FusedStep& s, int row_step) {
   const std::string a = s.a >= 0 ? reg(s.a) : "", b = s.b >= 0 ? reg(s.b) : "", c = s.c >= 0 ? reg(s.c) : "";
   const std::string op = std::to_string(s.op);
   switch (s.kind) {
@@ -53,6 +54,10 @@ std::string step_value(const FusedStep& s) {
     }
     case Kind::select: return cat({"(", a, " != 0 ? ", c, " : ", b, ")"});
     case Kind::to_bool: return cat({"(", a, " != 0 ? 1.0f : 0.0f)"});
+    case Kind::log_softmax: {
+      const std::string j = std::to_string(row_step);
+      return cat({"static_cast<float>((static_cast<double>(", a, ") - st.max[", j, "]) - st.log_sum[", j, "])"});
+    }
     default: return "0.0f";  // not in a supported program
   }
 }
@@ -70,18 +75,56 @@ std::string input_value(const FusedInput& in, std::size_t k, const std::string& 
   return is_bool(in.dtype) ? cat({"(", at, " ? 1.0f : 0.0f)"}) : at;
 }
 
-/// A program with row sums: a thread per row, its elements in turn, each row sum added up in f64
-/// and written once (the loop of `run`, after its pointers and scalars).
+/// Per step: its index among the program's log_softmax steps, -1 for the other steps.
+std::vector<int> row_steps_of(const FusedProgram& p) {
+  std::vector<int> index(p.steps.size(), -1);
+  int next = 0;
+  for (std::size_t k = 0; k < p.steps.size(); ++k)
+    if (p.steps[k].kind == Kind::log_softmax) index[k] = next++;
+  return index;
+}
+
+/// Steps 0..last as straight-line code over named registers.
+void write_steps(std::ostringstream& s, const FusedProgram& p, int last, const std::vector<int>& row_steps) {
+  for (int k = 0; k <= last; ++k)
+    s << "  const float " << reg(k) << " = " << step_value(p.steps[static_cast<std::size_t>(k)], row_steps[static_cast<std::size_t>(k)])
+      << ";\n";
+}
+
+/// `const float x[] = {...}`: the inputs' values for element i, at `indent`.
+std::string input_values(const FusedProgram& p, const std::string& indent) {
+  std::string line = cat({indent, "const float x[", std::to_string(p.inputs.size()), "] = {"});
+  for (std::size_t k = 0; k < p.inputs.size(); ++k) line += cat({k ? ", " : "", input_value(p.inputs[k], k, "i")});
+  return line + "};\n";
+}
+
+/// A program whose threads take rows (row sums, log_softmax steps): a thread per row; first each
+/// log_softmax step's statistics (its operand's max, NaN propagating, and the log of the sum of
+/// exps, in f64: a pass over the row for each), then its elements in turn, each row sum added
+/// up in f64 and written once (the loop of `run`, after its pointers and scalars).
 void write_row_loop(std::ostringstream& s, const FusedProgram& p) {
-  const std::size_t ni = p.inputs.size(), no = p.outputs.size();
-  const std::string len = std::to_string(row_sum_length(p)) + "LL";
+  const std::size_t no = p.outputs.size();
+  const std::string len = std::to_string(gpu_row_length(p)) + "LL";
+  const std::vector<int> row_steps = row_steps_of(p);
+  const bool stats = std::any_of(row_steps.begin(), row_steps.end(), [](int j) { return j >= 0; });
   auto summed = [&](std::size_t o) { return p.outputs[o].reduce != FusedProgram::Output::Reduce::none; };
-  s << "  for (long long row = thread; row < n / " << len << "; row += threads) {\n";
+  s << "  for (long long row = thread; row < n / " << len << "; row += threads) {\n"
+    << "    const long long first = row * " << len << ", end = first + " << len << ";\n";
+  if (stats) s << "    Stats st;\n";
+  for (std::size_t k = 0; k < p.steps.size(); ++k) {
+    if (row_steps[k] < 0) continue;
+    const std::string j = std::to_string(row_steps[k]);
+    s << "    {\n      double m = 0, sum = 0;\n      for (long long i = first; i < end; ++i) {\n" << input_values(p, "        ")
+      << "        const double v = operand" << j << "(x, st);\n"
+      << "        m = i == first || v > m || v != v ? v : m;\n      }\n"
+      << "      for (long long i = first; i < end; ++i) {\n" << input_values(p, "        ")
+      << "        sum += math::m_exp(static_cast<double>(operand" << j << "(x, st)) - m);\n      }\n"
+      << "      st.max[" << j << "] = m;\n      st.log_sum[" << j << "] = math::m_log(sum);\n    }\n";
+  }
   for (std::size_t o = 0; o < no; ++o)
     if (summed(o)) s << "    double sum" << o << " = 0;\n";
-  s << "    for (long long i = row * " << len << "; i < (row + 1) * " << len << "; ++i) {\n      const float x[" << ni << "] = {";
-  for (std::size_t k = 0; k < ni; ++k) s << (k ? ", " : "") << input_value(p.inputs[k], k, "i");
-  s << "};\n      float y[" << no << "];\n      element(x, y);\n";
+  s << "    for (long long i = first; i < end; ++i) {\n" << input_values(p, "      ") << "      float y[" << no
+    << "];\n      element(x, y" << (stats ? ", st" : "") << ");\n";
   for (std::size_t o = 0; o < no; ++o) {
     if (summed(o)) s << "      sum" << o << " += y[" << o << "];\n";
     else s << "      out" << o << "[i] = y[" << o << (is_bool(p.outputs[o].dtype) ? "] != 0" : "]") << ";\n";
@@ -101,12 +144,12 @@ bool vector_input(const FusedProgram& p, const FusedLayout& layout, std::size_t 
 }  // namespace
 
 bool generated_supported(const FusedProgram& p) {
-  return fused_view_supported(p) && !p.inputs.empty() && !p.outputs.empty() && p.row == 0;
+  return fused_view_supported(p) && !p.inputs.empty() && !p.outputs.empty();
 }
 
 FusedLayout fused_layout(const FusedProgram& p, std::span<const void* const> in, std::span<void* const> out, std::int64_t n) {
   FusedLayout layout;
-  if (row_sum_length(p) > 0) return layout;  // a thread per row: element by element
+  if (gpu_row_length(p) > 0) return layout;  // a thread per row: element by element
   auto aligned = [](const void* ptr, DType d) {
     return reinterpret_cast<std::uintptr_t>(ptr) % (is_bool(d) ? 4 : 16) == 0;
   };
@@ -140,11 +183,26 @@ std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout) 
        "struct alignas(16) F4 { float v[4]; };  // 4 f32 elements: one 128-bit access\n"
        "struct alignas(4) B4 { unsigned char v[4]; };  // 4 bools\n\n";
   s << "struct Args {\n  const void* in[" << ni << "];\n  void* out[" << no << "];\n  long long n;\n};\n\n";
-  // One element: the program's steps, register k defined by step k.
+  // One element: the program's steps, register k defined by step k; with log_softmax steps, the
+  // row's statistics come in, and each step's operand has a function of its own.
+  const std::vector<int> row_steps = row_steps_of(p);
+  const int num_row_steps = static_cast<int>(std::count_if(row_steps.begin(), row_steps.end(), [](int j) { return j >= 0; }));
+  const std::string x_param = cat({"const float (&x)[", std::to_string(ni), "]"});
+  std::string stats_param;
+  if (num_row_steps > 0) {
+    s << "// Each log_softmax step's row statistics: its operand's max and log(sum(exp(operand - max))).\n"
+         "struct Stats {\n  double max[" << num_row_steps << "], log_sum[" << num_row_steps << "];\n};\n\n";
+    stats_param = ", const Stats& st";
+    for (std::size_t k = 0; k < p.steps.size(); ++k)
+      if (row_steps[k] >= 0) {
+        s << "CANOPY_FUSED_FN float operand" << row_steps[k] << "(" << x_param << stats_param << ") {\n";
+        write_steps(s, p, p.steps[k].a, row_steps);
+        s << "  return " << reg(p.steps[k].a) << ";\n}\n\n";
+      }
+  }
   s << "// x: the inputs' values (bools as 0/1); y: the outputs' values.\n"
-       "CANOPY_FUSED_FN void element(const float (&x)[" << ni << "], float (&y)[" << no << "]) {\n";
-  for (std::size_t k = 0; k < p.steps.size(); ++k)
-    s << "  const float " << reg(static_cast<int>(k)) << " = " << step_value(p.steps[k]) << ";\n";
+       "CANOPY_FUSED_FN void element(" << x_param << ", float (&y)[" << no << "]" << stats_param << ") {\n";
+  write_steps(s, p, static_cast<int>(p.steps.size()) - 1, row_steps);
   for (std::size_t o = 0; o < no; ++o) s << "  y[" << o << "] = " << reg(p.outputs[o].reg) << ";\n";
   s << "}\n\n";
   // One thread's share of the grid-stride loop.
@@ -162,7 +220,7 @@ std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout) 
       s << "  const float s" << k << " = " << input_value(first, k, "0") << ";\n";
     }
   s << "  const long long n = args.n;\n";
-  if (row_sum_length(p) > 0) {
+  if (gpu_row_length(p) > 0) {
     write_row_loop(s, p);
     s << "}\n\n}  // namespace canopy_fused\n";
     return s.str();
@@ -314,6 +372,7 @@ std::string program_key(const FusedProgram& p, const FusedLayout& layout) {
     put(static_cast<std::int64_t>(o.reduce));
     put(o.inner);
   }
+  put(p.row);
   put(layout.vector);
   for (bool r : layout.vector_rows) put(r);
   return key;

@@ -154,7 +154,7 @@ bool launch_generated_fused(const FusedProgram& program, std::span<const void* c
   // The kernel's one parameter, canopy_fused::Args.
   std::vector<std::uint64_t> args(in.size() + out.size() + 1);
   generated::pack_args(args.data(), in, out, n);
-  const std::int64_t row = row_sum_length(program), work = row > 0 ? n / row : n;  // a thread per row
+  const std::int64_t row = gpu_row_length(program), work = row > 0 ? n / row : n;  // a thread per row
   const auto blocks = static_cast<unsigned>(
       std::min<std::int64_t>(generated::blocks_wanted(work, layout.vector), std::int64_t(l->sms) * l->blocks_per_sm));
   void* params[] = {args.data()};

@@ -179,7 +179,8 @@ void verify_against_cpu(const PrimitiveInfo& p, std::span<const Array> in, std::
           const bool finite = std::isfinite(gi) && std::isfinite(wi);
           double tol = finite ? rtol(d) * (std::abs(wi) + largest / 16) : 0;
           if (finite && std::abs(gi - wi) <= tol) continue;
-          if ((p.linear || p.bilinear || p.accumulates) && finite) {
+          const bool accumulates = p.accumulates || (p.accumulating_output && p.accumulating_output(params, o));
+          if ((p.linear || p.bilinear || accumulates) && finite) {
             if (m.empty()) {
               accumulation();
               m = magnitude[o].to_vector<double>();

@@ -151,15 +151,17 @@ void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
         continue;
       const bool read_before = last_reader[in] < first[s];
       // Read by the writer itself: by a fused elementwise kernel (each element before it is
-      // written; of segments, by the result's own segment), by a scalar program's steps up to the
-      // one writing it, or by a matmul epilogue as the one addend it adds in place.
+      // written; on a GPU, not a row sum: its thread writes while others read), by the result's
+      // own segment of segments, by a scalar program's steps up to the one writing it, or by a
+      // matmul epilogue as the one addend it adds in place.
       std::vector<std::size_t> positions;  // where the writer reads `in`
       for (std::size_t k = 0; k < writer.in.size(); ++k)
         if (writer.in[k] == static_cast<int>(in)) positions.push_back(k);
       const std::size_t result = s - static_cast<std::size_t>(writer.out);
       const bool read_by_writer =
           last_reader[in] == first[s] &&
-          (detail::is_fused_elementwise(*writer.prim) ||
+          ((detail::is_fused_elementwise(*writer.prim) &&
+            (kind != Device::Kind::cuda || detail::fused_writes_elementwise(*writer.prim, writer.params, result))) ||
            detail::segments_write_in_place(*writer.prim, writer.params, positions, result) ||
            detail::scalars_write_in_place(*writer.prim, writer.params, positions, result) ||
            (positions.size() == 1 && detail::epilogue_reads_in_place(*writer.prim, writer.params, positions[0])));

@@ -84,12 +84,17 @@ struct FusedProgram {
   FusedCompiledFn compiled_streaming = nullptr;
 };
 
-/// The longest row a GPU's fused kernel sums (one thread takes a row: its elements in turn, the
-/// sum in f64); on GPUs jit fuses row sums only, up to this length.
-inline constexpr std::int64_t kMaxGpuRowSum = 256;
+/// The longest row a GPU's fused kernel takes whole: for row sums and log_softmax row steps, one
+/// thread takes a row (its elements in turn; sums and log_softmax's statistics in f64). On GPUs
+/// jit fuses those only up to this length.
+inline constexpr std::int64_t kMaxGpuRow = 256;
+/// The most log_softmax row steps a GPU's fused kernel holds.
+inline constexpr int kMaxGpuRowSteps = 8;
 
-/// The row length of p's row sums where it has some (0 where it has none).
-inline std::int64_t row_sum_length(const FusedProgram& p) {
+/// The row a GPU's thread takes whole in p: its row steps' length, else its row sums' (0 where it
+/// has neither).
+inline std::int64_t gpu_row_length(const FusedProgram& p) {
+  if (p.row > 0) return p.row;
   for (const auto& o : p.outputs)
     if (o.reduce == FusedProgram::Output::Reduce::rows) return o.inner;
   return 0;
@@ -100,11 +105,13 @@ inline constexpr int kMaxFusedSegments = 16;
 
 /// The segments one launch of `p` takes: at most kMaxFusedSegments, and as many as CUDA's 4 KB of
 /// kernel parameters hold (each segment's input and output addresses, its length and its first
-/// block, 8 bytes each, and 16 more bytes); 0 for a program without inputs or outputs, or with sums.
+/// block, 8 bytes each, and 16 more bytes); 0 for a program without inputs or outputs, or with
+/// sums or row steps.
 inline int fused_segments_capacity(const FusedProgram& p) {
   if (p.inputs.empty() || p.outputs.empty()) return 0;
+  if (p.row > 0) return 0;  // a thread per row, not per element
   for (const auto& o : p.outputs)
-    if (o.reduce != FusedProgram::Output::Reduce::none) return 0;  // a thread per row, not per element
+    if (o.reduce != FusedProgram::Output::Reduce::none) return 0;
   const std::size_t per_segment = 8 * (p.inputs.size() + p.outputs.size() + 2);
   const std::size_t fit = (4096 - 16) / per_segment;
   return static_cast<int>(fit < static_cast<std::size_t>(kMaxFusedSegments) ? fit : kMaxFusedSegments);

@@ -171,6 +171,9 @@ struct PrimitiveInfo {
   /// scatter-add sums them in the CPU's order). Linear and bilinear primitives sum too; GPU
   /// verification gives all of them a tolerance for the order of summation.
   bool accumulates = false;
+  /// For a primitive some of whose results accumulate so (a fused kernel's sums beside its
+  /// elementwise results): whether result `output` does, for these params. Null: as `accumulates`.
+  bool (*accumulating_output)(const ParamsRef& params, std::size_t output) = nullptr;
   /// For primitives that multiply floats (dot_general, conv_general_dilated): the precision a GPU
   /// computes their f32 products at for these params (null: exact). GPU verification allows TF32's
   /// rounding where it is Precision::high. From `P::product_precision(params)`.

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -93,7 +94,7 @@ std::optional<ReadMode> operand_read(const Program& p, const Eqn& e, const Atom&
 bool fusible(const Program& p, const Eqn& e, bool gpu) {
   const Lowering& l = e.prim->lowering;
   if (l.kind == Kind::opaque || e.out.size() != 1) return false;
-  if (gpu && (l.kind == Kind::uniform01 || l.kind == Kind::log_softmax)) return false;
+  if (gpu && l.kind == Kind::uniform01) return false;
   if (e.prim->lowering_applies && !e.prim->lowering_applies(e.params_ref())) return false;
   const Aval& out = p.var_avals[e.out[0]];
   if (!is_value_dtype(out.dtype) || out.size() == 0) return false;
@@ -143,9 +144,10 @@ bool fusible(const Program& p, const Eqn& e, bool gpu) {
         return false;
       const std::vector<int> axes = e.prim->reduction_axes(e.params_ref());
       const int rank = static_cast<int>(out.shape.size());
-      // Rows up to kMaxFusedRow elements: a tile holds whole rows, in every register.
+      // Rows up to kMaxFusedRow elements: a tile holds whole rows, in every register; on a GPU up
+      // to kMaxGpuRow, a thread's.
       return axes.size() == 1 && (axes[0] < 0 ? axes[0] + rank : axes[0]) == rank - 1 &&
-             out.shape.back() <= kernels::kMaxFusedRow;
+             out.shape.back() <= (gpu ? kernels::kMaxGpuRow : kernels::kMaxFusedRow);
     }
     case Kind::uniform01:
     case Kind::reduction:
@@ -329,8 +331,11 @@ const PrimitiveInfo& fused_primitive() {
   static const PrimitiveInfo info = [] {
     PrimitiveInfo i = pass_primitive<FusedParams>("fused_elementwise", run_fused<false>);
     i.kernels.set(Device::Kind::cuda, run_fused<true>);
-    // Its row sums add a row up in an order of each device's own.
-    i.accumulates = true;
+    // Its sums add up in an order of each device's own.
+    i.accumulating_output = [](const ParamsRef& params, std::size_t output) {
+      const FusedProgram& p = *params.get<FusedParams>().program;
+      return output < p.outputs.size() && p.outputs[output].reduce != FusedProgram::Output::Reduce::none;
+    };
     return i;
   }();
   return info;
@@ -339,6 +344,11 @@ const PrimitiveInfo& fused_primitive() {
 }  // namespace
 
 bool is_fused_elementwise(const PrimitiveInfo& prim) { return &prim == &fused_primitive(); }
+bool fused_writes_elementwise(const PrimitiveInfo& prim, const ParamsRef& params, std::size_t result) {
+  if (!is_fused_elementwise(prim)) return false;
+  const FusedProgram& p = *params.get<FusedParams>().program;
+  return result < p.outputs.size() && p.outputs[result].reduce == FusedProgram::Output::Reduce::none;
+}
 const kernels::FusedProgram* fused_program_of(const PrimitiveInfo& prim, const ParamsRef& params) {
   return is_fused_elementwise(prim) ? params.get<FusedParams>().program.get() : nullptr;
 }
@@ -367,22 +377,24 @@ class Grouping {
   }
 
   /// The program's equations with each group of two or more replaced by its fused equation, run
-  /// where its last member was. A GPU program may yet be left as it is: its equations are copied,
-  /// not moved.
+  /// where its last member was. In a GPU program, a group the GPU's fused kernel cannot hold (more
+  /// outputs than it takes) keeps its equations as they were.
   std::vector<Eqn> fused_equations() {
     const std::vector<bool> escapes = escaping_values();
+    std::vector<std::optional<Eqn>> fused(groups_.size());
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+      std::vector<std::size_t>& members = groups_[g].eqns;
+      if (members.size() < 2) continue;
+      std::sort(members.begin(), members.end());
+      Eqn f = build_fused(p_, members, escapes, sums_, gpu_, !gpu_ && fused_codegen());
+      if (!gpu_ || kernels::cuda::fused_supported(*f.params_ref().get<FusedParams>().program)) fused[g] = std::move(f);
+    }
     std::vector<Eqn> out;
     out.reserve(p_.eqns.size());
     for (std::size_t k = 0; k < p_.eqns.size(); ++k) {
       const int g = group_of_eqn(k);
-      if (g < 0 || groups_[static_cast<std::size_t>(g)].eqns.size() < 2) {
-        if (gpu_) out.push_back(p_.eqns[k]);
-        else out.push_back(std::move(p_.eqns[k]));
-        continue;
-      }
-      std::vector<std::size_t>& members = groups_[static_cast<std::size_t>(g)].eqns;
-      std::sort(members.begin(), members.end());
-      if (k == members.back()) out.push_back(build_fused(p_, members, escapes, sums_, gpu_, !gpu_ && fused_codegen()));
+      if (g < 0 || !fused[static_cast<std::size_t>(g)]) out.push_back(std::move(p_.eqns[k]));
+      else if (k == groups_[static_cast<std::size_t>(g)].eqns.back()) out.push_back(std::move(*fused[static_cast<std::size_t>(g)]));
     }
     return out;
   }
@@ -437,7 +449,7 @@ class Grouping {
     const auto sum = G.open || G.summing ? summation(p_, e, shape_of(G)) : std::nullopt;
     if (!sum || (sum->reduce == Reduce::rows && G.row_inner != 0 && G.row_inner != sum->inner)) return false;
     // A GPU's kernel sums short rows only (a thread per row).
-    if (gpu_ && (sum->reduce != Reduce::rows || sum->inner > kernels::kMaxGpuRowSum)) return false;
+    if (gpu_ && (sum->reduce != Reduce::rows || sum->inner > kernels::kMaxGpuRow)) return false;
     if (sum->reduce == Reduce::rows) G.row_inner = sum->inner;
     G.eqns.push_back(k);
     G.open = false;
@@ -475,23 +487,12 @@ class Grouping {
   std::vector<bool> summed_;               ///< their results
 };
 
-/// Whether the GPU's fused kernel holds every fused equation of `eqns`.
-bool cuda_holds_fused(const std::vector<Eqn>& eqns) {
-  for (const Eqn& e : eqns)
-    if (is_fused_elementwise(*e.prim) && !kernels::cuda::fused_supported(*e.params_ref().get<FusedParams>().program))
-      return false;
-  return true;
-}
-
 }  // namespace
 
 void fuse_groups(Program& p, bool gpu) {
   Grouping grouping(p, gpu);
   for (std::size_t k = 0; k < p.eqns.size(); ++k) grouping.add(k);
-  std::vector<Eqn> out = grouping.fused_equations();
-  // A group larger than the GPU kernel holds leaves the whole program unfused there.
-  if (gpu && !cuda_holds_fused(out)) return;
-  p.eqns = std::move(out);
+  p.eqns = grouping.fused_equations();
 }
 
 void fuse_elementwise(Program& p) { fuse_groups(p, false); }

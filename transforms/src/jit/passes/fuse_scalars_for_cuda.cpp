@@ -61,7 +61,11 @@ const PrimitiveInfo& scalars_primitive() {
   static const PrimitiveInfo info = [] {
     PrimitiveInfo i = pass_primitive<ScalarsParams>("fused_scalars", run_scalars<Device::Kind::cpu>);
     i.kernels.set(Device::Kind::cuda, run_scalars<Device::Kind::cuda>);
-    i.accumulates = true;  // a sum adds up in an order of each device's own
+    // A sum adds up in an order of each device's own.
+    i.accumulating_output = [](const ParamsRef& params, std::size_t output) {
+      const auto& steps = params.get<ScalarsParams>().program->steps;
+      return output < steps.size() && steps[output].kind == ScalarStep::Kind::sum;
+    };
     return i;
   }();
   return info;
@@ -170,9 +174,13 @@ bool scalars_write_in_place(const PrimitiveInfo& prim, const ParamsRef& params, 
 }
 
 void fuse_scalars_for_cuda(Program& p) {
+  // A block's kernel parameter holds an address per input and per step: at most this many,
+  // 4 KB, the parameter size every CUDA driver takes (a step counts its operands as inputs).
+  constexpr std::size_t kMaxAddresses = 512;
   struct Block {
     std::vector<std::size_t> members;
     std::vector<ScalarStep> steps;
+    std::size_t addresses = 0;  ///< at most: its steps and their operands
     std::size_t at = 0;  ///< where it runs: its last member's place, or, once closed, the place it had then
     bool open = true;    ///< no other equation read a member's result yet: it may still move later
   };
@@ -209,9 +217,12 @@ void fuse_scalars_for_cuda(Program& p) {
     }
     // The open block, which moves here; else a closed one it can run in (its operands all there
     // already: a step counter's increment, a second bias correction); else a new block.
+    const std::size_t addresses = 1 + e.in.size();
+    auto room = [&](const Block& b) { return b.addresses + addresses <= kMaxAddresses; };
+    if (!blocks.empty() && blocks.back().open && !room(blocks.back())) close(blocks.back());
     int index = !blocks.empty() && blocks.back().open ? static_cast<int>(blocks.size()) - 1 : -1;
     for (std::size_t b = 0; index < 0 && b < blocks.size(); ++b)
-      if (fits(blocks[b], static_cast<int>(b), e)) index = static_cast<int>(b);
+      if (room(blocks[b]) && fits(blocks[b], static_cast<int>(b), e)) index = static_cast<int>(b);
     if (index < 0) {
       index = static_cast<int>(blocks.size());
       blocks.emplace_back();
@@ -219,6 +230,7 @@ void fuse_scalars_for_cuda(Program& p) {
     Block& b = blocks[static_cast<std::size_t>(index)];
     b.members.push_back(k);
     b.steps.push_back(*step);
+    b.addresses += addresses;
     if (b.open) b.at = k;
     block_of_eqn[k] = index;
     block_of_var[static_cast<std::size_t>(e.out[0])] = index;

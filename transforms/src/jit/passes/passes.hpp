@@ -126,14 +126,19 @@ void fuse_bias_gradients_for_cuda(Program& p);
 /// output of that kernel (the group takes no members after it).
 /// The result is for running, not for transformations (fused_elementwise has no jvp or batch rule).
 void fuse_elementwise(Program& p);
-/// The same for programs that run on a GPU: groups of plain elementwise steps only (no random
-/// streams or row steps, which the GPU kernel has not; of sums, those over trailing dims of at
-/// most kernels::kMaxGpuRowSum elements), each run by one CUDA kernel; their operands may also be
-/// columns (a value per row of the group's shape, broadcast along it).
+/// The same for programs that run on a GPU: no random streams, which the GPU kernel has not;
+/// log_softmax steps and sums over trailing dims only along rows of at most kernels::kMaxGpuRow
+/// elements (a thread per row); each group run by one CUDA kernel, and a group the kernel cannot
+/// hold left as it is. Their operands may also be columns (a value per row of the group's
+/// shape, broadcast along it).
 void fuse_elementwise_for_cuda(Program& p);
 /// Whether `prim` is the equation fuse_elementwise makes (its kernel reads each element of every
 /// input before writing the results' element, so a result may take an input's bytes).
 bool is_fused_elementwise(const PrimitiveInfo& prim);
+/// Whether result `result` of that equation is written element by element (not a sum): on a GPU,
+/// where a thread per row writes a row sum while other threads still read the inputs, only such
+/// a result may take an input's bytes.
+bool fused_writes_elementwise(const PrimitiveInfo& prim, const ParamsRef& params, std::size_t result);
 /// The kernel program of such an equation (prim, params); null for any other equation.
 const kernels::FusedProgram* fused_program_of(const PrimitiveInfo& prim, const ParamsRef& params);
 
