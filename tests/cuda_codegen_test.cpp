@@ -467,10 +467,10 @@ TEST_CASE("generated CUDA kernels: their code, compiled for the host, gives the 
   std::filesystem::remove_all(dir.parent_path());
 }
 
-TEST_CASE("generated CUDA kernels: row sums and log_softmax steps run a thread per row, as the CPU's fused kernel") {
-  for (bool log_softmax : {false, true}) {
-  CAPTURE(log_softmax);
-  const canopy::test::RowSumsCase c = canopy::test::row_sums_case(log_softmax);
+TEST_CASE("generated CUDA kernels: row sums and row steps run a thread per row, as the CPU's fused kernel") {
+  for (int variant = 0; variant < 3; ++variant) {  // sums; and a log_softmax step; and a row_sum step
+  CAPTURE(variant);
+  const canopy::test::RowSumsCase c = canopy::test::row_sums_case(variant > 0, variant > 1);
   const std::int64_t n = c.rows * c.row;
   REQUIRE(gen::generated_supported(c.program));
   std::vector<std::vector<float>> cpu(c.program.outputs.size(), std::vector<float>(static_cast<std::size_t>(n)));
@@ -486,7 +486,7 @@ TEST_CASE("generated CUDA kernels: row sums and log_softmax steps run a thread p
   kernels::FusedProgram planned = c.program;
   kernels::cpu::plan_fused_program(planned);
   kernels::cpu::fused_elementwise(planned, c.in(), cpu_out, n);
-  const auto dir = scratch_dir(log_softmax ? "rows_log_softmax" : "rows");
+  const auto dir = scratch_dir("rows" + std::to_string(variant));
   std::ostringstream src;
   src << host_prelude() << body
       << "extern \"C\" void run_rows(const void* const* in, void* const* out, long long n, long long threads) {\n"

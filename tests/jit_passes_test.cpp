@@ -195,6 +195,20 @@ TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only
   check_pass("fuse_elementwise_for_cuda", log_probs, logits, {{"fused_elementwise", fused}, {"log_softmax", 1 - fused}}, 1e-5f);
   const Arrays wide = {uniform_array(6, long_rows), uniform_array(7, long_rows)};
   check_pass("fuse_elementwise_for_cuda", log_probs, wide, {{"log_softmax", 1}}, 1e-5f);
+  // A row sum later steps read along its rows (a softmax cross-entropy's gradient) is a step of
+  // the kernel: the chain, the sum and its readers are one kernel.
+  auto ce_grad = [](const Arrays& x) {
+    const Array scaled = x[1] * -0.5f;
+    return Arrays{exp(nn::log_softmax(x[0])) * broadcast_in_dim(sum(scaled, 1), {16, 8}, {0}) + scaled};
+  };
+  check_pass("fuse_elementwise_for_cuda", ce_grad, logits,
+             {{"fused_elementwise", fused}, {"reduce_sum", 1 - fused}, {"log_softmax", 1 - fused}}, 1e-5f);
+  // One read as a row instead (a square's sums by numpy broadcasting) is read from outside.
+  auto as_row = [](const Arrays& x) {
+    const Array e = exp(x[0]);
+    return Arrays{e * sum(e, 1)};
+  };
+  check_pass("fuse_elementwise_for_cuda", as_row, {uniform_array(8, {8, 8})}, {{"fused_elementwise", fused}, {"mul", fused}}, 1e-5f);
   // A value per row broadcast along it (a softmax cross-entropy's backward pass, a norm's
   // statistics) is a column input of the GPU's fused kernel, by broadcast_in_dim or by numpy
   // broadcasting; the CPU's fused kernels take rows and scalars only.

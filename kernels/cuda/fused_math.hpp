@@ -49,7 +49,7 @@ inline bool fused_view_supported(const FusedProgram& p) {
   int row_steps = 0;
   for (const auto& s : p.steps) {
     if (s.kind == FusedStep::Kind::uniform01) return false;
-    row_steps += s.kind == FusedStep::Kind::log_softmax;
+    row_steps += s.kind == FusedStep::Kind::log_softmax || s.kind == FusedStep::Kind::row_sum;
   }
   if (row_steps > kMaxGpuRowSteps) return false;
   const std::int64_t row = gpu_row_length(p);
@@ -76,7 +76,8 @@ inline FusedView fused_view(const FusedProgram& p) {
     const auto& s = p.steps[static_cast<std::size_t>(k)];
     v.steps[k] = {static_cast<std::uint8_t>(s.kind), s.op, static_cast<std::int16_t>(s.a), static_cast<std::int16_t>(s.b),
                   static_cast<std::int16_t>(s.c)};
-    if (s.kind == FusedStep::Kind::log_softmax) v.steps[k].b = row_steps++;  // its statistics' index
+    if (s.kind == FusedStep::Kind::log_softmax || s.kind == FusedStep::Kind::row_sum)
+      v.steps[k].b = row_steps++;  // its statistics' index
   }
   for (int k = 0; k < v.num_outputs; ++k) {
     const auto& o = p.outputs[static_cast<std::size_t>(k)];
@@ -87,10 +88,10 @@ inline FusedView fused_view(const FusedProgram& p) {
   return v;
 }
 
-/// A log_softmax row step's statistics over one row, in f64 as the CPU's log_softmax: its
-/// operand's max (NaN propagating) and the log of the sum of exp(x - max).
+/// A row step's statistics over one row, in f64: a log_softmax's operand's max (NaN propagating)
+/// and the log of the sum of exp(x - max), as the CPU's log_softmax; a row_sum's sum.
 struct RowStats {
-  double max, log_sum;
+  double max, log_sum, sum;
 };
 
 /// The registers of element i of `p` into r, up to step `last` (-1: every step): in[k] is input
@@ -119,6 +120,7 @@ CANOPY_HD inline void fused_registers(const FusedView& p, const void* const* in,
       case Kind::log_softmax:
         v = static_cast<float>((static_cast<double>(r[s.a]) - stats[s.b].max) - stats[s.b].log_sum);
         break;
+      case Kind::row_sum: v = static_cast<float>(stats[s.b].sum); break;
       default: break;  // uniform01: not in a GPU program (fused_view_supported)
     }
     r[k] = v;
@@ -143,16 +145,26 @@ CANOPY_HD inline void fused_element(const FusedView& p, const void* const* in, v
   fused_store(p, r, out, i);
 }
 
-/// Computes row `row` of a program whose threads take rows (p.row elements): each log_softmax
-/// step's statistics first, in order (a pass over the row for its operand's max, one for the sum
-/// of exps, the steps before it computed again in each), then the elements in turn, each row
-/// sum added up in f64 and written once.
+/// Computes row `row` of a program whose threads take rows (p.row elements): each row step's
+/// statistics first, in order (for a row_sum a pass over the row adding up its operand; for a
+/// log_softmax one for its operand's max and one for the sum of exps; the steps before it
+/// computed again in each), then the elements in turn, each row sum added up in f64 and written
+/// once.
 CANOPY_HD inline void fused_row(const FusedView& p, const void* const* in, void* const* out, std::int64_t row) {
   float r[kMaxFusedSteps];
   RowStats stats[kMaxGpuRowSteps];
   const std::int64_t first = row * p.row, end = first + p.row;
   for (int k = 0; k < p.num_steps; ++k) {
     const FusedView::Step s = p.steps[k];
+    if (static_cast<FusedStep::Kind>(s.kind) == FusedStep::Kind::row_sum) {
+      double sum = 0;
+      for (std::int64_t i = first; i < end; ++i) {
+        fused_registers(p, in, i, r, s.a, stats);
+        sum += r[s.a];
+      }
+      stats[s.b].sum = sum;
+      continue;
+    }
     if (static_cast<FusedStep::Kind>(s.kind) != FusedStep::Kind::log_softmax) continue;
     double m = 0;
     for (std::int64_t i = first; i < end; ++i) {
@@ -165,7 +177,8 @@ CANOPY_HD inline void fused_row(const FusedView& p, const void* const* in, void*
       fused_registers(p, in, i, r, s.a, stats);
       sum += math::m_exp(static_cast<double>(r[s.a]) - m);
     }
-    stats[s.b] = {m, math::m_log(sum)};
+    stats[s.b].max = m;
+    stats[s.b].log_sum = math::m_log(sum);
   }
   double sums[kMaxFusedOutputs];
   for (int o = 0; o < p.num_outputs; ++o) sums[o] = 0;

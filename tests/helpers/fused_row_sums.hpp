@@ -1,7 +1,7 @@
 // Test helper: a fused program with row sums as a GPU's fused kernels run them (a thread per
 // row), with data: a softmax cross-entropy's shape, x * (a value per row) and exp(x), each
-// written and summed over its rows of 10, optionally of x = log_softmax(x) (a row step); one
-// row holds a NaN. And the check both GPU
+// written and summed over its rows of 10, optionally of x = log_softmax(x) (a row step) and
+// with exp(x) scaled by a row sum (a row_sum step); one row holds a NaN. And the check both GPU
 // paths (the interpreter, the generated code) are held to against the CPU's fused kernel.
 #pragma once
 
@@ -24,8 +24,10 @@ struct RowSumsCase {
   std::vector<const void*> in() const { return {x.data(), column.data()}; }
 };
 
-/// With `log_softmax`, the program's x is log_softmax(x) along each row (a row step) first.
-inline RowSumsCase row_sums_case(bool log_softmax = false) {
+/// With `log_softmax`, the program's x is log_softmax(x) along each row (a row step) first; with
+/// `sum_step`, exp(x) is multiplied by the row's sum of x * column (a row_sum step, as a softmax
+/// cross-entropy's gradient reads its row sums).
+inline RowSumsCase row_sums_case(bool log_softmax = false, bool sum_step = false) {
   using K = kernels::FusedStep::Kind;
   using Reduce = kernels::FusedProgram::Output::Reduce;
   RowSumsCase c;
@@ -43,9 +45,15 @@ inline RowSumsCase row_sums_case(bool log_softmax = false) {
     p.row = c.row;
     x = 2;
   }
-  const int a = static_cast<int>(p.steps.size()), b = a + 1;
+  const int a = static_cast<int>(p.steps.size());
   p.steps.push_back({K::binary, static_cast<std::uint8_t>(kernels::BinaryOp::mul), x, 1});
   p.steps.push_back({K::unary, static_cast<std::uint8_t>(kernels::UnaryOp::exp), x});
+  if (sum_step) {
+    p.steps.push_back({K::row_sum, 0, a});
+    p.row = c.row;
+    p.steps.push_back({K::binary, static_cast<std::uint8_t>(kernels::BinaryOp::mul), a + 1, a + 2});
+  }
+  const int b = static_cast<int>(p.steps.size()) - 1;
   p.outputs = {{a, DType::f32}, {a, DType::f32, Reduce::rows, c.row}, {b, DType::f32, Reduce::rows, c.row}, {b, DType::f32}};
   return c;
 }

@@ -50,7 +50,7 @@ bool writable(const FusedProgram& p) {
     if (o.reduce != FusedProgram::Output::Reduce::none) return false;
   if (p.row > 0) return false;
   for (const FusedStep& s : p.steps)
-    if (s.kind == Kind::uniform01 || s.kind == Kind::log_softmax) return false;
+    if (s.kind == Kind::uniform01 || s.kind == Kind::log_softmax || s.kind == Kind::row_sum) return false;
   return true;
 }
 

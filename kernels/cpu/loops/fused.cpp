@@ -338,7 +338,8 @@ std::vector<int> operands_of(const FusedStep& s) {
     case FusedStep::Kind::unary:
     case FusedStep::Kind::to_bool:
     case FusedStep::Kind::uniform01:
-    case FusedStep::Kind::log_softmax: break;
+    case FusedStep::Kind::log_softmax:
+    case FusedStep::Kind::row_sum: break;
   }
   return {s.a};
 }
@@ -523,6 +524,7 @@ class Interpreter {
     // A random stream differs per element even though its key operand is one value, and a
     // row step's result per element even for one value broadcast.
     const bool scalar = s.kind != FusedStep::Kind::uniform01 && s.kind != FusedStep::Kind::log_softmax &&
+                        s.kind != FusedStep::Kind::row_sum &&
                         reg[s.a].scalar && (s.b < 0 || reg[s.b].scalar) && (s.c < 0 || reg[s.c].scalar);
     float* dst = !scalar && writes_output_[k] >= 0
                      ? static_cast<float*>(out_[static_cast<std::size_t>(writes_output_[k])]) + b
@@ -549,6 +551,16 @@ class Interpreter {
         // The eager kernel on this tile's rows (each row in double): the same values.
         if (a.scalar) std::fill_n(dst, len, a.p[0]);
         softmax(DType::f32, true, a.scalar ? dst : a.p, dst, Shape{len / program_.row, program_.row}, 1);
+        break;
+      }
+      case FusedStep::Kind::row_sum: {
+        // Each row added up in order in f64, as a GPU's thread adds it.
+        const std::int64_t row = program_.row;
+        for (std::int64_t r = 0; r < len; r += row) {
+          double sum = 0;
+          for (std::int64_t e = r; e < r + row; ++e) sum += a.scalar ? a.p[0] : a.p[e];
+          std::fill_n(dst + r, row, static_cast<float>(sum));
+        }
         break;
       }
       case FusedStep::Kind::load: break;

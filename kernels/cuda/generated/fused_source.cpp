@@ -32,7 +32,7 @@ const char* storage_type(DType d) { return is_bool(d) ? "unsigned char" : "float
 std::string reg(int r) { return cat({"r", std::to_string(r)}); }
 
 /// The expression of step s's value from the registers before it (as fused_element computes it);
-/// `row_step`: a log_softmax step's index among the program's (its row's statistics in `st`).
+/// `row_step`: a row step's index among the program's (its row's statistics in `st`).
 std::string step_value(const FusedStep& s, int row_step) {
   const std::string a = s.a >= 0 ? reg(s.a) : "", b = s.b >= 0 ? reg(s.b) : "", c = s.c >= 0 ? reg(s.c) : "";
   const std::string op = std::to_string(s.op);
@@ -58,6 +58,7 @@ std::string step_value(const FusedStep& s, int row_step) {
       const std::string j = std::to_string(row_step);
       return cat({"static_cast<float>((static_cast<double>(", a, ") - st.max[", j, "]) - st.log_sum[", j, "])"});
     }
+    case Kind::row_sum: return cat({"static_cast<float>(st.sum[", std::to_string(row_step), "])"});
     default: return "0.0f";  // not in a supported program
   }
 }
@@ -75,12 +76,12 @@ std::string input_value(const FusedInput& in, std::size_t k, const std::string& 
   return is_bool(in.dtype) ? cat({"(", at, " ? 1.0f : 0.0f)"}) : at;
 }
 
-/// Per step: its index among the program's log_softmax steps, -1 for the other steps.
+/// Per step: its index among the program's row steps (log_softmax, row_sum), -1 for the others.
 std::vector<int> row_steps_of(const FusedProgram& p) {
   std::vector<int> index(p.steps.size(), -1);
   int next = 0;
   for (std::size_t k = 0; k < p.steps.size(); ++k)
-    if (p.steps[k].kind == Kind::log_softmax) index[k] = next++;
+    if (p.steps[k].kind == Kind::log_softmax || p.steps[k].kind == Kind::row_sum) index[k] = next++;
   return index;
 }
 
@@ -98,10 +99,11 @@ std::string input_values(const FusedProgram& p, const std::string& indent) {
   return line + "};\n";
 }
 
-/// A program whose threads take rows (row sums, log_softmax steps): a thread per row; first each
-/// log_softmax step's statistics (its operand's max, NaN propagating, and the log of the sum of
-/// exps, in f64: a pass over the row for each), then its elements in turn, each row sum added
-/// up in f64 and written once (the loop of `run`, after its pointers and scalars).
+/// A program whose threads take rows (row sums, row steps): a thread per row; first each row
+/// step's statistics, in order (a row_sum's sum; a log_softmax's operand's max, NaN propagating,
+/// and the log of the sum of exps; in f64, a pass over the row for each), then its elements in
+/// turn, each row sum added up in f64 and written once (the loop of `run`, after its pointers
+/// and scalars).
 void write_row_loop(std::ostringstream& s, const FusedProgram& p) {
   const std::size_t no = p.outputs.size();
   const std::string len = std::to_string(gpu_row_length(p)) + "LL";
@@ -114,6 +116,11 @@ void write_row_loop(std::ostringstream& s, const FusedProgram& p) {
   for (std::size_t k = 0; k < p.steps.size(); ++k) {
     if (row_steps[k] < 0) continue;
     const std::string j = std::to_string(row_steps[k]);
+    if (p.steps[k].kind == Kind::row_sum) {
+      s << "    {\n      double sum = 0;\n      for (long long i = first; i < end; ++i) {\n" << input_values(p, "        ")
+        << "        sum += operand" << j << "(x, st);\n      }\n      st.sum[" << j << "] = sum;\n    }\n";
+      continue;
+    }
     s << "    {\n      double m = 0, sum = 0;\n      for (long long i = first; i < end; ++i) {\n" << input_values(p, "        ")
       << "        const double v = operand" << j << "(x, st);\n"
       << "        m = i == first || v > m || v != v ? v : m;\n      }\n"
@@ -183,15 +190,17 @@ std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout) 
        "struct alignas(16) F4 { float v[4]; };  // 4 f32 elements: one 128-bit access\n"
        "struct alignas(4) B4 { unsigned char v[4]; };  // 4 bools\n\n";
   s << "struct Args {\n  const void* in[" << ni << "];\n  void* out[" << no << "];\n  long long n;\n};\n\n";
-  // One element: the program's steps, register k defined by step k; with log_softmax steps, the
-  // row's statistics come in, and each step's operand has a function of its own.
+  // One element: the program's steps, register k defined by step k; with row steps, the row's
+  // statistics come in, and each row step's operand has a function of its own.
   const std::vector<int> row_steps = row_steps_of(p);
   const int num_row_steps = static_cast<int>(std::count_if(row_steps.begin(), row_steps.end(), [](int j) { return j >= 0; }));
   const std::string x_param = cat({"const float (&x)[", std::to_string(ni), "]"});
   std::string stats_param;
   if (num_row_steps > 0) {
-    s << "// Each log_softmax step's row statistics: its operand's max and log(sum(exp(operand - max))).\n"
-         "struct Stats {\n  double max[" << num_row_steps << "], log_sum[" << num_row_steps << "];\n};\n\n";
+    s << "// Each row step's statistics over its row: a log_softmax's operand's max and\n"
+         "// log(sum(exp(operand - max))); a row_sum's sum.\n"
+         "struct Stats {\n  double max[" << num_row_steps << "], log_sum[" << num_row_steps << "], sum[" << num_row_steps
+      << "];\n};\n\n";
     stats_param = ", const Stats& st";
     for (std::size_t k = 0; k < p.steps.size(); ++k)
       if (row_steps[k] >= 0) {

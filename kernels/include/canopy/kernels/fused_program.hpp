@@ -41,6 +41,8 @@ struct FusedStep {
     to_bool,  ///< dst = r[a] != 0 ? 1 : 0
     uniform01,  ///< dst = element i's unit float under key register `a` (partitionable threefry)
     log_softmax,  ///< dst = log_softmax(r[a]) along each row of `FusedProgram::row` elements
+    row_sum,      ///< dst = the sum of r[a] over its row of `FusedProgram::row` elements, added up in
+                  ///< order in f64, at every element of the row (GPU programs: a sum read by later steps)
   };
   Kind kind = Kind::load;
   std::uint8_t op = 0;
@@ -84,11 +86,11 @@ struct FusedProgram {
   FusedCompiledFn compiled_streaming = nullptr;
 };
 
-/// The longest row a GPU's fused kernel takes whole: for row sums and log_softmax row steps, one
-/// thread takes a row (its elements in turn; sums and log_softmax's statistics in f64). On GPUs
-/// jit fuses those only up to this length.
+/// The longest row a GPU's fused kernel takes whole: for row sums and row steps, one thread takes
+/// a row (its elements in turn; sums and log_softmax's statistics in f64). On GPUs jit fuses
+/// those only up to this length.
 inline constexpr std::int64_t kMaxGpuRow = 256;
-/// The most log_softmax row steps a GPU's fused kernel holds.
+/// The most row steps (log_softmax, row_sum) a GPU's fused kernel holds.
 inline constexpr int kMaxGpuRowSteps = 8;
 
 /// The row a GPU's thread takes whole in p: its row steps' length, else its row sums' (0 where it

@@ -160,6 +160,9 @@ using Reduce = kernels::FusedProgram::Output::Reduce;
 struct Summation {
   Reduce reduce = Reduce::none;
   std::int64_t inner = 1;
+  /// A GPU program's row sum: a row_sum step later members may read along its row (broadcast as
+  /// a column), and an output where it escapes.
+  bool step = false;
 };
 
 /// How a fused kernel can compute reduction `e` of a value of shape `shape` itself: a sum of f32
@@ -220,7 +223,13 @@ class FusedBuilder {
   void add(const Eqn& e, std::size_t k, const std::vector<bool>& escapes, const std::map<std::size_t, Summation>& sums) {
     ops_ << (ops_.tellp() > 0 ? "," : "") << e.prim->name;
     if (auto sum = sums.find(k); sum != sums.end()) {
-      prog_->outputs.push_back({reg_of_var_.at(e.in[0].index), DType::f32, sum->second.reduce, sum->second.inner});
+      const int summed = reg_of_var_.at(e.in[0].index);
+      if (sum->second.step) {
+        prog_->row = sum->second.inner;
+        reg_of_var_[e.out[0]] = add_step({FusedStep::Kind::row_sum, 0, summed});
+        if (!escapes[static_cast<std::size_t>(e.out[0])]) return;
+      }
+      prog_->outputs.push_back({summed, DType::f32, sum->second.reduce, sum->second.inner});
       fused_.out.push_back(e.out[0]);
       return;
     }
@@ -363,12 +372,13 @@ class Grouping {
       : p_(p), gpu_(gpu), group_of_eqn_(p.eqns.size(), -1), group_of_var_(p.var_avals.size(), -1),
         summed_(p.var_avals.size(), false) {}
 
-  /// Equation k: a member of a group where it can be one, or a sum a group's kernel takes; a
-  /// group whose value an outsider reads is closed: a later member could depend on that outsider.
+  /// Equation k: a member of a group where it can be one, or a sum a group's kernel takes (on a
+  /// GPU, a row sum as a step of it); a group whose value an outsider reads is closed: a later
+  /// member could depend on that outsider.
   void add(std::size_t k) {
     const Eqn& e = p_.eqns[k];
     const int mine = fusible(p_, e, gpu_) ? join(k) : -1;
-    if (mine < 0 && take_sum(k)) return;
+    if (mine < 0 && (gpu_ ? take_row_sum_step(k) : take_sum(k))) return;
     for (const Atom& a : e.in) {
       if (!a.is_var() || group_of_var_[a.index] < 0) continue;
       const int g = find(groups_, group_of_var_[a.index]);
@@ -401,10 +411,18 @@ class Grouping {
 
  private:
   /// Puts fusible equation k into the open groups of its shape it reads (two or more become one,
-  /// run where k is), or into a new group; returns its group.
+  /// run where k is), or into a new group; returns its group. In a GPU program, an equation
+  /// reading a row_sum step's value other than along its rows (a column of the group's shape)
+  /// joins none: it then reads the sum from outside.
   int join(std::size_t k) {
     const Eqn& e = p_.eqns[k];
     const Shape& shape = p_.var_avals[e.out[0]].shape;
+    for (const Atom& a : e.in)
+      if (gpu_ && a.is_var() && summed_[static_cast<std::size_t>(a.index)] && group_of_var_[a.index] >= 0) {
+        const Group& G = groups_[static_cast<std::size_t>(find(groups_, group_of_var_[a.index]))];
+        const auto how = operand_read(p_, e, a, shape, gpu_);
+        if (!how || how->mode != FusedInput::Mode::column || how->inner != G.row_inner || shape_of(G) != shape) return -1;
+      }
     // A kernel's row steps and row sums share one row length (its tiles hold whole rows).
     std::int64_t row = e.prim->lowering.kind == Kind::log_softmax ? shape.back() : 0;
     auto fits = [](std::int64_t a, std::int64_t b) { return a == 0 || b == 0 || a == b; };
@@ -448,14 +466,37 @@ class Grouping {
     Group& G = groups_[static_cast<std::size_t>(g)];
     const auto sum = G.open || G.summing ? summation(p_, e, shape_of(G)) : std::nullopt;
     if (!sum || (sum->reduce == Reduce::rows && G.row_inner != 0 && G.row_inner != sum->inner)) return false;
-    // A GPU's kernel sums short rows only (a thread per row).
-    if (gpu_ && (sum->reduce != Reduce::rows || sum->inner > kernels::kMaxGpuRow)) return false;
     if (sum->reduce == Reduce::rows) G.row_inner = sum->inner;
     G.eqns.push_back(k);
     G.open = false;
     G.summing = true;
     group_of_eqn_[k] = g;
     group_of_var_[e.out[0]] = g;  // a reader of the sum closes the group to further sums
+    summed_[static_cast<std::size_t>(e.out[0])] = true;
+    sums_.emplace(k, *sum);
+    return true;
+  }
+
+  /// For a GPU program: makes equation k, where it is a sum over rows of at most kMaxGpuRow
+  /// elements of an open group's value, a row_sum step of the group (which stays open: later
+  /// members may read the sum along its rows; an output where it escapes); whether it did.
+  bool take_row_sum_step(std::size_t k) {
+    const Eqn& e = p_.eqns[k];
+    if (e.in.size() != 1 || !e.in[0].is_var() || group_of_var_[e.in[0].index] < 0 ||
+        summed_[static_cast<std::size_t>(e.in[0].index)])  // a member's value of the group's shape
+      return false;
+    const int g = find(groups_, group_of_var_[e.in[0].index]);
+    Group& G = groups_[static_cast<std::size_t>(g)];
+    if (!G.open) return false;
+    auto sum = summation(p_, e, shape_of(G));
+    if (!sum || sum->reduce != Reduce::rows || sum->inner > kernels::kMaxGpuRow ||
+        (G.row_inner != 0 && G.row_inner != sum->inner))
+      return false;
+    sum->step = true;
+    G.row_inner = sum->inner;
+    G.eqns.push_back(k);
+    group_of_eqn_[k] = g;
+    group_of_var_[e.out[0]] = g;
     summed_[static_cast<std::size_t>(e.out[0])] = true;
     sums_.emplace(k, *sum);
     return true;
