@@ -99,6 +99,35 @@ std::string input_values(const FusedProgram& p, const std::string& indent) {
   return line + "};\n";
 }
 
+/// `element(x, y)`: one element's steps, register k defined by step k; with row steps, the row's
+/// statistics (`Stats st`) come in as well, and each row step's operand has a function of its own
+/// (`operand<j>(x, st)`), which the statistics' passes call.
+void write_element_functions(std::ostringstream& s, const FusedProgram& p) {
+  const std::size_t ni = p.inputs.size(), no = p.outputs.size();
+  const std::vector<int> row_steps = row_steps_of(p);
+  const int num_row_steps = static_cast<int>(std::count_if(row_steps.begin(), row_steps.end(), [](int j) { return j >= 0; }));
+  const std::string x_param = cat({"const float (&x)[", std::to_string(ni), "]"});
+  std::string stats_param;
+  if (num_row_steps > 0) {
+    s << "// Each row step's statistics over its row: a log_softmax's operand's max and\n"
+         "// log(sum(exp(operand - max))); a row_sum's sum.\n"
+         "struct Stats {\n  double max[" << num_row_steps << "], log_sum[" << num_row_steps << "], sum[" << num_row_steps
+      << "];\n};\n\n";
+    stats_param = ", const Stats& st";
+    for (std::size_t k = 0; k < p.steps.size(); ++k)
+      if (row_steps[k] >= 0) {
+        s << "CANOPY_FUSED_FN float operand" << row_steps[k] << "(" << x_param << stats_param << ") {\n";
+        write_steps(s, p, p.steps[k].a, row_steps);
+        s << "  return " << reg(p.steps[k].a) << ";\n}\n\n";
+      }
+  }
+  s << "// x: the inputs' values (bools as 0/1); y: the outputs' values.\n"
+       "CANOPY_FUSED_FN void element(" << x_param << ", float (&y)[" << no << "]" << stats_param << ") {\n";
+  write_steps(s, p, static_cast<int>(p.steps.size()) - 1, row_steps);
+  for (std::size_t o = 0; o < no; ++o) s << "  y[" << o << "] = " << reg(p.outputs[o].reg) << ";\n";
+  s << "}\n\n";
+}
+
 /// A program whose threads take rows (row sums, row steps): a thread per row; first each row
 /// step's statistics, in order (a row_sum's sum; a log_softmax's operand's max, NaN propagating,
 /// and the log of the sum of exps; in f64, a pass over the row for each), then its elements in
@@ -190,30 +219,7 @@ std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout) 
        "struct alignas(16) F4 { float v[4]; };  // 4 f32 elements: one 128-bit access\n"
        "struct alignas(4) B4 { unsigned char v[4]; };  // 4 bools\n\n";
   s << "struct Args {\n  const void* in[" << ni << "];\n  void* out[" << no << "];\n  long long n;\n};\n\n";
-  // One element: the program's steps, register k defined by step k; with row steps, the row's
-  // statistics come in, and each row step's operand has a function of its own.
-  const std::vector<int> row_steps = row_steps_of(p);
-  const int num_row_steps = static_cast<int>(std::count_if(row_steps.begin(), row_steps.end(), [](int j) { return j >= 0; }));
-  const std::string x_param = cat({"const float (&x)[", std::to_string(ni), "]"});
-  std::string stats_param;
-  if (num_row_steps > 0) {
-    s << "// Each row step's statistics over its row: a log_softmax's operand's max and\n"
-         "// log(sum(exp(operand - max))); a row_sum's sum.\n"
-         "struct Stats {\n  double max[" << num_row_steps << "], log_sum[" << num_row_steps << "], sum[" << num_row_steps
-      << "];\n};\n\n";
-    stats_param = ", const Stats& st";
-    for (std::size_t k = 0; k < p.steps.size(); ++k)
-      if (row_steps[k] >= 0) {
-        s << "CANOPY_FUSED_FN float operand" << row_steps[k] << "(" << x_param << stats_param << ") {\n";
-        write_steps(s, p, p.steps[k].a, row_steps);
-        s << "  return " << reg(p.steps[k].a) << ";\n}\n\n";
-      }
-  }
-  s << "// x: the inputs' values (bools as 0/1); y: the outputs' values.\n"
-       "CANOPY_FUSED_FN void element(" << x_param << ", float (&y)[" << no << "]" << stats_param << ") {\n";
-  write_steps(s, p, static_cast<int>(p.steps.size()) - 1, row_steps);
-  for (std::size_t o = 0; o < no; ++o) s << "  y[" << o << "] = " << reg(p.outputs[o].reg) << ";\n";
-  s << "}\n\n";
+  write_element_functions(s, p);
   // One thread's share of the grid-stride loop.
   s << "CANOPY_FUSED_FN void run(const Args& args, long long thread, long long threads) {\n";
   for (std::size_t k = 0; k < ni; ++k)
