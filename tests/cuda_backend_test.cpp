@@ -298,6 +298,40 @@ void check_fused_same(FusedProgram prog, const std::vector<const void*>& in, std
 
 }  // namespace
 
+TEST_CASE("cuda fused kernel: i32 operands compared by value, as the CPU's fused kernel compares them") {
+  // Labels against class indices (one_hot's comparison) in a GPU program: their bits in f32
+  // registers, compared as i32 (2^24 + 1 and 2^24 differ, though not as floats).
+  std::vector<std::int32_t> labels, classes{(1 << 24) - 1, 1 << 24, (1 << 24) + 1, -5};
+  for (int i = 0; i < 12; ++i) labels.push_back((1 << 24) + i % 3 - 1);
+  const std::int32_t scalar_v = 1 << 24;
+  FusedProgram p;
+  p.inputs = {{FusedInput::Mode::full, DType::i32, 12}, {FusedInput::Mode::row, DType::i32, 4}, {FusedInput::Mode::scalar, DType::i32, 1}};
+  p.steps = {{FusedStep::Kind::load, 0, 0},
+             {FusedStep::Kind::load, 0, 1},
+             {FusedStep::Kind::load, 0, 2},
+             {FusedStep::Kind::int_compare, static_cast<std::uint8_t>(BinaryOp::eq), 0, 1},
+             {FusedStep::Kind::int_compare, static_cast<std::uint8_t>(BinaryOp::lt), 1, 0},
+             {FusedStep::Kind::int_compare, static_cast<std::uint8_t>(BinaryOp::ne), 2, 0}};
+  p.outputs = {{3, DType::bool_}, {4, DType::f32}, {5, DType::bool_}};
+  const std::vector<const void*> in{labels.data(), classes.data(), &scalar_v};
+  check_fused_same(p, in, 12, 0, "i32 comparisons");
+  // And by value: element i compares labels[i] with classes[i % 4].
+  FusedProgram planned = p;
+  planned.elements = 12;
+  kernels::cpu::plan_fused_program(planned);
+  std::vector<unsigned char> eq(12);
+  std::vector<float> lt(12);
+  std::vector<unsigned char> ne(12);
+  std::vector<void*> out{eq.data(), lt.data(), ne.data()};
+  kernels::cpu::fused_elementwise(planned, in, out, 12);
+  for (std::size_t i = 0; i < 12; ++i) {
+    CAPTURE(i);
+    CHECK((eq[i] != 0) == (labels[i] == classes[i % 4]));
+    CHECK((lt[i] != 0) == (classes[i % 4] < labels[i]));
+    CHECK((ne[i] != 0) == (scalar_v != labels[i]));
+  }
+}
+
 TEST_CASE("cuda fused kernel: a program with row sums or row steps, a thread per row, as the CPU's fused kernel") {
   for (int variant = 0; variant < 3; ++variant) {  // sums; and a log_softmax step; and a row_sum step
     CAPTURE(variant);

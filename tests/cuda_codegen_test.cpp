@@ -87,6 +87,19 @@ void add_input(Case& c, FusedInput::Mode mode, DType dtype, std::int64_t size) {
   c.b8.push_back(std::move(m));
 }
 
+/// Adds an i32 input of `mode` (size elements: value(i)), its bits kept in the case's f32 data.
+template <class Value>
+void add_int_input(Case& c, FusedInput::Mode mode, std::int64_t size, Value value) {
+  c.program.inputs.push_back({mode, DType::i32, size});
+  std::vector<float> bits(static_cast<std::size_t>(size));
+  for (std::int64_t i = 0; i < size; ++i) {
+    const std::int32_t v = value(i);
+    std::memcpy(&bits[static_cast<std::size_t>(i)], &v, sizeof v);
+  }
+  c.f32.push_back(std::move(bits));
+  c.b8.emplace_back();
+}
+
 /// Fused programs covering every op of the fused kernels, every input mode, bools and several outputs.
 std::vector<Case> cases() {
   std::vector<Case> all;
@@ -165,6 +178,17 @@ std::vector<Case> cases() {
     c.program.steps = {{K::load, 0, 0}, {K::load, 0, 1}, {K::binary, b(BinaryOp::mul), 0, 1}, {K::load, 0, 2},
                        {K::select, 0, 3, 0, 2}, {K::load, 0, 3}, {K::binary, b(BinaryOp::sub), 1, 5}};
     c.program.outputs = {{4, DType::f32}, {6, DType::f32}};
+    all.push_back(std::move(c));
+  }
+  {  // i32 comparisons (GPU programs only): labels against class indices, as one_hot compares
+     // them, by value (2^24 + 1 and 2^24 differ, though not as floats); a full, a row and a scalar
+    Case c{"i32 comparisons", {}, {}, {}, 40};
+    add_int_input(c, FusedInput::Mode::full, c.n, [](std::int64_t i) { return (1 << 24) + static_cast<std::int32_t>(i % 3) - 1; });
+    add_int_input(c, FusedInput::Mode::row, 4, [](std::int64_t i) { return (1 << 24) + static_cast<std::int32_t>(i) - 2; });
+    add_int_input(c, FusedInput::Mode::scalar, 1, [](std::int64_t) { return -7; });
+    c.program.steps = {{K::load, 0, 0}, {K::load, 0, 1}, {K::load, 0, 2}, {K::int_compare, b(BinaryOp::eq), 0, 1},
+                       {K::int_compare, b(BinaryOp::lt), 0, 1}, {K::int_compare, b(BinaryOp::ge), 2, 0}};
+    c.program.outputs = {{3, DType::f32}, {3, DType::bool_}, {4, DType::bool_}, {5, DType::bool_}};
     all.push_back(std::move(c));
   }
   for (Case& c : all) {

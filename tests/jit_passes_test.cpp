@@ -203,6 +203,25 @@ TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only
   };
   check_pass("fuse_elementwise_for_cuda", ce_grad, logits,
              {{"fused_elementwise", fused}, {"reduce_sum", 1 - fused}, {"log_softmax", 1 - fused}}, 1e-5f);
+  // Sums no member reads are outputs alone (no passes over the rows for them): nine in one
+  // kernel, where at most 8 row steps fit. A reader of a sum that cannot read it along its rows
+  // (another shape) still fuses with what follows it.
+  auto nine = [](const Arrays& x) {
+    const Array e = exp(x[0]);
+    Arrays out;
+    for (int k = 1; k <= 9; ++k) out.push_back(sum(e * static_cast<float>(k), 1));
+    return out;
+  };
+  check_pass("fuse_elementwise_for_cuda", nine, {uniform_array(11, {16, 8})},
+             {{"fused_elementwise", fused}, {"reduce_sum", 9 * (1 - fused)}}, 1e-4f);
+  auto log_sum = [](const Arrays& x) { return Arrays{log(sum(exp(x[0]), 1)) * 2.f + 1.f}; };
+  check_pass("fuse_elementwise_for_cuda", log_sum, {uniform_array(12, {16, 8})},
+             {{"fused_elementwise", 2 * fused}, {"log", 1 - fused}}, 1e-5f);
+  // i32 labels against class indices (one_hot) are compared in a GPU program's kernel, by value.
+  auto labelled_loss = [](const Arrays& x) { return Arrays{sum(nn::log_softmax(x[0]) * one_hot(x[1], 8), 1)}; };
+  const Arrays labelled = {uniform_array(9, {16, 8}), random::randint(random::key(10), {16}, 0, 8)};
+  check_pass("fuse_elementwise_for_cuda", labelled_loss, labelled, {{"fused_elementwise", fused}, {"eq", 1 - fused}}, 1e-5f);
+  check_pass("fuse_elementwise", labelled_loss, labelled, {{"eq", 1}}, 1e-5f);
   // One read as a row instead (a square's sums by numpy broadcasting) is read from outside.
   auto as_row = [](const Arrays& x) {
     const Array e = exp(x[0]);

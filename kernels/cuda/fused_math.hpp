@@ -5,6 +5,7 @@
 // f32 registers, bools as 0/1.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #include "canopy/kernels/fused_program.hpp"
@@ -19,6 +20,7 @@ struct FusedView {
   struct Input {
     std::uint8_t mode;  // FusedInput::Mode: full, scalar, row or column
     std::uint8_t is_bool;
+    std::uint8_t is_i32;  // its bits into the register (an int_compare step's operand)
     std::int64_t size;   // row: its length
     std::int64_t inner;  // column: the elements each value stands for
   };
@@ -51,7 +53,7 @@ inline bool fused_view_supported(const FusedProgram& p) {
     if (s.kind == FusedStep::Kind::uniform01) return false;
     row_steps += s.kind == FusedStep::Kind::log_softmax || s.kind == FusedStep::Kind::row_sum;
   }
-  if (row_steps > kMaxGpuRowSteps) return false;
+  if (row_steps > kMaxGpuRowSteps || (row_steps > 0 && p.row <= 0)) return false;
   const std::int64_t row = gpu_row_length(p);
   if (row < 0 || row > kMaxGpuRow || (row > 0 && p.elements % row != 0)) return false;
   for (const auto& o : p.outputs)
@@ -69,7 +71,8 @@ inline FusedView fused_view(const FusedProgram& p) {
   v.num_outputs = static_cast<int>(p.outputs.size());
   for (int k = 0; k < v.num_inputs; ++k) {
     const auto& in = p.inputs[static_cast<std::size_t>(k)];
-    v.inputs[k] = {static_cast<std::uint8_t>(in.mode), static_cast<std::uint8_t>(in.dtype == DType::bool_), in.size, in.inner};
+    v.inputs[k] = {static_cast<std::uint8_t>(in.mode), static_cast<std::uint8_t>(in.dtype == DType::bool_),
+                   static_cast<std::uint8_t>(in.dtype == DType::i32), in.size, in.inner};
   }
   std::int16_t row_steps = 0;
   for (int k = 0; k < v.num_steps; ++k) {
@@ -110,9 +113,16 @@ CANOPY_HD inline void fused_registers(const FusedView& p, const void* const* in,
                                : x.mode == static_cast<std::uint8_t>(FusedInput::Mode::row)    ? i % x.size
                                : x.mode == static_cast<std::uint8_t>(FusedInput::Mode::column) ? i / x.inner
                                                                                                    : i;
-        v = x.is_bool ? (static_cast<const bool*>(in[s.a])[j] ? 1.0f : 0.0f) : static_cast<const float*>(in[s.a])[j];
+        v = x.is_bool  ? (static_cast<const bool*>(in[s.a])[j] ? 1.0f : 0.0f)
+            : x.is_i32 ? std::bit_cast<float>(static_cast<const std::int32_t*>(in[s.a])[j])
+                       : static_cast<const float*>(in[s.a])[j];
         break;
       }
+      case Kind::int_compare:
+        v = math::compare(static_cast<BinaryOp>(s.op), std::bit_cast<std::int32_t>(r[s.a]), std::bit_cast<std::int32_t>(r[s.b]))
+                ? 1.0f
+                : 0.0f;
+        break;
       case Kind::unary: v = math::fused_unary(static_cast<UnaryOp>(s.op), r[s.a]); break;
       case Kind::binary: v = math::fused_binary(static_cast<BinaryOp>(s.op), r[s.a], r[s.b]); break;
       case Kind::select: v = r[s.a] != 0 ? r[s.c] : r[s.b]; break;

@@ -269,20 +269,23 @@ TEST_CASE("jit on cuda:0: one update over leaves of many sizes runs as one launc
   kernels::cuda::set_generated_kernels(was);
 }
 
-TEST_CASE("jit on cuda:0: a fused group's log_softmax and row sums run in its kernel, with the CPU's values") {
-  // A softmax cross-entropy's loss and gradient over rows of 10: log_softmax is a step of the
-  // fused kernel that multiplies it by the labels and sums the rows (a thread per row); the
-  // gradient's kernel sums its rows and reads the sums along them (a row_sum step). Generated or
-  // on the interpreter, each kernel agrees with the CPU's under verification.
-  auto loss = [](const Array& logits, const Array& onehot) { return -mean(sum(nn::log_softmax(logits) * onehot, -1)); };
+TEST_CASE("jit on cuda:0: a softmax cross-entropy's labels, log_softmax and row sums run in fused kernels, with the CPU's values") {
+  // A softmax cross-entropy's loss and gradient over rows of 10 from i32 labels: the labels'
+  // comparison with the class indices (one_hot's, by value), log_softmax, the product and the
+  // rows' sums are one kernel (a thread per row); the gradient's kernel sums its rows and reads
+  // the sums along them (a row_sum step). Generated or on the interpreter, each kernel agrees
+  // with the CPU's under verification.
+  auto loss = [](const Array& logits, const Array& labels) {
+    return -mean(sum(nn::log_softmax(logits) * one_hot(labels, 10), -1));
+  };
   auto both = jit([&](const Array& l, const Array& y) { return value_and_grad(loss)(l, y); });
   const Array logits = random::normal(random::key(80), {300, 10});
-  const Array onehot = one_hot(random::randint(random::key(81), {300}, 0, 10), 10);
-  const auto [want_loss, want_grad] = both(logits, onehot);
-  const Array gl = device_put(logits, kGpu), gy = device_put(onehot, kGpu);
+  const Array labels = random::randint(random::key(81), {300}, 0, 10);
+  const auto [want_loss, want_grad] = both(logits, labels);
+  const Array gl = device_put(logits, kGpu), gy = device_put(labels, kGpu);
   const std::string text = both.lower(gl, gy).gpu_text();
   CAPTURE(text);
-  CHECK(count(text, "fused_elementwise[ops=log_softmax,exp,mul,reduce_sum]") == 1);
+  CHECK(count(text, "fused_elementwise[ops=eq,convert_element_type,log_softmax,exp,mul,reduce_sum]") == 1);
   CHECK(count(text, "fused_elementwise[ops=broadcast_in_dim,mul,neg,reduce_sum,broadcast_in_dim,mul,add]") == 1);
   CHECK(count(text, "reduce_sum[axes=(1,)]") == 0);
   CHECK(count(text, "log_softmax[axis=1]") == 0);

@@ -45,12 +45,13 @@ const char* storage_type(DType d) { return d == DType::f32 ? "float" : "unsigned
 /// no row steps, and only loads, unary and binary ops, selects and bool conversions.
 bool writable(const FusedProgram& p) {
   for (const FusedInput& in : p.inputs)
-    if (in.mode != Mode::full && in.mode != Mode::scalar) return false;
+    if ((in.mode != Mode::full && in.mode != Mode::scalar) || in.dtype == DType::i32) return false;
   for (const auto& o : p.outputs)
     if (o.reduce != FusedProgram::Output::Reduce::none) return false;
   if (p.row > 0) return false;
   for (const FusedStep& s : p.steps)
-    if (s.kind == Kind::uniform01 || s.kind == Kind::log_softmax || s.kind == Kind::row_sum) return false;
+    if (s.kind == Kind::uniform01 || s.kind == Kind::log_softmax || s.kind == Kind::row_sum || s.kind == Kind::int_compare)
+      return false;
   return true;
 }
 

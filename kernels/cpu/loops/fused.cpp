@@ -201,6 +201,20 @@ void run_unary(UnaryOp op, Operand x, float* y, std::int64_t n) {
 /// Input k's elements [b, b + n): in place for full f32, one value for a scalar, else copied into `tmp`.
 Operand load(const FusedInput& in, const void* data, std::int64_t b, std::int64_t n, float* tmp) {
   if (in.mode == FusedInput::Mode::words) return {static_cast<const float*>(data), true};
+  if (in.dtype == DType::i32) {  // its bits, copied (an int_compare step reads them as i32)
+    const auto* v = static_cast<const std::int32_t*>(data);
+    auto at = [&](std::int64_t i) {
+      switch (in.mode) {
+        case FusedInput::Mode::scalar: return std::int64_t{0};
+        case FusedInput::Mode::row: return (b + i) % in.size;
+        case FusedInput::Mode::column: return (b + i) / in.inner;
+        default: return b + i;
+      }
+    };
+    const std::int64_t count = in.mode == FusedInput::Mode::scalar ? 1 : n;
+    for (std::int64_t i = 0; i < count; ++i) std::memcpy(tmp + i, v + at(i), sizeof(float));
+    return {tmp, in.mode == FusedInput::Mode::scalar};
+  }
   if (in.mode == FusedInput::Mode::scalar) {
     tmp[0] = in.dtype == DType::f32 ? static_cast<const float*>(data)[0] : (static_cast<const bool*>(data)[0] ? 1.0f : 0.0f);
     return {tmp, true};
@@ -333,7 +347,8 @@ class Sums {
 std::vector<int> operands_of(const FusedStep& s) {
   switch (s.kind) {
     case FusedStep::Kind::load: return {};
-    case FusedStep::Kind::binary: return {s.a, s.b};
+    case FusedStep::Kind::binary:
+    case FusedStep::Kind::int_compare: return {s.a, s.b};
     case FusedStep::Kind::select: return {s.a, s.b, s.c};
     case FusedStep::Kind::unary:
     case FusedStep::Kind::to_bool:
@@ -551,6 +566,16 @@ class Interpreter {
         // The eager kernel on this tile's rows (each row in double): the same values.
         if (a.scalar) std::fill_n(dst, len, a.p[0]);
         softmax(DType::f32, true, a.scalar ? dst : a.p, dst, Shape{len / program_.row, program_.row}, 1);
+        break;
+      }
+      case FusedStep::Kind::int_compare: {
+        const Operand b2 = reg[s.b];
+        for (std::int64_t i = 0; i < (scalar ? 1 : len); ++i) {
+          std::int32_t x, y;
+          std::memcpy(&x, a.p + (a.scalar ? 0 : i), sizeof x);
+          std::memcpy(&y, b2.p + (b2.scalar ? 0 : i), sizeof y);
+          dst[i] = math::compare(static_cast<BinaryOp>(s.op), x, y) ? 1.0f : 0.0f;
+        }
         break;
       }
       case FusedStep::Kind::row_sum: {

@@ -28,7 +28,7 @@ using Kind = FusedStep::Kind;
 using Mode = FusedInput::Mode;
 
 bool is_bool(DType d) { return d == DType::bool_; }
-const char* storage_type(DType d) { return is_bool(d) ? "unsigned char" : "float"; }
+const char* storage_type(DType d) { return is_bool(d) ? "unsigned char" : d == DType::i32 ? "std::int32_t" : "float"; }
 std::string reg(int r) { return cat({"r", std::to_string(r)}); }
 
 /// The expression of step s's value from the registers before it (as fused_element computes it);
@@ -59,11 +59,14 @@ std::string step_value(const FusedStep& s, int row_step) {
       return cat({"static_cast<float>((static_cast<double>(", a, ") - st.max[", j, "]) - st.log_sum[", j, "])"});
     }
     case Kind::row_sum: return cat({"static_cast<float>(st.sum[", std::to_string(row_step), "])"});
+    case Kind::int_compare:  // of the i32 values the registers hold the bits of
+      return cat({"(math::compare(static_cast<BinaryOp>(", op, "), std::bit_cast<std::int32_t>(", a,
+                  "), std::bit_cast<std::int32_t>(", b, ")) ? 1.0f : 0.0f)"});
     default: return "0.0f";  // not in a supported program
   }
 }
 
-/// Input k's value for element `index` as a float (bools as 0/1).
+/// Input k's value for element `index` as a float (bools as 0/1, i32 as its bits).
 std::string input_value(const FusedInput& in, std::size_t k, const std::string& index) {
   const std::string ptr = cat({"in", std::to_string(k)});
   std::string at;
@@ -73,6 +76,7 @@ std::string input_value(const FusedInput& in, std::size_t k, const std::string& 
     case Mode::column: at = cat({ptr, "[(", index, ") / ", std::to_string(in.inner), "LL]"}); break;
     default: at = cat({ptr, "[", index, "]"}); break;
   }
+  if (in.dtype == DType::i32) return cat({"std::bit_cast<float>(", at, ")"});  // its bits
   return is_bool(in.dtype) ? cat({"(", at, " ? 1.0f : 0.0f)"}) : at;
 }
 

@@ -1,5 +1,6 @@
 // A fused elementwise program, as both backends run it: a straight-line program of unary, binary,
-// select, conversion and random-stream steps over f32 registers, each input read once and each
+// select, conversion and random-stream steps over f32 registers (i32 operands of comparisons
+// held as their bits), each input read once and each
 // output written once, or summed by rows or columns without being written (jit's fuse_elementwise
 // pass builds it; bools travel as 0/1 floats). The CPU runs it with cpu_fused.hpp, the GPU with
 // cuda.hpp's fused_elementwise.
@@ -23,7 +24,9 @@ struct FusedInput {
              ///< (a value per row of `inner` elements; GPU programs only)
   };
   Mode mode = Mode::full;
-  DType dtype = DType::f32;  ///< f32 or bool_ (u32 for words)
+  /// f32 or bool_ (u32 for words); in a GPU program also i32, an operand of int_compare steps only
+  /// (its bits in an f32 register)
+  DType dtype = DType::f32;
   std::int64_t size = 0;     ///< elements of the input
   std::int64_t inner = 1;    ///< column: the output elements each input element stands for
 };
@@ -43,6 +46,8 @@ struct FusedStep {
     log_softmax,  ///< dst = log_softmax(r[a]) along each row of `FusedProgram::row` elements
     row_sum,      ///< dst = the sum of r[a] over its row of `FusedProgram::row` elements, added up in
                   ///< order in f64, at every element of the row (GPU programs: a sum read by later steps)
+    int_compare,  ///< dst = BinaryOp(op) comparison of the i32 values r[a] and r[b] hold the bits of,
+                  ///< 0/1 (GPU programs: labels against a class index, as one_hot compares them)
   };
   Kind kind = Kind::load;
   std::uint8_t op = 0;

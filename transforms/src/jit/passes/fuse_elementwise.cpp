@@ -90,6 +90,13 @@ std::optional<ReadMode> operand_read(const Program& p, const Eqn& e, const Atom&
   return read_mode(in, out, gpu);
 }
 
+/// Whether e compares two i32 operands.
+bool is_int_comparison(const Program& p, const Eqn& e) {
+  return e.prim->lowering.kind == Kind::binary && kernels::is_comparison(static_cast<BinaryOp>(e.prim->lowering.op)) &&
+         e.in.size() == 2 && !e.in[0].is_zero() && !e.in[1].is_zero() && p.aval_of(e.in[0]).dtype == DType::i32 &&
+         p.aval_of(e.in[1]).dtype == DType::i32;
+}
+
 /// Whether equation e can be a member of a fused group (of a GPU program: `gpu`).
 bool fusible(const Program& p, const Eqn& e, bool gpu) {
   const Lowering& l = e.prim->lowering;
@@ -103,9 +110,12 @@ bool fusible(const Program& p, const Eqn& e, bool gpu) {
     const Aval& key = p.aval_of(e.in[0]);
     return key.dtype == DType::u32 && key.shape == Shape{2} && out.dtype == DType::f32;
   }
+  // A GPU program's comparison of i32 operands (labels against class indices, as one_hot makes
+  // them): their bits in registers, compared as i32 by an int_compare step.
+  const bool ints = gpu && is_int_comparison(p, e);
   for (const Atom& a : e.in) {
     if (a.is_zero()) return false;
-    if (!is_value_dtype(p.aval_of(a).dtype) || !operand_read(p, e, a, out.shape, gpu)) return false;
+    if (!(ints || is_value_dtype(p.aval_of(a).dtype)) || !operand_read(p, e, a, out.shape, gpu)) return false;
   }
   switch (l.kind) {
     case Kind::unary: {
@@ -219,12 +229,14 @@ class FusedBuilder {
   }
 
   /// Adds member e (equation k): its step, and an output where its value escapes the group or it
-  /// is a sum the kernel takes (in `sums`: computed, not stored).
-  void add(const Eqn& e, std::size_t k, const std::vector<bool>& escapes, const std::map<std::size_t, Summation>& sums) {
+  /// is a sum the kernel takes (in `sums`: computed, not stored; a row_sum step where members read
+  /// it, `read_in_group`).
+  void add(const Eqn& e, std::size_t k, const std::vector<bool>& escapes, const std::map<std::size_t, Summation>& sums,
+           const std::vector<bool>& read_in_group) {
     ops_ << (ops_.tellp() > 0 ? "," : "") << e.prim->name;
     if (auto sum = sums.find(k); sum != sums.end()) {
       const int summed = reg_of_var_.at(e.in[0].index);
-      if (sum->second.step) {
+      if (sum->second.step && read_in_group[static_cast<std::size_t>(e.out[0])]) {
         prog_->row = sum->second.inner;
         reg_of_var_[e.out[0]] = add_step({FusedStep::Kind::row_sum, 0, summed});
         if (!escapes[static_cast<std::size_t>(e.out[0])]) return;
@@ -264,7 +276,8 @@ class FusedBuilder {
       case Kind::unary: return add_step({FusedStep::Kind::unary, l.op, reg_for(e.in[0])});
       case Kind::binary: {
         const int a = reg_for(e.in[0]), b = reg_for(e.in[1]);
-        return add_step({FusedStep::Kind::binary, l.op, a, b});
+        const bool ints = is_int_comparison(p_, e);  // only in a GPU program (fusible)
+        return add_step({ints ? FusedStep::Kind::int_compare : FusedStep::Kind::binary, l.op, a, b});
       }
       case Kind::select: {
         const int w = reg_for(e.in[0]), c0 = reg_for(e.in[1]), c1 = reg_for(e.in[2]);
@@ -321,7 +334,12 @@ class FusedBuilder {
 Eqn build_fused(const Program& p, const std::vector<std::size_t>& members, const std::vector<bool>& escapes,
                 const std::map<std::size_t, Summation>& sums, bool gpu, bool compile) {
   FusedBuilder builder(p, p.var_avals[p.eqns[members[0]].out[0]].shape, gpu);
-  for (std::size_t k : members) builder.add(p.eqns[k], k, escapes, sums);
+  // The values the members read: a row sum only they do not read is an output alone, not a step.
+  std::vector<bool> read(p.var_avals.size(), false);
+  for (std::size_t k : members)
+    for (const Atom& a : p.eqns[k].in)
+      if (a.is_var()) read[static_cast<std::size_t>(a.index)] = true;
+  for (std::size_t k : members) builder.add(p.eqns[k], k, escapes, sums, read);
   return builder.finish(compile);
 }
 
@@ -340,10 +358,11 @@ const PrimitiveInfo& fused_primitive() {
   static const PrimitiveInfo info = [] {
     PrimitiveInfo i = pass_primitive<FusedParams>("fused_elementwise", run_fused<false>);
     i.kernels.set(Device::Kind::cuda, run_fused<true>);
-    // Its sums add up in an order of each device's own.
+    // Its sums add up in an order of each device's own, and so do the values row_sum steps feed.
     i.accumulating_output = [](const ParamsRef& params, std::size_t output) {
       const FusedProgram& p = *params.get<FusedParams>().program;
-      return output < p.outputs.size() && p.outputs[output].reduce != FusedProgram::Output::Reduce::none;
+      const bool row_sums = std::any_of(p.steps.begin(), p.steps.end(), [](const FusedStep& s) { return s.kind == FusedStep::Kind::row_sum; });
+      return output < p.outputs.size() && (row_sums || p.outputs[output].reduce != FusedProgram::Output::Reduce::none);
     };
     return i;
   }();
@@ -412,16 +431,19 @@ class Grouping {
  private:
   /// Puts fusible equation k into the open groups of its shape it reads (two or more become one,
   /// run where k is), or into a new group; returns its group. In a GPU program, an equation
-  /// reading a row_sum step's value other than along its rows (a column of the group's shape)
-  /// joins none: it then reads the sum from outside.
+  /// reading a row sum other than along its rows (a column of the group's shape) does not join
+  /// that sum's group: it reads the sum from outside.
   int join(std::size_t k) {
     const Eqn& e = p_.eqns[k];
     const Shape& shape = p_.var_avals[e.out[0]].shape;
+    std::vector<int> barred;  // groups whose row sum e reads other than along the rows
     for (const Atom& a : e.in)
       if (gpu_ && a.is_var() && summed_[static_cast<std::size_t>(a.index)] && group_of_var_[a.index] >= 0) {
-        const Group& G = groups_[static_cast<std::size_t>(find(groups_, group_of_var_[a.index]))];
+        const int g = find(groups_, group_of_var_[a.index]);
         const auto how = operand_read(p_, e, a, shape, gpu_);
-        if (!how || how->mode != FusedInput::Mode::column || how->inner != G.row_inner || shape_of(G) != shape) return -1;
+        if (!how || how->mode != FusedInput::Mode::column || how->inner != groups_[static_cast<std::size_t>(g)].row_inner ||
+            shape_of(groups_[static_cast<std::size_t>(g)]) != shape)
+          barred.push_back(g);
       }
     // A kernel's row steps and row sums share one row length (its tiles hold whole rows).
     std::int64_t row = e.prim->lowering.kind == Kind::log_softmax ? shape.back() : 0;
@@ -431,7 +453,9 @@ class Grouping {
       if (!a.is_var() || group_of_var_[a.index] < 0) continue;
       const int g = find(groups_, group_of_var_[a.index]);
       Group& G = groups_[static_cast<std::size_t>(g)];
-      if (!G.open || shape_of(G) != shape || g == mine || !fits(row, G.row_inner)) continue;
+      if (!G.open || shape_of(G) != shape || g == mine || !fits(row, G.row_inner) ||
+          std::find(barred.begin(), barred.end(), g) != barred.end())
+        continue;
       row = std::max(row, G.row_inner);
       if (mine < 0) {
         mine = g;
