@@ -52,10 +52,11 @@ TEST_CASE("jit's GPU plan: a fused row sum never takes a donated input's bytes; 
   const Lowered l = jit(step, donate_argnums<1>).lower(uniform_array(7, {64, 64}), uniform_array(8, {64}));
   CAPTURE(l.gpu_text());
   if (kernels::cuda::built()) CHECK(l.gpu_text().find("fused_elementwise[ops=mul,reduce_sum]") != std::string::npos);
-  CHECK(l.memory_analysis(Device::Kind::cuda).alias_bytes == 0);
+  // (A build without CUDA fuses nothing: the unfused sum reads the product, not h.)
+  CHECK(l.memory_analysis(Device::Kind::cuda).alias_bytes == (kernels::cuda::built() ? 0 : 64 * 4));
   CHECK(l.memory_analysis().alias_bytes == 64 * 4);
   // A result written element by element still may.
   auto elementwise = [](const Array& v, const Array& h) { return tanh(v * h) * 2.f; };
   const Lowered e = jit(elementwise, donate_argnums<1>).lower(uniform_array(9, {64}), uniform_array(10, {64}));
-  CHECK(e.memory_analysis(Device::Kind::cuda).alias_bytes == (kernels::cuda::built() ? 64 * 4 : 0));
+  CHECK(e.memory_analysis(Device::Kind::cuda).alias_bytes == 64 * 4);
 }
