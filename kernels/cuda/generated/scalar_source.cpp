@@ -1,6 +1,7 @@
 // CUDA C++ for a scalar program: each step one line over typed values, as the elementwise kernels
-// (elementwise.cu) compute that op for that dtype with the library's element math, so that the
-// generated kernel and the kernels it replaces give the same bits. One thread runs it.
+// (elementwise.cu) compute that op for that dtype with the library's element math (f32 math in
+// f64, rounded once), so that integers and bools get the same bits as the kernels it replaces.
+// One thread runs it.
 #include "scalar_source.hpp"
 
 #include <cstring>
@@ -38,15 +39,19 @@ std::string value(int v) { return "v" + std::to_string(v); }
 template <class DTypeOf>
 std::string step_value(const ScalarStep& s, DTypeOf&& dtype_of, const std::string& count) {
   const std::string a = value(s.operands[0]), op = std::to_string(s.op);
-  const std::string load_a = "math::load(" + a + ")";
+  // f32 math in f64, rounded once: the CPU's f32 functions are correctly rounded or nearly, and a
+  // chain of single values can magnify an ulp (1 - 0.999^t at t = 2: an ulp of the pow is 3e-5
+  // of the result); +, -, * and / give the f32 operations' own results this way.
+  const bool wide = dtype_of(s.operands[0]) == DType::f32;
+  auto load = [&](const std::string& v) { return wide ? "static_cast<double>(" + v + ")" : "math::load(" + v + ")"; };
   switch (s.kind) {
     case Kind::unary: {
-      const std::string r = "math::unary(static_cast<UnaryOp>(" + op + "), " + load_a + ")";
+      const std::string r = "math::unary(static_cast<UnaryOp>(" + op + "), " + load(a) + ")";
       if (s.dtype == DType::bool_) return "(" + r + " != 0)";  // is_finite, and logical_not of a bool
       return "math::store<" + std::string(value_type(s.dtype)) + ">(" + r + ")";
     }
     case Kind::binary: {
-      const std::string args = "static_cast<BinaryOp>(" + op + "), " + load_a + ", math::load(" + value(s.operands[1]) + ")";
+      const std::string args = "static_cast<BinaryOp>(" + op + "), " + load(a) + ", " + load(value(s.operands[1]));
       if (is_comparison(static_cast<BinaryOp>(s.op))) return "math::compare(" + args + ")";
       return "math::store<" + std::string(value_type(s.dtype)) + ">(math::binary(" + args + "))";
     }

@@ -20,7 +20,7 @@ bool scalar_generated_supported(const ScalarProgram& p);
 /// canopy_scalar, `struct Args` (the inputs' addresses, then one output address per step) and
 /// `run(args)`, which reads the inputs, computes each step with the library's element math
 /// (math::unary / binary / compare / convert of element_math.hpp, as the elementwise kernels call
-/// it for that dtype) and writes every step's value. Declared CANOPY_FUSED_FN, which the including
+/// it for that dtype, but f32 math in f64 rounded once) and writes every step's value. Declared CANOPY_FUSED_FN, which the including
 /// source defines (a device function under NVRTC; `inline` where the tests compile it for the host).
 std::string scalar_kernel_body(const ScalarProgram& p);
 

@@ -61,10 +61,12 @@ const PrimitiveInfo& scalars_primitive() {
   static const PrimitiveInfo info = [] {
     PrimitiveInfo i = pass_primitive<ScalarsParams>("fused_scalars", run_scalars<Device::Kind::cpu>);
     i.kernels.set(Device::Kind::cuda, run_scalars<Device::Kind::cuda>);
-    // A sum adds up in an order of each device's own.
+    // A sum adds up in an order of each device's own, and the steps after one may read it.
     i.accumulating_output = [](const ParamsRef& params, std::size_t output) {
       const auto& steps = params.get<ScalarsParams>().program->steps;
-      return output < steps.size() && steps[output].kind == ScalarStep::Kind::sum;
+      for (std::size_t k = 0; k <= output && k < steps.size(); ++k)
+        if (steps[k].kind == ScalarStep::Kind::sum) return true;
+      return false;
     };
     return i;
   }();
