@@ -60,3 +60,18 @@ TEST_CASE("jit's GPU plan: a fused row sum never takes a donated input's bytes; 
   const Lowered e = jit(elementwise, donate_argnums<1>).lower(uniform_array(9, {64}), uniform_array(10, {64}));
   CHECK(e.memory_analysis(Device::Kind::cuda).alias_bytes == 64 * 4);
 }
+
+TEST_CASE("jit's GPU plan: a donated input read through a reshape keeps its bytes") {
+  // One launch runs both updates (segments of one program): the first reads p through a reshape
+  // (a view, no copy), the second's result has p's aval. Had it taken p's bytes, it would write
+  // them while the other segment reads them.
+  auto both = [](const Array& p, const Array& q, const Array& r, const Array& s) {
+    return std::pair{reshape(p, {32}) - r * 0.1f, q - s * 0.1f};
+  };
+  const Array p = uniform_array(11, {8, 4}), q = uniform_array(12, {8, 4}), r = uniform_array(13, {32}),
+              s = uniform_array(14, {8, 4});
+  const Lowered l = jit(both, donate_argnums<0>).lower(p, q, r, s);
+  CAPTURE(l.gpu_text());
+  if (kernels::cuda::built()) CHECK(l.gpu_text().find("fused_elementwise_segments[ops=2x(") != std::string::npos);
+  CHECK(l.memory_analysis(Device::Kind::cuda).alias_bytes == 0);
+}

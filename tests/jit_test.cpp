@@ -191,6 +191,25 @@ TEST_CASE("jit: buffer planning puts the intermediates in one arena; memory_anal
   CHECK(y.item<float>() == doctest::Approx(want).epsilon(1e-5));
 }
 
+TEST_CASE("jit: a reshape inside a program is its operand's bytes, no copy and no place in the arena") {
+  // x [64, 64] -> tanh -> reshape [4096] -> * 2 -> reshape [16, 256] (the result): the first
+  // reshape is a view of tanh's result, which lives until the view's reader; the last, a result,
+  // is written into a block of its own. (One equation each: nothing to fuse across the reshapes.)
+  auto f = [](const Array& x) { return reshape(reshape(tanh(x), {4096}) * 2.f, {16, 256}); };
+  const Array x = uniform_array(5, {64, 64});
+  auto jf = jit(f);
+  const MemoryAnalysis m = jf.lower(x).memory_analysis();
+  CAPTURE(jf.lower(x).compiled_text());
+  CHECK(m.temp_unplanned_bytes == 2 * 64 * 64 * 4);  // tanh's and the product's; not the view's
+  CHECK(m.temp_bytes == 2 * 64 * 64 * 4);            // both live at the product
+  const Array want = f(x);
+  CHECK(jf(x).to_vector<float>() == want.to_vector<float>());
+  // A donated input read through a view: the values are the eager ones.
+  auto g = jit([](const Array& p, const Array& q) { return reshape(p, {4096}) * 2.f + q; }, donate_argnums<0>);
+  const Array q = uniform_array(6, {4096});
+  CHECK(g(x, q).to_vector<float>() == (reshape(x, {4096}) * 2.f + q).to_vector<float>());
+}
+
 TEST_CASE("jit: a donated input's buffer holds the result that replaces it, unless something else shares it") {
   auto step = jit([](const Array& p, const Array& g) { return p - g * 0.5f; }, donate_argnums<0>);
   const Array g = uniform_array(3, {1024});

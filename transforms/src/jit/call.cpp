@@ -171,7 +171,9 @@ void Executable::Plan::Call::run_step(std::size_t k) {
   operands.clear();
   for (int i : s.in) operands.push_back(slots_[i]);
   std::span<Array> out(slots_.data() + s.out, s.out_avals.size());
-  if (s.callee) {
+  if (s.view) {
+    out[0] = detail::alias(operands[0], s.out_avals[0]);
+  } else if (s.callee) {
     profiler::detail::Enclosing step(profiled_, profiler::Event::Kind::call, "", s.prim->name, place_.device,
                                      static_cast<int>(k));
     Arrays r = s.callee->run(operands);

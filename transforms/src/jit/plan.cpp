@@ -62,12 +62,23 @@ void Executable::Plan::assign_slots(const Program& p, const std::string& name) {
     constants.emplace_back(next, zeros(zero_aval.shape, zero_aval.dtype));
     return next++;
   };
+  std::vector<bool> is_output(p.var_avals.size(), false);
+  for (const Atom& a : p.outs)
+    if (a.is_var()) is_output[static_cast<std::size_t>(a.index)] = true;
   for (const Eqn& e : p.eqns) {
     Step s{e.prim, e.params_ref(), nullptr, nullptr, {}, next, {}, {}};
     for (const Atom& a : e.in) s.in.push_back(slot_of(a, Aval{}));
     for (int v : e.out) {
       var_slot[v] = next++;
       s.out_avals.push_back(p.var_avals[v]);
+    }
+    // A row-major array reshaped is the same bytes: a result of its own only where it is one of
+    // the program's (results leave in blocks of their own).
+    s.view = e.prim->name == "reshape" && e.in.size() == 1 && e.out.size() == 1 && !e.in[0].is_zero() &&
+             !is_output[static_cast<std::size_t>(e.out[0])];
+    if (s.view) {
+      steps.push_back(std::move(s));
+      continue;
     }
     if (e.prim->call_program) s.callee = detail::executable_of(*e.prim, s.params);
     else if (!(s.kernel = e.prim->kernel(kind)) && kind == Device::Kind::cpu)
@@ -92,13 +103,25 @@ void Executable::Plan::assign_slots(const Program& p, const std::string& name) {
     if (is_constant[static_cast<std::size_t>(out_slots[k])]) constant_results.push_back(k);
 }
 
-// Each intermediate is released by the last step that reads it, unless it is an output.
+// Each intermediate is released by the last step that reads it, unless it is an output; a
+// view's operand lives until the view's last reader.
 Executable::Plan::Lifetimes Executable::Plan::schedule_releases() {
   Lifetimes life{std::vector<int>(num_slots, -1), std::vector<int>(num_slots, -1), std::vector<bool>(num_slots, false)};
+  std::vector<int> root(num_slots);  // a view's slot -> the slot whose bytes it is
+  for (std::size_t s = 0; s < num_slots; ++s) root[s] = static_cast<int>(s);
   for (std::size_t k = 0; k < steps.size(); ++k) {
     for (int s : steps[k].in) life.last_reader[s] = static_cast<int>(k);
     for (std::size_t i = 0; i < steps[k].out_avals.size(); ++i) life.first[static_cast<std::size_t>(steps[k].out) + i] = static_cast<int>(k);
+    if (steps[k].view) root[static_cast<std::size_t>(steps[k].out)] = root[static_cast<std::size_t>(steps[k].in[0])];
   }
+  for (std::size_t s = 0; s < num_slots; ++s)
+    if (root[s] != static_cast<int>(s)) {
+      int& last = life.last_reader[static_cast<std::size_t>(root[s])];
+      last = std::max(last, life.last_reader[s]);
+    }
+  viewed.assign(num_slots, false);
+  for (std::size_t s = 0; s < num_slots; ++s)
+    if (root[s] != static_cast<int>(s)) viewed[static_cast<std::size_t>(root[s])] = true;
   for (int s : out_slots) life.kept[s] = true;
   for (auto& [s, c] : constants) life.kept[s] = true;
   for (int s : in_slots) life.kept[s] = true;  // the caller's arrays: released with the lease
@@ -122,7 +145,7 @@ void Executable::Plan::plan_arena(const Program& p, const Lifetimes& life) {
       const auto s = static_cast<std::size_t>(st.out) + i;
       bytes[s] = detail::nbytes(st.out_avals[i]);
       last[s] = std::max(static_cast<int>(k), life.last_reader[s]);
-      if (!life.kept[s] && !st.callee) place[s] = bytes[s];
+      if (!life.kept[s] && !st.callee && !st.view) place[s] = bytes[s];
     }
   }
   buffers = detail::plan_buffers(place, life.first, last);
@@ -145,7 +168,7 @@ void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
     const Aval& aval = writer.out_avals[s - static_cast<std::size_t>(writer.out)];
     for (std::size_t i = 0; i < in_slots.size(); ++i) {
       const auto in = static_cast<std::size_t>(in_slots[i]);
-      if (is_result[in]) continue;  // returned as it is: its bytes must stay the input's
+      if (is_result[in] || viewed[in]) continue;  // returned as it is, or read as a view: its bytes stay the input's
       if (!(p.var_avals[static_cast<std::size_t>(p.in_vars[i])].shape == aval.shape) ||
           p.var_avals[static_cast<std::size_t>(p.in_vars[i])].dtype != aval.dtype)
         continue;

@@ -32,6 +32,9 @@ struct Executable::Plan {
     int out = 0;                         ///< first result slot (results are consecutive)
     std::vector<Aval> out_avals;
     std::vector<int> release;            ///< slots whose last reader this step is
+    /// A reshape of an intermediate, an input or a constant into an intermediate: its result is
+    /// the operand's bytes under the new shape, no kernel (the operand lives as long as it).
+    bool view = false;
   };
   Device::Kind kind = Device::Kind::cpu;  ///< the devices whose kernels the steps call
   std::vector<Step> steps;
@@ -46,6 +49,7 @@ struct Executable::Plan {
   /// before writing it: fused_elementwise, a segment of fused_elementwise_segments).
   std::vector<std::vector<int>> donatable;
   std::vector<std::size_t> constant_results;  ///< positions in out_slots holding a constant
+  std::vector<bool> viewed;                   ///< per slot: whether a view step reads its bytes
   /// Whether a device with graphs may record it (device_graph.cpp): every step a kernel of its
   /// own (no nested call, control flow, callback or collective, which run or wait on the host).
   bool graphable = false;
