@@ -119,9 +119,7 @@ Executable::Plan::Lifetimes Executable::Plan::schedule_releases() {
       int& last = life.last_reader[static_cast<std::size_t>(root[s])];
       last = std::max(last, life.last_reader[s]);
     }
-  viewed.assign(num_slots, false);
-  for (std::size_t s = 0; s < num_slots; ++s)
-    if (root[s] != static_cast<int>(s)) viewed[static_cast<std::size_t>(root[s])] = true;
+  view_root = std::move(root);
   for (int s : out_slots) life.kept[s] = true;
   for (auto& [s, c] : constants) life.kept[s] = true;
   for (int s : in_slots) life.kept[s] = true;  // the caller's arrays: released with the lease
@@ -168,7 +166,7 @@ void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
     const Aval& aval = writer.out_avals[s - static_cast<std::size_t>(writer.out)];
     for (std::size_t i = 0; i < in_slots.size(); ++i) {
       const auto in = static_cast<std::size_t>(in_slots[i]);
-      if (is_result[in] || viewed[in]) continue;  // returned as it is, or read as a view: its bytes stay the input's
+      if (is_result[in]) continue;  // returned as it is: its bytes must stay the input's
       if (!(p.var_avals[static_cast<std::size_t>(p.in_vars[i])].shape == aval.shape) ||
           p.var_avals[static_cast<std::size_t>(p.in_vars[i])].dtype != aval.dtype)
         continue;
@@ -178,11 +176,14 @@ void Executable::Plan::find_donations(const Program& p, const Lifetimes& life) {
       // own segment of segments, by a scalar program's steps up to the one writing it, or by a
       // matmul epilogue as the one addend it adds in place.
       std::vector<std::size_t> positions;  // where the writer reads `in`
-      for (std::size_t k = 0; k < writer.in.size(); ++k)
+      bool through_view = false;           // or its bytes under another shape, which no rule covers
+      for (std::size_t k = 0; k < writer.in.size(); ++k) {
         if (writer.in[k] == static_cast<int>(in)) positions.push_back(k);
+        else if (view_root[static_cast<std::size_t>(writer.in[k])] == static_cast<int>(in)) through_view = true;
+      }
       const std::size_t result = s - static_cast<std::size_t>(writer.out);
       const bool read_by_writer =
-          last_reader[in] == first[s] &&
+          last_reader[in] == first[s] && !through_view &&
           ((detail::is_fused_elementwise(*writer.prim) &&
             (kind != Device::Kind::cuda || detail::fused_writes_elementwise(*writer.prim, writer.params, result))) ||
            detail::segments_write_in_place(*writer.prim, writer.params, positions, result) ||

@@ -49,7 +49,7 @@ struct Executable::Plan {
   /// before writing it: fused_elementwise, a segment of fused_elementwise_segments).
   std::vector<std::vector<int>> donatable;
   std::vector<std::size_t> constant_results;  ///< positions in out_slots holding a constant
-  std::vector<bool> viewed;                   ///< per slot: whether a view step reads its bytes
+  std::vector<int> view_root;                 ///< per slot: the slot whose bytes it is (itself but for views)
   /// Whether a device with graphs may record it (device_graph.cpp): every step a kernel of its
   /// own (no nested call, control flow, callback or collective, which run or wait on the host).
   bool graphable = false;
