@@ -373,7 +373,7 @@ void prefetch_tile(const FusedProgram& program, std::span<const void* const> in,
   };
   for (std::size_t j = 0; j < program.inputs.size(); ++j)
     if (program.inputs[j].mode == FusedInput::Mode::full)
-      lines(in[j], program.inputs[j].dtype == DType::f32 ? 4 : 1, [](const char* p) { __builtin_prefetch(p, 0); });
+      lines(in[j], program.inputs[j].dtype == DType::bool_ ? 1 : 4, [](const char* p) { __builtin_prefetch(p, 0); });
   for (std::size_t k = 0; k < program.outputs.size(); ++k)
     if (program.outputs[k].reduce == FusedProgram::Output::Reduce::none)
       lines(out[k], program.outputs[k].dtype == DType::f32 ? 4 : 1, [](const char* p) { __builtin_prefetch(p, 1); });
