@@ -73,5 +73,7 @@ TEST_CASE("jit's GPU plan: a donated input read through a reshape keeps its byte
   const Lowered l = jit(both, donate_argnums<0>).lower(p, q, r, s);
   CAPTURE(l.gpu_text());
   if (kernels::cuda::built()) CHECK(l.gpu_text().find("fused_elementwise_segments[ops=2x(") != std::string::npos);
-  CHECK(l.memory_analysis(Device::Kind::cuda).alias_bytes == 0);
+  // (A build without CUDA fuses nothing: the second update, written after the first has read p,
+  // may take p's bytes.)
+  CHECK(l.memory_analysis(Device::Kind::cuda).alias_bytes == (kernels::cuda::built() ? 0 : 8 * 4 * 4));
 }
