@@ -492,47 +492,57 @@ TEST_CASE("generated CUDA kernels: their code, compiled for the host, gives the 
 }
 
 TEST_CASE("generated CUDA kernels: row sums and row steps run a thread per row, as the CPU's fused kernel") {
-  for (int variant = 0; variant < 3; ++variant) {  // sums; and a log_softmax step; and a row_sum step
-  CAPTURE(variant);
-  const canopy::test::RowSumsCase c = canopy::test::row_sums_case(variant > 0, variant > 1);
-  const std::int64_t n = c.rows * c.row;
-  REQUIRE(gen::generated_supported(c.program));
-  std::vector<std::vector<float>> cpu(c.program.outputs.size(), std::vector<float>(static_cast<std::size_t>(n)));
-  std::vector<void*> cpu_out;
-  for (auto& v : cpu) cpu_out.push_back(v.data());
-  const gen::FusedLayout layout = gen::fused_layout(c.program, c.in(), cpu_out, n);
-  CHECK_FALSE(layout.vector);  // element by element along each row
-  const std::string body = gen::fused_kernel_body(c.program, layout);
-  CHECK(body.find("row += threads") != std::string::npos);
-  const gen::Compiled cubin = gen::nvrtc_compile(gen::fused_kernel_source(c.program, layout), kArch);
-  REQUIRE_MESSAGE(cubin.cubin, cubin.error);
-  CHECK_MESSAGE(cubin.log.empty(), cubin.log);
-  kernels::FusedProgram planned = c.program;
-  kernels::cpu::plan_fused_program(planned);
-  kernels::cpu::fused_elementwise(planned, c.in(), cpu_out, n);
-  const auto dir = scratch_dir("rows" + std::to_string(variant));
+  // Three programs (sums; and a log_softmax step; and a row_sum step), each compiled by NVRTC,
+  // and their bodies in one host library, each in a namespace of its own.
+  std::vector<canopy::test::RowSumsCase> all;
   std::ostringstream src;
-  src << host_prelude() << body
-      << "extern \"C\" void run_rows(const void* const* in, void* const* out, long long n, long long threads) {\n"
-         "  canopy_fused::Args a{};\n  a.in[0] = in[0];\n  a.in[1] = in[1];\n"
-         "  for (int o = 0; o < 4; ++o) a.out[o] = out[o];\n"
-         "  a.n = n;\n  for (long long t = 0; t < threads; ++t) canopy_fused::run(a, t, threads);\n}\n";
+  src << host_prelude();
+  for (int variant = 0; variant < 3; ++variant) {
+    CAPTURE(variant);
+    all.push_back(canopy::test::row_sums_case(variant > 0, variant > 1));
+    const canopy::test::RowSumsCase& c = all.back();
+    REQUIRE(gen::generated_supported(c.program));
+    const gen::FusedLayout layout = gen::block_layout(c.program);
+    CHECK_FALSE(layout.vector);  // element by element along each row
+    const std::string body = gen::fused_kernel_body(c.program, layout);
+    CHECK(body.find("row += threads") != std::string::npos);
+    const gen::Compiled cubin = gen::nvrtc_compile(gen::fused_kernel_source(c.program, layout), kArch);
+    REQUIRE_MESSAGE(cubin.cubin, cubin.error);
+    CHECK_MESSAGE(cubin.log.empty(), cubin.log);
+    const std::string ns = "rows" + std::to_string(variant);
+    src << "namespace " << ns << " {\n" << body << "}\n"
+        << "extern \"C\" void " << ns << "_run(const void* const* in, void* const* out, long long n, long long threads) {\n"
+        << "  " << ns << "::canopy_fused::Args a{};\n  a.in[0] = in[0];\n  a.in[1] = in[1];\n"
+        << "  for (int o = 0; o < 4; ++o) a.out[o] = out[o];\n"
+        << "  a.n = n;\n  for (long long t = 0; t < threads; ++t) " << ns << "::canopy_fused::run(a, t, threads);\n}\n";
+  }
+  const auto dir = scratch_dir("rows");
   void* lib = host_library(dir, "rows_host", src.str());
   using RunFn = void (*)(const void* const*, void* const*, long long, long long);
-  auto run = reinterpret_cast<RunFn>(::dlsym(lib, "run_rows"));
-  REQUIRE(reinterpret_cast<void*>(run) != nullptr);
-  for (long long threads : {1, 4, 64}) {
-    CAPTURE(threads);
-    std::vector<std::vector<float>> got(c.program.outputs.size(), std::vector<float>(static_cast<std::size_t>(n)));
-    std::vector<void*> got_out;
-    for (auto& v : got) got_out.push_back(v.data());
-    const std::vector<const void*> in = c.in();
-    run(in.data(), got_out.data(), n, threads);
-    canopy::test::check_row_sums(c, got, cpu, 4e-6);
+  for (int variant = 0; variant < 3; ++variant) {
+    CAPTURE(variant);
+    const canopy::test::RowSumsCase& c = all[static_cast<std::size_t>(variant)];
+    const std::int64_t n = c.rows * c.row;
+    std::vector<std::vector<float>> cpu(c.program.outputs.size(), std::vector<float>(static_cast<std::size_t>(n)));
+    std::vector<void*> cpu_out;
+    for (auto& v : cpu) cpu_out.push_back(v.data());
+    kernels::FusedProgram planned = c.program;
+    kernels::cpu::plan_fused_program(planned);
+    kernels::cpu::fused_elementwise(planned, c.in(), cpu_out, n);
+    auto run = reinterpret_cast<RunFn>(::dlsym(lib, ("rows" + std::to_string(variant) + "_run").c_str()));
+    REQUIRE(reinterpret_cast<void*>(run) != nullptr);
+    for (long long threads : {1, 4, 64}) {
+      CAPTURE(threads);
+      std::vector<std::vector<float>> got(c.program.outputs.size(), std::vector<float>(static_cast<std::size_t>(n)));
+      std::vector<void*> got_out;
+      for (auto& v : got) got_out.push_back(v.data());
+      const std::vector<const void*> in = c.in();
+      run(in.data(), got_out.data(), n, threads);
+      canopy::test::check_row_sums(c, got, cpu, 4e-6);
+    }
   }
   ::dlclose(lib);
   std::filesystem::remove_all(dir.parent_path());
-  }
 }
 
 TEST_CASE("generated CUDA kernels: one program over several segments in one launch, as the CPU runs each segment") {
