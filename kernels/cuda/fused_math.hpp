@@ -1,8 +1,9 @@
 // One element of a fused elementwise program (jit's fuse_elementwise pass) on the GPU, or one
-// row of a program with row sums: the program flattened into a fixed-size value (FusedView) and
-// the interpreter every thread runs over its element or row, in __host__ __device__ code so that the CPU test suite runs it against the
-// CPU's fused kernel (tests/cuda_backend_test.cpp). Steps and bools as in canopy/kernels/fused_program.hpp:
-// f32 registers, bools as 0/1.
+// row of a program with row sums or row steps: the program flattened into a fixed-size value
+// (FusedView) and the interpreter every thread runs over its element or row, in __host__
+// __device__ code so that the CPU test suite runs it against the CPU's fused kernel
+// (tests/cuda_backend_test.cpp). Steps and bools as in canopy/kernels/fused_program.hpp: f32
+// registers, bools as 0/1, i32 operands of comparisons as their bits.
 #pragma once
 
 #include <bit>
@@ -98,7 +99,7 @@ struct RowStats {
 };
 
 /// The registers of element i of `p` into r, up to step `last` (-1: every step): in[k] is input
-/// k's data; `stats` the row's statistics of the log_softmax steps before `last`.
+/// k's data; `stats` the row's statistics of the row steps before `last`.
 CANOPY_HD inline void fused_registers(const FusedView& p, const void* const* in, std::int64_t i, float* r, int last = -1,
                                       const RowStats* stats = nullptr) {
   using Kind = FusedStep::Kind;

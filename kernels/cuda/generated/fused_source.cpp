@@ -273,9 +273,8 @@ std::string fused_kernel_body(const FusedProgram& p, const FusedLayout& layout) 
     }
     s << "  }\n  // The last n % 4 elements, one each.\n  first = blocks * 4 + thread;\n";
   }
-  s << "  for (long long i = first; i < n; i += threads) {\n    const float x[" << ni << "] = {";
-  for (std::size_t k = 0; k < ni; ++k) s << (k ? ", " : "") << input_value(p.inputs[k], k, "i");
-  s << "};\n    float y[" << no << "];\n    element(x, y);\n";
+  s << "  for (long long i = first; i < n; i += threads) {\n" << input_values(p, "    ") << "    float y[" << no
+    << "];\n    element(x, y);\n";
   for (std::size_t o = 0; o < no; ++o)
     s << "    out" << o << "[i] = y[" << o << (is_bool(p.outputs[o].dtype) ? "] != 0" : "]") << ";\n";
   s << "  }\n}\n\n}  // namespace canopy_fused\n";

@@ -4,7 +4,6 @@
 // such step was a launch of its own (and a select_n two, its case table copied up first) for
 // one element of work; elementwise fusion cannot take them, its registers being f32.
 #include <algorithm>
-#include <cstring>
 #include <optional>
 
 #include "../../core/array_impl.hpp"
@@ -45,10 +44,7 @@ void run_scalars(std::span<const Array> in, std::span<Array> out, const ParamsRe
       return v < static_cast<int>(in.size()) ? in[static_cast<std::size_t>(v)] : out[static_cast<std::size_t>(v) - in.size()];
     };
     if (step.kind == ScalarStep::Kind::copy) {  // a reshape or broadcast of the one element
-      const Array& from = value(step.operands[0]);
-      if constexpr (kind == Device::Kind::cuda)
-        kernels::cuda::copy_device(cdata(from), gpu_of(from), mutable_data(out[k]), gpu_of(out[k]), itemsize(step.dtype));
-      else std::memcpy(mutable_data(out[k]), cdata(from), itemsize(step.dtype));
+      copy_bytes(out[k], 0, value(step.operands[0]), 0, itemsize(step.dtype));
       continue;
     }
     Arrays operands;
@@ -122,14 +118,12 @@ Eqn merged(const Program& p, const std::vector<std::size_t>& members, std::vecto
   Eqn e;
   e.prim = &scalars_primitive();
   std::vector<int> value_of_var(p.var_avals.size(), -1);  // a member's result -> its value number
-  std::vector<std::pair<Atom, int>> inputs;                // an outside atom -> its value number
-  auto input_value = [&](const Atom& a) {
-    for (const auto& [atom, v] : inputs)
-      if (atom == a) return v;
-    inputs.emplace_back(a, static_cast<int>(inputs.size()));
+  auto input_value = [&](const Atom& a) {  // an outside atom's value number: its place in e.in
+    const auto at = std::find(e.in.begin(), e.in.end(), a);
+    if (at != e.in.end()) return static_cast<int>(at - e.in.begin());
     e.in.push_back(a);
     program->inputs.push_back({p.aval_of(a).dtype, p.aval_of(a).size()});
-    return inputs.back().second;
+    return static_cast<int>(e.in.size()) - 1;
   };
   // Inputs are numbered first, so member results are numbered once every input is known.
   std::vector<bool> member_result(p.var_avals.size(), false);
@@ -138,7 +132,7 @@ Eqn merged(const Program& p, const std::vector<std::size_t>& members, std::vecto
     for (const Atom& a : p.eqns[k].in)
       if (!a.is_var() || !member_result[static_cast<std::size_t>(a.index)]) input_value(a);
   for (std::size_t j = 0; j < members.size(); ++j)
-    value_of_var[static_cast<std::size_t>(p.eqns[members[j]].out[0])] = static_cast<int>(inputs.size() + j);
+    value_of_var[static_cast<std::size_t>(p.eqns[members[j]].out[0])] = static_cast<int>(e.in.size() + j);
   for (std::size_t j = 0; j < members.size(); ++j) {
     const Eqn& m = p.eqns[members[j]];
     ScalarStep& s = steps[j];
