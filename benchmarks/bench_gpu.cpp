@@ -1,6 +1,6 @@
 // The GPU workloads (run on a machine with a GPU; elsewhere it says why and exits):
 // W2 matmul f32/bf16 n = 1024...8192 through canopy next to cuBLAS called directly with the same
-// settings (no TF32), and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU (as its
+// settings (no TF32; bf16 on tensor cores), and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU (as its
 // generated kernel and on the fused interpreter kernel) next to a device-to-device copy of the
 // same bytes; W4's two convolutions (NHWC, HWIO, 3x3 SAME, batch 64)
 // on cuDNN next to canopy's direct kernel; a dense layer's jitted backward pass (W3's first
@@ -62,7 +62,9 @@ void matmul_canopy(benchmark::State& state, DType d) {
   state.counters["TFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e12, benchmark::Counter::kIsRate);
 }
 
-// The peer: one cublasGemmEx on buffers allocated here, pedantic math as canopy asks for.
+// The peer: one cublasGemmEx on buffers allocated here holding the same values, with the compute
+// canopy asks for: pedantic f32 for f32 (no TF32), f32 accumulation on tensor cores for bf16 (as
+// PyTorch and JAX compute bf16 products).
 void matmul_cublas(benchmark::State& state, DType d) {
   const std::int64_t n = state.range(0);
   const cudaDataType_t t = d == DType::f32 ? CUDA_R_32F : CUDA_R_16BF;
@@ -71,16 +73,19 @@ void matmul_cublas(benchmark::State& state, DType d) {
   cudaMalloc(&a, bytes);
   cudaMalloc(&b, bytes);
   cudaMalloc(&c, bytes);
-  cudaMemset(a, 0, bytes);
-  cudaMemset(b, 0, bytes);
+  // Random values, not zeros (a tensor core's products of zeros run faster).
+  const Array ha = random::normal(random::key(1), {n, n}).astype(d), hb = random::normal(random::key(2), {n, n}).astype(d);
+  cudaMemcpy(a, ha.raw_data(), bytes, cudaMemcpyHostToDevice);
+  cudaMemcpy(b, hb.raw_data(), bytes, cudaMemcpyHostToDevice);
   cublasHandle_t h;
   cublasCreate(&h);
-  cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+  cublasSetMathMode(h, d == DType::f32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH);
+  const cublasComputeType_t compute = d == DType::f32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
   const float one = 1, zero = 0;
   const int N = static_cast<int>(n);
   auto gemm = [&] {
-    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, b, t, N, a, t, N, &zero, c, t, N,
-                 CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, b, t, N, a, t, N, &zero, c, t, N, compute,
+                 CUBLAS_GEMM_DEFAULT);
   };
   gemm();
   cudaDeviceSynchronize();

@@ -1,5 +1,6 @@
-// CANOPY_* settings: one grammar for every switch and integer (canopy/kernels/environment.hpp),
-// a ValueError naming the variable for anything else, read at first use (EnvSwitch).
+// CANOPY_* settings: one grammar for every switch, integer and choice
+// (canopy/kernels/environment.hpp), a ValueError naming the variable for anything else, read at
+// first use (EnvSwitch); when jit's GPU calls replay graphs (CANOPY_JIT_GRAPHS, graph_cost.hpp).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -8,7 +9,10 @@
 #include <canopy/canopy.hpp>
 #include <canopy/kernels/environment.hpp>
 
+#include "../transforms/src/jit/graph_cost.hpp"
+
 using namespace canopy;
+using kernels::env_choice;
 using kernels::env_integer;
 using kernels::env_switch;
 
@@ -67,4 +71,47 @@ TEST_CASE("settings: an EnvSwitch reads the environment at its first use, and se
   CHECK(good.get());
   good.set(false);
   CHECK_FALSE(good.get());
+}
+
+TEST_CASE("settings: a choice is one of its words in any case; anything else is a ValueError listing them") {
+  CHECK(env_choice("CANOPY_TEST_SETTING", 2, {"off", "on", "always"}) == 2);
+  {
+    EnvVar v("CANOPY_TEST_SETTING", "Always");
+    CHECK(env_choice("CANOPY_TEST_SETTING", 0, {"off", "on", "always"}) == 2);
+  }
+  EnvVar v("CANOPY_TEST_SETTING", "sometimes");
+  CHECK_THROWS_WITH_AS(env_choice("CANOPY_TEST_SETTING", 0, {"off", "on", "always"}),
+                       doctest::Contains("(= 'sometimes') is not one of its values; set one of off, on, always"), ValueError);
+}
+
+TEST_CASE("settings: device graphs are off, where faster (the default, and what `true` sets) or always") {
+  const DeviceGraphs was = device_graphs_mode();
+  set_device_graphs(true);
+  CHECK(device_graphs_mode() == DeviceGraphs::where_faster);
+  set_device_graphs(DeviceGraphs::always);
+  CHECK(device_graphs());
+  set_device_graphs(false);
+  CHECK(device_graphs_mode() == DeviceGraphs::off);
+  CHECK_FALSE(device_graphs());
+  set_device_graphs(was);
+}
+
+TEST_CASE("jit's GPU graphs: a replay pays where the launches it saves outweigh its copies") {
+  using detail::GraphCost;
+  using detail::graph_pays;
+  using detail::kCopyBytesPerLaunch;
+  // A replay is itself a launch: one kernel never pays, even with nothing to copy.
+  CHECK_FALSE(graph_pays(GraphCost{1, 0, 0}));
+  CHECK(graph_pays(GraphCost{2, 0, 0}));
+  // W5's chain on 2^24 floats: one kernel, its 64 MiB argument copied in and its result out.
+  CHECK_FALSE(graph_pays(GraphCost{1, 2, std::int64_t{2} << 26}));
+  // A training step of 17 kernels, its parameters donated: the batch, its labels and a key in,
+  // the loss out (about 400 KB).
+  CHECK(graph_pays(GraphCost{17, 4, 402000}));
+  // The same step not donated: 6 leaves of 2.7 MB in all copied in and out as well.
+  CHECK(graph_pays(GraphCost{21, 16, 2 * 2678824 + 402000}));
+  // Each copy weighs a launch, and each kCopyBytesPerLaunch bytes another.
+  CHECK_FALSE(graph_pays(GraphCost{6, 5, 0}));
+  CHECK(graph_pays(GraphCost{7, 5, kCopyBytesPerLaunch - 1}));
+  CHECK_FALSE(graph_pays(GraphCost{7, 5, kCopyBytesPerLaunch}));
 }

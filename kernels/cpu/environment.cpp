@@ -37,4 +37,18 @@ std::int64_t env_integer(const char* name, std::int64_t fallback, std::int64_t l
   return n;
 }
 
+std::size_t env_choice(const char* name, std::size_t fallback, std::initializer_list<const char*> words) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  std::string lower(v), listed;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::size_t index = 0;
+  for (const char* w : words) {
+    if (lower == w) return index;
+    listed += detail::concat(index++ == 0 ? "" : ", ", w);
+  }
+  detail::raise<ValueError>(name, "environment variable", detail::concat("= '", v, "'"), "is not one of its values",
+                            detail::concat("set one of ", listed, "; or leave it unset"));
+}
+
 }  // namespace canopy::kernels

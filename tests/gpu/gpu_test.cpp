@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,10 +23,12 @@
 #include "../helpers/embedding_classifier.hpp"
 #include "../helpers/text_count.hpp"
 #include "gpu_check.hpp"
+#include "graphs_always.hpp"
 
 using namespace canopy;
 
 using gpu_test::check_close;
+using gpu_test::GraphsAlways;
 using gpu_test::kGpu;
 using gpu_test::on_gpu;
 
@@ -229,6 +232,7 @@ TEST_CASE("jit on cuda:0: captured GPU arrays and constant results stay on the G
 }
 
 TEST_CASE("jit on cuda:0: one update over leaves of many sizes runs as one launch of segments, with the CPU's values") {
+  const GraphsAlways graphs;  // its graph's launches are counted below
   // Leaves of 4 elements or more share a launch; the [3] leaf (no 4-element vectors) runs its own.
   const std::vector<Shape> shapes = {{1 << 20}, {512, 512}, {512}, {10}, {3}, {7, 5}, {4}};
   std::vector<Array> params, grads;
@@ -305,6 +309,7 @@ TEST_CASE("jit on cuda:0: a softmax cross-entropy's labels, log_softmax and row 
 }
 
 TEST_CASE("jit on cuda:0: a step counter and its bias corrections run as one kernel, with the CPU's values") {
+  const GraphsAlways graphs;  // its graph's launches are counted below
   // optax's safe increment of a donated i32 counter (its update takes the counter's block), Adam's
   // two bias corrections from it, and an update of 1000 elements reading them: the one-element
   // steps are one fused_scalars equation, one thread of one generated kernel; on each step's own
@@ -400,6 +405,7 @@ LayerParams layer_params_step(const LayerParams& p, const Array& x) {
 
 TEST_CASE("jit on cuda:0: a step replays as one CUDA graph from its second call, donated or not, with the CPU's values") {
   REQUIRE(device_graphs());
+  const GraphsAlways graphs;  // small programs: recorded whether or not a replay is faster
   const LayerParams start{random::normal(random::key(1), {64, 32}), random::normal(random::key(2), {32})};
   const Array x = random::normal(random::key(3), {128, 64});
   std::vector<LayerParams> want{start};
@@ -432,6 +438,7 @@ TEST_CASE("jit on cuda:0: a step replays as one CUDA graph from its second call,
 TEST_CASE("jit on cuda:0: dynamic_slice, dynamic_update_slice and pad with traced starts and padding value record a graph "
           "and replay it with the CPU's values") {
   REQUIRE(device_graphs());
+  const GraphsAlways graphs;  // small programs: recorded whether or not a replay is faster
   // Starts of several integer dtypes, negative and out of range among them: the kernels read and
   // clamp them on the device, so the call records (a host read would refuse the recording).
   auto window_ops = [](const Array& x, const Array& i, const Array& j, const Array& v) {
@@ -476,6 +483,7 @@ TEST_CASE("jit on cuda:0: dynamic_slice, dynamic_update_slice and pad with trace
 }
 
 TEST_CASE("jit on cuda:0: a replay never writes an array the caller still holds; such calls run kernel by kernel") {
+  const GraphsAlways graphs;  // small programs: recorded whether or not a replay is faster
   const LayerParams start{random::normal(random::key(4), {16, 8}), random::normal(random::key(5), {8})};
   const Array x = random::normal(random::key(6), {32, 16});
   const Array gx = device_put(x, kGpu);
@@ -521,6 +529,23 @@ TEST_CASE("jit on cuda:0: a replay never writes an array the caller still holds;
   }
 }
 
+TEST_CASE("jit on cuda:0: one kernel over a large array runs kernel by kernel unless graphs are asked for always") {
+  // W5's chain: one fused kernel; a replay would copy its 16 MiB argument in and its result out.
+  const Array x = random::normal(random::key(21), {1 << 22});
+  const Array want = jit([](const Array& v) { return tanh(v * 1.5f - 0.25f) * 0.75f; })(x);
+  const Array gx = device_put(x, kGpu);
+  for (bool always : {false, true}) {
+    CAPTURE(always);
+    std::optional<GraphsAlways> graphs;
+    if (always) graphs.emplace();
+    auto chain = jit([](const Array& v) { return tanh(v * 1.5f - 0.25f) * 0.75f; });
+    const std::int64_t recordings = kernels::cuda::graph_recordings(), replays = kernels::cuda::graph_replays();
+    for (int k = 0; k < 3; ++k) check_close(chain(gx), want, "the chain");
+    CHECK(kernels::cuda::graph_recordings() == recordings + (always ? 1 : 0));
+    CHECK(kernels::cuda::graph_replays() == replays + (always ? 2 : 0));  // recorded at the second call
+  }
+}
+
 TEST_CASE("jit on cuda:0: a program with control flow runs kernel by kernel; graphs off gives the same values") {
   auto looped = jit([](const Array& v) {
     return while_loop([](const Array& c) { return sum(c) < 100.0f; }, [](const Array& c) { return c * 2.0f; }, v);
@@ -528,6 +553,7 @@ TEST_CASE("jit on cuda:0: a program with control flow runs kernel by kernel; gra
   const Array v = array({1.0f, 2.0f});
   const std::int64_t recordings = kernels::cuda::graph_recordings(), refusals = kernels::cuda::graph_refusals();
   for (int k = 0; k < 3; ++k) check_close(looped(device_put(v, kGpu)), looped(v), "while_loop");
+  // Nor are its body and predicate (a kernel or two each, whose replay would save no launch).
   CHECK(kernels::cuda::graph_recordings() == recordings);
   CHECK(kernels::cuda::graph_refusals() == refusals);  // not even tried: its predicate is read on the host
   set_device_graphs(false);

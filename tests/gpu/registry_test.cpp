@@ -15,6 +15,7 @@
 
 #include "../helpers/registry_walk.hpp"
 #include "gpu_check.hpp"
+#include "graphs_always.hpp"
 
 using namespace canopy;
 using gpu_test::check_close;
@@ -92,6 +93,7 @@ TEST_CASE("every primitive's samples under jit, grad and vmap on cuda:0 agree wi
 
 TEST_CASE("every primitive's samples, jitted and called three times on cuda:0 (recorded and replayed as a CUDA graph), agree with cpu:0") {
   REQUIRE(device_graphs());
+  const gpu_test::GraphsAlways graphs;  // one-kernel programs, which jit by default runs kernel by kernel
   const std::int64_t replays = kernels::cuda::graph_replays(), recordings = kernels::cuda::graph_recordings();
   int called = 0;
   for (const PrimitiveInfo* p : registered_primitives()) {

@@ -5,21 +5,39 @@
 // input's block for the next call to hand in again), its arena, and the scratch its kernels
 // allocated while it was recorded. A replay therefore writes no memory an array outside it holds.
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "../core/device_backend.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/environment.hpp"
+#include "graph_cost.hpp"
 #include "plan.hpp"
 
 namespace canopy {
 
 namespace {
-constinit kernels::EnvSwitch graphs_flag{"CANOPY_JIT_GRAPHS", true};
+std::atomic<int> graphs_mode{-1};  // a DeviceGraphs; -1: the environment not read yet
+
+DeviceGraphs graphs_from_environment() {
+  const std::size_t word = kernels::env_choice("CANOPY_JIT_GRAPHS", 4,
+                                               {"0", "false", "no", "off", "1", "true", "yes", "on", "always"});
+  return word < 4 ? DeviceGraphs::off : word < 8 ? DeviceGraphs::where_faster : DeviceGraphs::always;
+}
 }  // namespace
 
-void set_device_graphs(bool on) { graphs_flag.set(on); }
-bool device_graphs() { return graphs_flag.get(); }
+void set_device_graphs(DeviceGraphs mode) { graphs_mode.store(static_cast<int>(mode)); }
+void set_device_graphs(bool on) { set_device_graphs(on ? DeviceGraphs::where_faster : DeviceGraphs::off); }
+DeviceGraphs device_graphs_mode() {
+  int m = graphs_mode.load(std::memory_order_relaxed);
+  if (m < 0) {
+    int unread = -1;
+    graphs_mode.compare_exchange_strong(unread, static_cast<int>(graphs_from_environment()));
+    m = graphs_mode.load();
+  }
+  return static_cast<DeviceGraphs>(m);
+}
+bool device_graphs() { return device_graphs_mode() != DeviceGraphs::off; }
 
 /// Calls a graph must have served (replayed, or run kernel by kernel because an outside array held
 /// one of its blocks) before it is recorded anew on fresh blocks: a recording costs about one call
@@ -30,6 +48,7 @@ constexpr std::int64_t kCallsPerRecording = 16;
 struct Executable::Plan::Graph {
   std::mutex mutex;      ///< one call replays it at a time (another meanwhile runs kernel by kernel)
   int calls = 0;         ///< calls made before it was recorded
+  int pays = -1;         ///< whether a replay beats kernel by kernel (graph_pays); -1: not judged yet
   std::int64_t calls_since_recording = 0;  ///< replayed, or run kernel by kernel for a held block
   bool refused = false;  ///< the device could not record it: kernel by kernel from then on
   std::shared_ptr<const void> graph;
@@ -60,6 +79,8 @@ std::optional<Arrays> Executable::Plan::Call::run_graph() {
   }
   std::unique_lock<std::mutex> lock(state->mutex, std::try_to_lock);
   if (!lock.owns_lock() || state->refused) return std::nullopt;
+  if (state->pays < 0) state->pays = graph_pays(graph_cost(mask)) ? 1 : 0;
+  if (state->pays == 0 && device_graphs_mode() != DeviceGraphs::always) return std::nullopt;
   if (!state->graph) {
     // The first call builds what a recording cannot: the libraries' plans, the generated kernels.
     if (++state->calls < 2 || !try_record(*state) || !stage_inputs(*state)) return std::nullopt;
@@ -73,6 +94,25 @@ std::optional<Arrays> Executable::Plan::Call::run_graph() {
   detail::backend(place_.device.kind).replay(state->graph.get());
   ++state->calls_since_recording;
   return graph_results(*state);
+}
+
+// Per replay under donation `mask`: every kernel step's launch saved; every argument not donated
+// copied in (a donated one comes back in the graph's block) and every result not a donated
+// input's update copied out.
+detail::GraphCost Executable::Plan::Call::graph_cost(const std::vector<bool>& mask) const {
+  detail::GraphCost c;
+  for (const Step& step : plan_.steps) c.kernels += step.view ? 0 : 1;
+  auto copy = [&](std::int64_t bytes) {
+    if (bytes == 0) return;
+    ++c.copies;
+    c.copied_bytes += bytes;
+  };
+  for (std::size_t i = 0; i < plan_.in_slots.size(); ++i)
+    if (!mask[i]) copy(plan_.bytes[static_cast<std::size_t>(plan_.in_slots[i])]);
+  const std::vector<int> donated_into = plan_.donation_pairs(mask);
+  for (std::size_t j = 0; j < plan_.out_slots.size(); ++j)
+    if (donated_into[j] < 0) copy(detail::nbytes(plan_.out_avals[j]));
+  return c;
 }
 
 bool Executable::Plan::Call::try_record(Graph& g) {

@@ -17,6 +17,7 @@
 #include "../core/array_impl.hpp"
 #include "canopy/core/jit.hpp"
 #include "canopy/core/primitive.hpp"
+#include "graph_cost.hpp"
 #include "passes/passes.hpp"
 #include "result_destinations.hpp"
 
@@ -135,6 +136,7 @@ struct Executable::Plan::Call {
   // on its own (verification, debug_nans, the profiler, result destinations).
   bool graph_allowed() const;
   std::optional<Arrays> run_graph();
+  detail::GraphCost graph_cost(const std::vector<bool>& mask) const;  ///< what a replay saves and adds
   bool try_record(Graph& g);  ///< record_graph, and on failure kernel by kernel for good
   bool record_graph(Graph& g);
   bool stage_inputs(const Graph& g);

@@ -202,9 +202,20 @@ bool fused_codegen();
 /// back in) and writes its results to blocks of its own (copied out, except a donated input's
 /// update, which stays in its block). Programs with control flow, callbacks, nested calls or
 /// collectives, calls under gpu_verify(), debug_nans() or the profiler, and programs whose
-/// recording failed run kernel by kernel (docs/reference/jit.md). On by default;
-/// off when the environment sets CANOPY_JIT_GRAPHS=0. Applies to calls made afterwards.
+/// recording failed run kernel by kernel (docs/reference/jit.md). By default only where the
+/// launches a replay saves outweigh the copies it adds (DeviceGraphs::where_faster): a program of
+/// one kernel over a large argument runs kernel by kernel. CANOPY_JIT_GRAPHS=0 turns graphs off,
+/// =always records every program a graph can hold. Applies to calls made afterwards.
+enum class DeviceGraphs : std::uint8_t {
+  off,           ///< every call kernel by kernel
+  where_faster,  ///< a graph where the launches it saves outweigh its copies (the default)
+  always,        ///< a graph for every program one can hold
+};
+void set_device_graphs(DeviceGraphs mode);
+/// on: DeviceGraphs::where_faster; off: DeviceGraphs::off.
 void set_device_graphs(bool on);
+DeviceGraphs device_graphs_mode();
+/// Whether graphs are on at all (device_graphs_mode() is not DeviceGraphs::off).
 bool device_graphs();
 /// Empties the cache of every jitted function (compiled programs are traced again on next call).
 void clear_jit_caches();
