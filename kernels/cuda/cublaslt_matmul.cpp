@@ -1,12 +1,17 @@
-// jit's matmul epilogues on the GPU: one cuBLASLt matmul that adds a bias row as it writes the
-// product (CUBLASLT_EPILOGUE_BIAS), or that also writes the column sums of one operand, a dense
-// layer's bias gradient (CUBLASLT_EPILOGUE_BGRADA/BGRADB). A plan (descriptors, layouts, the
-// heuristic's algorithm) is built once per epilogue, shape, dtype, alignment, device and precision
-// and reused; a call cuBLASLt has no algorithm for, or refuses, is remembered too (nullptr), and
-// the caller runs the plain matmul and the add or the sum.
+// Matmuls on cuBLASLt: the plain product (matmul.cu's first choice for f32, bf16 and f16), one that
+// adds a bias row as it writes the product (CUBLASLT_EPILOGUE_BIAS), or one that also writes the
+// column sums of one operand, a dense layer's bias gradient (CUBLASLT_EPILOGUE_BGRADA/BGRADB). A
+// plan (descriptors, layouts, the heuristic's algorithms) is built once per epilogue, shape,
+// dtype, alignment, device and precision and reused; a call cuBLASLt has no algorithm for, or
+// refuses, is remembered too (nullptr), and the caller runs cuBLAS and the add or the sum.
+// At a plan's first call outside a graph's recording, the heuristic's first kCandidates
+// algorithms run on the call's operands and the fastest is kept (set_cublaslt_autotune): on an
+// H200 the heuristic's first for a training step's small f32 products split k over a second
+// kernel, 4 us each beside 6-9 us products.
 // Not RELU_BIAS: cuBLASLt's relu turns a NaN into 0 (canopy's max(NaN, 0) is NaN).
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 #include <map>
@@ -16,7 +21,9 @@
 
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
+#include "canopy/kernels/environment.hpp"
 #include "cublaslt_layout.hpp"
+#include "cublaslt_matmul.hpp"
 #include "runtime.hpp"
 
 namespace canopy::kernels::cuda {
@@ -25,6 +32,13 @@ namespace {
 // What the heuristic may ask for; NVIDIA suggests 32 MiB on Hopper. Only what the chosen
 // algorithm needs is taken, per call, from the device's caching allocator.
 constexpr std::uint64_t kMaxWorkspace = 32ull << 20;
+/// Algorithms of the heuristic timed at a plan's first call.
+constexpr int kCandidates = 8;
+/// A timed algorithm replaces the heuristic's first only when faster by more than this fraction
+/// (timing noise does not pick another algorithm in each run).
+constexpr double kAutotuneMargin = 0.05;
+
+constinit EnvSwitch autotune_flag{"CANOPY_CUBLASLT_AUTOTUNE", true};
 
 void check_lt(cublasStatus_t st, const char* api) {
   if (st == CUBLAS_STATUS_SUCCESS) return;
@@ -66,6 +80,9 @@ struct Plan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo{};
   std::size_t workspace = 0;
+  /// The heuristic's algorithms in its order (the first is algo until timed), and whether they were.
+  std::vector<cublasLtMatmulHeuristicResult_t> candidates;
+  bool timed = false;
   Plan() = default;
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
@@ -134,15 +151,57 @@ std::unique_ptr<Plan> try_plan(const PlanKey& key, cudaDataType_t type, cublasCo
       !pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c) ||
       !pref.set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c))
     return nullptr;
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
   int found = 0;
-  if (cublasLtMatmulAlgoGetHeuristic(h, plan->desc, plan->a, plan->b, plan->d, plan->d, pref.p, 1, &result, &found) !=
-          CUBLAS_STATUS_SUCCESS ||
-      found < 1 || result.state != CUBLAS_STATUS_SUCCESS)
+  if (cublasLtMatmulAlgoGetHeuristic(h, plan->desc, plan->a, plan->b, plan->d, plan->d, pref.p, kCandidates, results.data(),
+                                     &found) != CUBLAS_STATUS_SUCCESS)
     return nullptr;
-  plan->algo = result.algo;
-  plan->workspace = result.workspaceSize;
+  for (int i = 0; i < found; ++i)
+    if (results[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS)
+      plan->candidates.push_back(results[static_cast<std::size_t>(i)]);
+  if (plan->candidates.empty()) return nullptr;
+  plan->algo = plan->candidates.front().algo;
+  plan->workspace = plan->candidates.front().workspaceSize;
   return plan;
+}
+
+/// Runs `plan` with algorithm `r` on the operands; its status.
+cublasStatus_t run_algorithm(cublasLtHandle_t h, const Plan& plan, const cublasLtMatmulHeuristicResult_t& r, const void* a,
+                             const void* b, void* c, void* workspace, int device) {
+  const float one = 1.0f, zero = 0.0f;
+  return cublasLtMatmul(h, plan.desc, &one, b, plan.a, a, plan.b, &zero, c, plan.d, c, plan.d, &r.algo, workspace,
+                        r.workspaceSize, detail::stream(device));
+}
+
+/// Keeps the fastest of plan's candidates on these operands (their results are overwritten by the
+/// call that follows): each run once, then timed over three runs; the heuristic's first unless
+/// another is faster by more than kAutotuneMargin.
+void time_candidates(cublasLtHandle_t h, Plan& plan, const void* a, const void* b, void* c, int device) {
+  plan.timed = true;
+  if (plan.candidates.size() < 2) return;
+  std::size_t most = 0;
+  for (const auto& r : plan.candidates) most = std::max(most, r.workspaceSize);
+  std::shared_ptr<Buffer> workspace;
+  try {
+    if (most) workspace = allocate(most, device);
+  } catch (const ResourceError&) {
+    return;  // the heuristic's first, whose workspace the call allocates on its own
+  }
+  std::vector<double> ms(plan.candidates.size(), std::numeric_limits<double>::infinity());
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+    ms[i] = detail::time_runs(device, 3, [&] {
+      if (run_algorithm(h, plan, plan.candidates[i], a, b, c, workspace ? workspace->data() : nullptr, device) ==
+          CUBLAS_STATUS_SUCCESS)
+        return true;
+      (void)cudaGetLastError();
+      return false;
+    });
+    if (ms[i] < ms[best]) best = i;
+  }
+  if (ms[best] > ms[0] * (1.0 - kAutotuneMargin)) best = 0;
+  plan.algo = plan.candidates[best].algo;
+  plan.workspace = plan.candidates[best].workspaceSize;
 }
 
 /// Per host thread (a plan's descriptor holds the bias pointer of the call using it).
@@ -190,6 +249,7 @@ bool matmul_with_epilogue(const char* api, cublasLtEpilogue_t epilogue, DType dt
   Plan* plan = it->second.get();
   if (!plan) return false;
   check_lt(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector, sizeof vector), api);
+  if (!plan->timed && cublaslt_autotune() && !detail::recording_for(device)) time_candidates(h, *plan, a, b, c, device);
   // Freed when this returns, reused by later work on the same stream only (memory.cpp).
   const std::shared_ptr<Buffer> workspace = plan->workspace ? allocate(plan->workspace, device) : nullptr;
   const float one = 1.0f, zero = 0.0f;
@@ -201,13 +261,23 @@ bool matmul_with_epilogue(const char* api, cublasLtEpilogue_t epilogue, DType dt
     return false;
   }
   check_lt(st, api);
-  ++calls();
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) ++calls();  // the plain product is matmul's own
   return true;
 }
 
 }  // namespace
 
 std::int64_t cublaslt_calls() { return calls(); }
+void set_cublaslt_autotune(bool on) { autotune_flag.set(on); }
+bool cublaslt_autotune() { return autotune_flag.get(); }
+
+namespace detail {
+bool matmul_lt(DType dtype, const void* a, const void* b, void* c, std::int64_t batch, std::int64_t m, std::int64_t k,
+               std::int64_t n, bool trans_a, bool trans_b, int device, Precision precision) {
+  return matmul_with_epilogue("matmul", CUBLASLT_EPILOGUE_DEFAULT, dtype, a, b, nullptr, c, batch, m, k, n, trans_a,
+                              trans_b, device, precision);
+}
+}  // namespace detail
 
 bool matmul_bias(DType dtype, const void* a, const void* b, const void* bias, void* c, std::int64_t batch, std::int64_t m,
                  std::int64_t k, std::int64_t n, bool trans_a, bool trans_b, int device, Precision precision) {

@@ -373,26 +373,11 @@ double time_plan(cudnnHandle_t h, const ConvPlan& plan, const std::array<void*, 
   const Descriptor pack = variant_pack(at, tensors, workspace ? workspace->data() : nullptr);
   // A candidate that does not run may leave a launch error behind: cleared, so that it is not
   // reported by the next kernel's check.
-  const auto execute = [&] {
+  return cuda::detail::time_runs(device, kTimedRuns, [&] {
     if (cudnnBackendExecute(h, plan.plan.get(), pack.get()) == CUDNN_STATUS_SUCCESS) return true;
     (void)cudaGetLastError();
     return false;
-  };
-  if (!execute()) return never;
-  struct Event {
-    cudaEvent_t e = nullptr;
-    Event() { cuda::detail::check(cudaEventCreate(&e), "cudaEventCreate"); }
-    ~Event() { (void)cudaEventDestroy(e); }
-  } start, stop;
-  cudaStream_t s = cuda::detail::stream(device);
-  cuda::detail::check(cudaEventRecord(start.e, s), "cudaEventRecord");
-  for (int r = 0; r < kTimedRuns; ++r)
-    if (!execute()) return never;
-  cuda::detail::check(cudaEventRecord(stop.e, s), "cudaEventRecord");
-  cuda::detail::check(cudaEventSynchronize(stop.e), "cudaEventSynchronize");
-  float ms = 0;
-  cuda::detail::check(cudaEventElapsedTime(&ms, start.e, stop.e), "cudaEventElapsedTime");
-  return static_cast<double>(ms) / kTimedRuns;
+  });
 }
 
 /// Where cuDNN reads or writes tensor `t` of an operand at `operand`: the operand itself, or a

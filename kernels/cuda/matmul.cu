@@ -11,6 +11,7 @@
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "canopy/kernels/element_math.hpp"
+#include "cublaslt_matmul.hpp"
 #include "runtime.hpp"
 
 namespace canopy::kernels::cuda {
@@ -122,10 +123,12 @@ void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t bat
   const float one_f = 1.0f, zero_f = 0.0f;
   const void* alpha = dtype == DType::f64 ? static_cast<const void*>(&one_d) : &one_f;
   const void* beta = dtype == DType::f64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  // cuBLASLt with the algorithm timed at each shape's first call: the cuBLAS entry points below
+  // take the heuristic's first, which for bf16 at n = 8192 ran behind PyTorch's products on an
+  // H200 (682 against 786 TFLOP/s), and for a training step's small f32 products split k over a
+  // second kernel.
+  if (detail::matmul_lt(dtype, a, b, c, batch, m, k, n, trans_a, trans_b, device, precision)) return;
   const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
-  // One product through cublasGemmEx, as PyTorch calls it: through the strided-batched entry point
-  // with a batch of one, bf16 products ran behind PyTorch's on an H200 (682 against 786 TFLOP/s
-  // at n = 8192).
   if (batch == 1) {
     check_blas(cublasGemmEx(handle(device), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
                             alpha, b, type, trans_b ? K : N, a, type, trans_a ? M : K, beta, c, type, N, compute,

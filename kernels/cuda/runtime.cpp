@@ -1,5 +1,6 @@
 // The GPU backend's runtime: how many devices there are (none, and why, without a driver or a
-// GPU), one stream per device, and CUDA errors as canopy errors.
+// GPU), one stream per device, CUDA errors as canopy errors, and timing work on a stream.
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,6 +47,26 @@ void synchronize(int device) {
 }
 
 namespace detail {
+
+double time_runs(int device, int runs, const std::function<bool()>& run) {
+  constexpr double never = std::numeric_limits<double>::infinity();
+  refuse_while_recording(device, "time_runs");
+  if (!run()) return never;
+  struct Event {
+    cudaEvent_t e = nullptr;
+    Event() { check(cudaEventCreate(&e), "cudaEventCreate"); }
+    ~Event() { (void)cudaEventDestroy(e); }
+  } start, stop;
+  cudaStream_t s = stream(device);
+  check(cudaEventRecord(start.e, s), "cudaEventRecord");
+  for (int r = 0; r < runs; ++r)
+    if (!run()) return never;
+  check(cudaEventRecord(stop.e, s), "cudaEventRecord");
+  check(cudaEventSynchronize(stop.e), "cudaEventSynchronize");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, start.e, stop.e), "cudaEventElapsedTime");
+  return static_cast<double>(ms) / runs;
+}
 
 void check(cudaError_t status, std::string_view api) {
   if (status == cudaSuccess) return;

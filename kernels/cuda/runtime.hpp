@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,11 @@ struct Unrecordable {
 /// Throws Unrecordable when this thread records for `device` (a host read of device memory, a
 /// wait for the device: neither can be part of a graph).
 void refuse_while_recording(int device, std::string_view api);
+
+/// The milliseconds one `run` takes on `device`'s stream: run once to warm up, then `runs` times
+/// between two events, waiting for the second (never while recording a graph). Infinity where a
+/// run returns false (a library's candidate that does not run here).
+double time_runs(int device, int runs, const std::function<bool()>& run);
 
 /// Threads per block of the elementwise kernels.
 inline constexpr int kThreads = 256;

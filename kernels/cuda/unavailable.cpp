@@ -66,6 +66,8 @@ bool matmul_bias_grad(DType, const void*, const void*, void*, void*, std::int64_
   unavailable("matmul_bias_grad");
 }
 std::int64_t cublaslt_calls() { return 0; }
+void set_cublaslt_autotune(bool) {}
+bool cublaslt_autotune() { return false; }
 void set_generated_kernels(bool) {}
 bool generated_kernels() { return false; }
 std::int64_t generated_kernel_calls() { return 0; }

@@ -1,7 +1,8 @@
 // On a GPU: f32 matmuls and convolutions at Precision::highest (exact f32) and Precision::high
 // (TF32 tensor cores) against the CPU's exact result, each held to its own bound: a product's
 // error is at most a multiple of its unit roundoff times the sum of its terms' magnitudes,
-// which the same computation on |operands| gives.
+// which the same computation on |operands| gives. Matmuls on cuBLASLt's timed algorithm and on
+// its heuristic's first alike.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include <canopy/canopy.hpp>
+#include <canopy/kernels/cuda.hpp>
 
 #include "gpu_check.hpp"
 
@@ -63,6 +65,32 @@ TEST_CASE("precision on cuda:0: f32 matmuls at highest are exact f32, at high wi
     auto layer = jit([](const Array& x, const Array& w, const Array& c) { return matmul(x, w) + c; });
     check_within(layer(ga, gb, gbias), want + bias, magnitude + abs(bias), 385, unit, "jitted matmul + bias");
   }
+}
+
+TEST_CASE("precision on cuda:0: matmuls on cuBLASLt's timed algorithm and on the heuristic's first are exact f32") {
+  // A training step's shapes (the timed algorithm may split k over a second kernel, or not), an
+  // odd one (unaligned rows) and a batch; each shape is planned once per setting, so each setting
+  // gets shapes of its own.
+  const bool was = kernels::cuda::cublaslt_autotune();
+  for (bool timed : {true, false}) {
+    CAPTURE(timed);
+    kernels::cuda::set_cublaslt_autotune(timed);
+    const std::int64_t odd = timed ? 33 : 35;
+    const std::vector<Shape> lhs{{128, timed ? 784 : 783}, {odd, 129}, {3, 64, odd}};
+    const std::vector<Shape> rhs{{timed ? 784 : 783, 512}, {129, odd + 4}, {3, odd, 96}};
+    for (std::size_t k = 0; k < lhs.size(); ++k) {
+      CAPTURE(k);
+      const Array a = random::uniform(random::key(11 + static_cast<std::uint32_t>(k)), lhs[k], DType::f32, -1.0f, 1.0f);
+      const Array b = random::uniform(random::key(21 + static_cast<std::uint32_t>(k)), rhs[k], DType::f32, -1.0f, 1.0f);
+      const double terms = static_cast<double>(lhs[k].back());
+      check_within(matmul(device_put(a, kGpu), device_put(b, kGpu)), matmul(a, b), matmul(abs(a), abs(b)), terms, kF32,
+                   "f32 product");
+      // bf16 operands, f32 accumulation: the CPU's product of the same bf16 values, rounded to bf16.
+      const Array ha = a.astype(DType::bf16), hb = b.astype(DType::bf16);
+      gpu_test::check_close(matmul(device_put(ha, kGpu), device_put(hb, kGpu)), matmul(ha, hb), "bf16 product");
+    }
+  }
+  kernels::cuda::set_cublaslt_autotune(was);
 }
 
 TEST_CASE("precision on cuda:0: f32 convolutions at highest and high, and their gradients' precision, against the CPU") {
