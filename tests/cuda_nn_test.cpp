@@ -182,6 +182,19 @@ WindowGeometry big_pool() {
   return g;
 }
 
+// W4's max pooling, 2x2 with stride 2 and no padding, NHWC, over an odd extent (the last row and
+// column in no window): tiled windows, which the GPU runs on its 32-bit kernels.
+WindowGeometry tiled_pool() {
+  WindowGeometry g;
+  g.in = Shape{3, 9, 8, 5};
+  g.out = Shape{3, 4, 4, 5};
+  g.window = {1, 2, 2, 1};
+  g.strides = {1, 2, 2, 1};
+  g.pad_lo = g.pad_hi = {0, 0, 0, 0};
+  g.base_dilation = g.window_dilation = {1, 1, 1, 1};
+  return g;
+}
+
 // Low paddings near the ends of int64 (the high ones bring the padded extent back): every tap of
 // every window lies off the operand, and the position arithmetic must not wrap around onto it.
 WindowGeometry far_padding(bool negative) {
@@ -230,6 +243,28 @@ std::int64_t scatter_mismatches(const WindowGeometry& g, const gpu::WindowParams
   return (p.inputs != n) + mismatches(got.data(), want.data(), n);
 }
 
+// The tiled-window forms (nn.cu's kernels where nn::windows_tile holds), against the CPU loops.
+template <class T>
+std::int64_t tiled_mismatches(WindowOp op, const WindowGeometry& g, const gpu::WindowParams& p, const T* in) {
+  const std::int64_t n = shape_size(g.out);
+  const auto want = std::make_unique<T[]>(static_cast<std::size_t>(n) + 1);
+  const auto got = std::make_unique<T[]>(static_cast<std::size_t>(n) + 1);
+  kernels::cpu::loops::reduce_window(op, dtype_of<T>(), in, want.get(), g);
+  for (std::int64_t w = 0; w < p.outputs; ++w)
+    got[static_cast<std::size_t>(w)] = gpu::reduce_window_tiled(op, in, p, static_cast<std::int32_t>(w));
+  return (p.outputs != n) + mismatches(got.get(), want.get(), n);
+}
+
+template <class T>
+std::int64_t tiled_scatter_mismatches(const WindowGeometry& g, const gpu::WindowParams& p, const T* s, const T* x) {
+  const std::int64_t n = shape_size(g.in);
+  std::vector<T> want(static_cast<std::size_t>(n)), got(static_cast<std::size_t>(n));
+  kernels::cpu::select_and_scatter_add(dtype_of<T>(), s, x, want.data(), g);
+  for (std::int64_t e = 0; e < p.inputs; ++e)
+    got[static_cast<std::size_t>(e)] = gpu::scatter_element_tiled(s, x, p, static_cast<std::int32_t>(e));
+  return (p.inputs != n) + mismatches(got.data(), want.data(), n);
+}
+
 // Runs every window check of `g` on fresh random data of dtype d; returns the mismatches.
 std::int64_t check_window(const WindowGeometry& g, DType d) {
   const gpu::WindowParams p = gpu::window_params(g, "test");
@@ -239,12 +274,18 @@ std::int64_t check_window(const WindowGeometry& g, DType d) {
     const bool floating = std::is_floating_point_v<compute_type_t<T>>;
     const Bytes tied = as_dtype(ties(n_in, floating), d), real = as_dtype(floating ? reals(n_in) : ties(n_in, false), d);
     const T* x = reinterpret_cast<const T*>(tied.data());
+    const bool tiled = gpu::windows_tile(p);
     bad += window_mismatches(WindowOp::max, g, p, x);
     bad += window_mismatches(WindowOp::sum, g, p, reinterpret_cast<const T*>(real.data()));
+    if (tiled) {
+      bad += tiled_mismatches(WindowOp::max, g, p, x);
+      bad += tiled_mismatches(WindowOp::sum, g, p, reinterpret_cast<const T*>(real.data()));
+    }
     if constexpr (std::is_floating_point_v<compute_type_t<T>>) {
       const Bytes source = as_dtype(reals(n_out), d);
       bad += gather_mismatches(g, p, reinterpret_cast<const T*>(real.data()), x);
       bad += scatter_mismatches(g, p, reinterpret_cast<const T*>(source.data()), x);
+      if (tiled) bad += tiled_scatter_mismatches(g, p, reinterpret_cast<const T*>(source.data()), x);
     }
   });
   return bad;
@@ -271,11 +312,12 @@ TEST_CASE("cuda nn math: convolution elements equal cpu::conv_loop bit for bit o
   CHECK(checked > 5000);
 }
 
-TEST_CASE("cuda nn math: reduce_window and max pooling's derivatives equal the CPU loops on random geometries") {
+TEST_CASE("cuda nn math: reduce_window and max pooling's derivatives equal the CPU loops on random geometries, tiled windows on their own kernels too") {
   const DType dtypes[] = {DType::f64, DType::f32, DType::bf16, DType::f16, DType::i32, DType::u8, DType::bool_, DType::i64};
-  int nonempty = 0;
+  int nonempty = 0, tiled = 0;
   for (int trial = 0; trial < 400; ++trial) {
     const WindowGeometry g = random_window();
+    tiled += gpu::windows_tile(gpu::window_params(g, "test"));
     const DType d = trial % 2 ? dtypes[trial / 2 % 8] : kFloats[trial / 2 % 4];
     CAPTURE(text(g));
     CAPTURE(name(d));
@@ -283,9 +325,14 @@ TEST_CASE("cuda nn math: reduce_window and max pooling's derivatives equal the C
     nonempty += shape_size(g.out) > 0;
   }
   CHECK(nonempty > 300);
+  MESSAGE("tiled windows among them: " << tiled);
+  CHECK(tiled > 10);
+  CHECK(gpu::windows_tile(gpu::window_params(tiled_pool(), "test")));
+  CHECK_FALSE(gpu::windows_tile(gpu::window_params(big_pool(), "test")));  // 3x3/2: overlapping
   for (DType d : kFloats) {
     CAPTURE(name(d));
     CHECK(check_window(big_pool(), d) == 0);
+    CHECK(check_window(tiled_pool(), d) == 0);
     CHECK(check_window(far_padding(true), d) == 0);
     CHECK(check_window(far_padding(false), d) == 0);
   }

@@ -31,6 +31,17 @@ __global__ void reduce_window_kernel(WindowOp op, const T* in, T* out, nn::Windo
   CANOPY_GRID_LOOP(w, p.outputs) out[w] = nn::reduce_window_element(op, in, p, w);
 }
 
+// Tiled windows (nn::windows_tile): 32-bit indices, and the scatter in one kernel.
+template <class T>
+__global__ void reduce_window_tiled_kernel(WindowOp op, const T* in, T* out, nn::WindowParams p) {
+  CANOPY_GRID_LOOP(w, p.outputs) out[w] = nn::reduce_window_tiled(op, in, p, static_cast<std::int32_t>(w));
+}
+
+template <class T>
+__global__ void scatter_tiled_kernel(const T* source, const T* x, T* out, nn::WindowParams p) {
+  CANOPY_GRID_LOOP(e, p.inputs) out[e] = nn::scatter_element_tiled(source, x, p, static_cast<std::int32_t>(e));
+}
+
 template <class T>
 __global__ void gather_kernel(const T* tangent, const T* x, T* out, nn::WindowParams p) {
   CANOPY_GRID_LOOP(w, p.outputs) out[w] = nn::gather_element(tangent, x, p, w);
@@ -79,9 +90,14 @@ void reduce_window(WindowOp op, DType dtype, const void* in, void* out, const Wi
   const nn::WindowParams p = nn::window_params(g, "reduce_window");
   if (p.outputs == 0) return;
   cudaStream_t s = detail::stream(device);
+  const bool tiled = nn::windows_tile(p);
   visit_dtype(dtype, [&]<class T>(std::type_identity<T>) {
-    reduce_window_kernel<T><<<blocks_for(p.outputs), kThreads, 0, s>>>(op, static_cast<const T*>(in),
-                                                                        static_cast<T*>(out), p);
+    if (tiled)
+      reduce_window_tiled_kernel<T><<<blocks_for(p.outputs), kThreads, 0, s>>>(op, static_cast<const T*>(in),
+                                                                                static_cast<T*>(out), p);
+    else
+      reduce_window_kernel<T><<<blocks_for(p.outputs), kThreads, 0, s>>>(op, static_cast<const T*>(in),
+                                                                          static_cast<T*>(out), p);
   });
   detail::check_launch("reduce_window");
 }
@@ -102,6 +118,14 @@ void select_and_scatter_add(DType dtype, const void* source, const void* operand
                             const WindowGeometry& g, int device) {
   const nn::WindowParams p = nn::window_params(g, "select_and_scatter_add");
   if (p.inputs == 0) return;
+  if (nn::windows_tile(p)) {
+    visit_float(dtype, [&]<class T>(std::type_identity<T>) {
+      scatter_tiled_kernel<T><<<blocks_for(p.inputs), kThreads, 0, detail::stream(device)>>>(
+          static_cast<const T*>(source), static_cast<const T*>(operand), static_cast<T*>(out), p);
+    });
+    detail::check_launch("select_and_scatter_add");
+    return;
+  }
   // Each window's selection first (a block from the device's cache: it goes back to the cache
   // when this returns, and work issued later on the same stream runs after these kernels).
   const auto sel_bytes = static_cast<std::size_t>(std::max<std::int64_t>(p.outputs, 1)) * sizeof(std::int64_t);

@@ -1,8 +1,10 @@
 // Reductions on the GPU: one thread block per output element (its threads stride over the
 // reduced elements, then combine in shared memory; few outputs over long reductions are split
-// over several blocks per output and combined by a second launch), for sums, products, max/min,
+// over several blocks per output and combined by a second launch; leading dims reduced into
+// trailing ones read a row of neighbouring columns at a time), for sums, products, max/min,
 // arg-extrema and softmax rows (where cuDNN does not take them: cudnn_softmax.cpp). Floating sums
 // and products accumulate in double, as the CPU's do, so that both devices agree to rounding.
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -204,12 +206,81 @@ constexpr std::int64_t kChunk = 16384;
 // Below this many outputs the GPU would idle with one block each: long reductions are split.
 constexpr std::int64_t kSplitBelowOutputs = 512;
 
+// Column reductions: the reduced dims all lead and the kept ones trail (a bias gradient's sum
+// over batch and positions), so the operand is R rows of C outputs. A block of the general kernel
+// would read its output's column with a stride of C elements (a cache line per element); here a
+// warp's lanes read 32 neighbouring columns of a row together. Each block takes 32 columns of a
+// chunk of rows, its 8 thread rows each summing every 8th row of the chunk, then the 8 in order;
+// a second launch combines each column's chunk partials (a block per column, a fixed tree). The
+// split is fixed by the shapes, as above.
+constexpr int kColumnRows = 8;         // thread rows per block
+constexpr std::int64_t kColumnChunks = 128;  // most chunks of rows per column
+
+/// Whether L reduces leading dims and keeps trailing ones: the operand as [reduced, outputs].
+bool columns_of(const ReduceLayout& L) {
+  return L.red_rank > 0 && L.kept_rank > 0 && L.red_strides[L.red_rank - 1] == L.outputs;
+}
+
+template <class In, class A, class Out>
+__global__ void column_chunk_kernel(Combine c, const In* in, Out* out, std::int64_t rows, std::int64_t columns,
+                                    std::int64_t chunk) {
+  __shared__ A partial[kColumnRows][32];
+  const std::int64_t col = blockIdx.x * std::int64_t{32} + threadIdx.x;
+  const std::int64_t begin = blockIdx.y * chunk, end = begin + chunk < rows ? begin + chunk : rows;
+  A acc = identity<A>(c);
+  if (col < columns)
+    for (std::int64_t r = begin + threadIdx.y; r < end; r += kColumnRows)
+      acc = combine(c, acc, static_cast<A>(math::load(in[r * columns + col])));
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && col < columns) {
+    A total = partial[0][threadIdx.x];
+    for (int y = 1; y < kColumnRows; ++y) total = combine(c, total, partial[y][threadIdx.x]);
+    out[blockIdx.y * columns + col] = math::store<Out>(total);
+  }
+}
+
+template <class A, class Out>
+__global__ void column_finish_kernel(Combine c, const A* partials, Out* out, std::int64_t columns, std::int64_t chunks) {
+  __shared__ A partial[kColumnChunks];
+  const std::int64_t col = blockIdx.x;
+  partial[threadIdx.x] = threadIdx.x < chunks ? partials[threadIdx.x * columns + col] : identity<A>(c);
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] = combine(c, partial[threadIdx.x], partial[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[col] = math::store<Out>(partial[0]);
+}
+
+template <class T, class A>
+void launch_columns(Combine c, const T* in, T* out, const ReduceLayout& L, cudaStream_t s, int device) {
+  const std::int64_t rows = L.reduced, columns = L.outputs, column_blocks = (columns + 31) / 32;
+  // Enough blocks to fill the GPU (about 1024), at most kColumnChunks per column, each chunk at
+  // least a row per thread row.
+  std::int64_t chunks = std::max<std::int64_t>(1, std::min(1024 / column_blocks, kColumnChunks));
+  chunks = std::min(chunks, (rows + kColumnRows - 1) / kColumnRows);
+  const std::int64_t chunk = (rows + chunks - 1) / chunks;
+  chunks = (rows + chunk - 1) / chunk;
+  const dim3 grid(static_cast<unsigned>(column_blocks), static_cast<unsigned>(chunks)), block(32, kColumnRows);
+  if (chunks == 1) {
+    column_chunk_kernel<T, A, T><<<grid, block, 0, s>>>(c, in, out, rows, columns, chunk);
+    return;
+  }
+  const std::shared_ptr<Buffer> held = allocate(static_cast<std::size_t>(chunks * columns) * sizeof(A), device);
+  A* partials = static_cast<A*>(held->data());
+  column_chunk_kernel<T, A, A><<<grid, block, 0, s>>>(c, in, partials, rows, columns, chunk);
+  column_finish_kernel<A, T><<<static_cast<unsigned>(columns), static_cast<unsigned>(kColumnChunks), 0, s>>>(
+      c, partials, out, columns, chunks);
+}
+
 /// Runs the reduction of `L` with accumulator A: one block per output, or, for few outputs over a
 /// long reduction, a first launch of `chunks` blocks per output writing partials (in A, to a
 /// block from the device's cache) and a second combining each output's partials in chunk order.
 /// The split is fixed by the shapes, so results are the same on every run.
 template <class T, class A>
 void launch_reduce(Combine c, const T* in, T* out, const ReduceLayout& L, cudaStream_t s, int device) {
+  if (columns_of(L) && L.reduced >= 2 * kColumnRows) return launch_columns<T, A>(c, in, out, L, s, device);
   const std::int64_t chunks = L.outputs < kSplitBelowOutputs ? (L.reduced + kChunk - 1) / kChunk : 1;
   if (chunks <= 1) {
     reduce_kernel<T, A, T><<<grid_for(L.outputs), threads_for(L.reduced), 0, s>>>(c, in, out, L, 1, L.reduced);

@@ -649,6 +649,26 @@ void check_ulps(const std::vector<float>& got, const std::vector<float>& want, i
 }
 }  // namespace
 
+TEST_CASE("column reductions (leading dims summed into trailing ones, a bias gradient's sums) agree with the CPU") {
+  // W4's first bias gradient (50,176 rows of 32), rows that split into one chunk or many, columns
+  // past a multiple of 32, max and min, bf16 and integers; under verification, kernel by kernel.
+  const std::vector<Shape> shapes{{64, 28, 28, 32}, {20, 7}, {17, 45}, {3000, 70}, {8, 9, 2, 33}};
+  for (const Shape& shape : shapes) {
+    CAPTURE(to_string(shape));
+    const Array x = random::normal(random::key(31), shape);
+    const Array g = device_put(x, kGpu);
+    std::vector<int> lead(shape.size() - 1);
+    for (std::size_t d = 0; d < lead.size(); ++d) lead[d] = static_cast<int>(d);
+    GpuVerifyScope verify;
+    check_close(sum(g, lead), sum(x, lead), "column sums");
+    check_close(max(g, lead), max(x, lead), "column max");
+    check_close(min(g, std::vector<int>{0}), min(x, std::vector<int>{0}), "min over the first dim");
+    check_close(sum(device_put(x.astype(DType::bf16), kGpu), lead), sum(x.astype(DType::bf16), lead), "bf16 column sums");
+    const Array i = (x * 100.0).astype(DType::i32);
+    check_close(sum(device_put(i, kGpu), lead), sum(i, lead), "i32 column sums");
+  }
+}
+
 TEST_CASE("long reductions with few outputs (split over blocks, then combined) are exact to rounding and agree with the CPU") {
   const Array x = random::normal(random::key(9), {3, 250001});  // 3 outputs; the last chunk is partial
   const Array g = device_put(x, kGpu);
