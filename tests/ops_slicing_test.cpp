@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -71,6 +72,38 @@ TEST_CASE("slice: default strides, whole-array slice, scalar operand") {
   CHECK(slice(x, {1, 1}, {2, 3}, {big, big}).to_vector<int>() == std::vector<int>{5});
   CHECK(grad([&](const Array& v) { return sum(slice(v, {0, 2}, {2, 3}, {big, big})); })(x.astype(DType::f32))
             .to_vector<float>() == std::vector<float>{0, 0, 1, 0, 0, 0});
+}
+
+TEST_CASE("slice: an eager slice of one contiguous run (a batch of rows) is a view; others, and unaligned runs, copy") {
+  // Host blocks of 2 MiB and more start on a 2 MiB boundary: these runs start on 256-byte ones.
+  const Array data = random::normal(random::key(3), {1000, 784});  // a batch of 128 rows is 401,408 bytes
+  const auto* base = static_cast<const char*>(data.raw_data());
+  const Array batch = slice(data, {256, 0}, {384, 784});
+  CHECK(static_cast<const char*>(batch.raw_data()) == base + 256 * 784 * 4);  // in place
+  CHECK(batch.to_vector<float>() == jit([](const Array& x) { return slice(x, {256, 0}, {384, 784}); })(data).to_vector<float>());
+  // One index along the leading dims, a range along the next, everything after: contiguous.
+  const Array t = random::normal(random::key(4), {4, 8, 128, 160});
+  const Array run = slice(t, {2, 4, 0, 0}, {3, 6, 128, 160});
+  CHECK(static_cast<const char*>(run.raw_data()) == static_cast<const char*>(t.raw_data()) + (2 * 8 + 4) * 128 * 160 * 4);
+  CHECK(run.to_vector<float>() ==
+        jit([](const Array& x) { return slice(x, {2, 4, 0, 0}, {3, 6, 128, 160}); })(t).to_vector<float>());
+  // Copies: a column range (not contiguous), a stride, and a run starting off a 256-byte boundary.
+  for (const auto& [lo, hi, st] : {std::tuple<std::vector<std::int64_t>, std::vector<std::int64_t>, std::vector<std::int64_t>>{{0, 0}, {10, 100}, {1, 1}},
+                                   {{0, 0}, {10, 784}, {2, 1}},
+                                   {{1, 0}, {3, 784}, {1, 1}}}) {
+    const Array s = slice(data, lo, hi, st);
+    const auto* p = static_cast<const char*>(s.raw_data());
+    CHECK((p < base || p >= base + 1000 * 784 * 4));
+    const auto bounds = std::make_tuple(lo, hi, st);
+    auto copy = jit([bounds](const Array& x) { return slice(x, std::get<0>(bounds), std::get<1>(bounds), std::get<2>(bounds)); });
+    CHECK(s.to_vector<float>() == copy(data).to_vector<float>());
+  }
+  // A view keeps its operand's values after the operand's handle is gone, and is never donated
+  // (its bytes are the operand's): the donating call runs on a copy and leaves the view intact.
+  Array rows = slice(random::normal(random::key(5), {64, 64}), {0, 0}, {32, 64});
+  const std::vector<float> before = rows.to_vector<float>();
+  const Array doubled = jit([](const Array& x) { return x * 2.0f; }, donate_argnums<0>)(rows);
+  CHECK(doubled.to_vector<float>()[5] == before[5] * 2.0f);
 }
 
 TEST_CASE("slice: out-of-bounds or malformed static bounds are ShapeErrors naming slice and the shapes") {

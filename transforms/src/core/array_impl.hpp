@@ -2,6 +2,7 @@
 // kernels use to allocate outputs and reach buffers.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -70,6 +71,20 @@ inline Array make_tracer(Aval aval, Device dev, std::shared_ptr<TracerImpl> trac
 inline Array alias(const Array& x, Aval aval) {
   auto impl = std::make_shared<ArrayImpl>(*x.impl());
   impl->aval = std::move(aval);
+  return Array(std::move(impl));
+}
+/// `a`'s bytes of x's buffer from byte `offset`, in place, where they start at a 256-byte boundary
+/// (the alignment the kernels' vector loads may assume of a block); else an empty Array. A view
+/// is never a whole block, so nothing donates it, and it keeps x's whole buffer alive.
+inline Array view_of(const Array& x, Aval a, std::size_t offset) {
+  const std::shared_ptr<kernels::Buffer>& whole = x.impl()->buffer;
+  const auto bytes = static_cast<std::size_t>(shape_size(a.shape)) * itemsize(a.dtype);
+  if (bytes == 0 || !whole || offset + bytes > whole->bytes() ||
+      (reinterpret_cast<std::uintptr_t>(whole->data()) + offset) % 256 != 0)
+    return Array();
+  auto impl = std::make_shared<ArrayImpl>(*x.impl());
+  impl->aval = std::move(a);
+  impl->buffer = kernels::Buffer::wrap(static_cast<char*>(whole->data()) + offset, bytes, whole);
   return Array(std::move(impl));
 }
 /// Whether x's buffer is memory of its device's own, which host code cannot read (a GPU's).

@@ -95,13 +95,7 @@ struct Scan {
     const Aval a = slice_aval(xs.aval());
     const auto bytes = static_cast<std::size_t>(shape_size(a.shape)) * itemsize(a.dtype);
     const std::size_t offset = static_cast<std::size_t>(i) * bytes;
-    const std::shared_ptr<kernels::Buffer>& whole = xs.impl()->buffer;
-    if (bytes > 0 && whole && offset % 256 == 0) {
-      auto impl = std::make_shared<detail::ArrayImpl>(*xs.impl());
-      impl->aval = a;
-      impl->buffer = kernels::Buffer::wrap(static_cast<char*>(whole->data()) + offset, bytes, whole);
-      return Array(std::move(impl));
-    }
+    if (Array view = detail::view_of(xs, a, offset); view.valid()) return view;
     Array x = detail::make_concrete(a, xs.device());
     detail::copy_bytes(x, 0, xs, offset, bytes);
     return x;

@@ -1,5 +1,5 @@
 // `slice` (lax.slice, static bounds and strides): rules, samples, op. Its one evaluation
-// (`evaluate`) runs on every device.
+// (`evaluate`) runs on every device; an eager slice of one contiguous run of elements is a view.
 #include "../rules.hpp"
 #include "windows.hpp"
 
@@ -80,6 +80,33 @@ CANOPY_REGISTER_PRIMITIVE(Slice);
 }  // namespace canopy::prim
 
 namespace canopy {
+namespace {
+/// An eager slice that takes one contiguous run of the operand's elements (single indices along
+/// the leading dims, a range with stride 1 along one dim, every element of the dims after it: a
+/// batch of rows) as a view of the operand's buffer, as numpy's basic slicing gives (arrays are
+/// immutable; detail::view_of says when); else an empty Array.
+Array contiguous_view(const Array& x, const std::vector<std::int64_t>& lo, const std::vector<std::int64_t>& hi,
+                      const std::vector<std::int64_t>& st) {
+  const std::size_t n = x.ndim();
+  if (!detail::eager(x) || lo.size() != n || hi.size() != n || st.size() != n) return Array();
+  std::size_t k = n;  // the last dim not taken whole
+  for (std::size_t d = n; d-- > 0;)
+    if (lo[d] != 0 || hi[d] != x.shape()[d] || st[d] != 1) {
+      k = d;
+      break;
+    }
+  if (k == n) return Array();
+  for (std::size_t d = 0; d <= k; ++d)
+    if (lo[d] < 0 || hi[d] <= lo[d] || hi[d] > x.shape()[d] || (d < k ? hi[d] - lo[d] != 1 : st[d] != 1)) return Array();
+  const Shape strides = contiguous_strides(x.shape());
+  std::int64_t first = 0;
+  for (std::size_t d = 0; d <= k; ++d) first += lo[d] * strides[d];
+  Aval a = x.aval();
+  for (std::size_t d = 0; d < n; ++d) a.shape[d] = hi[d] - lo[d];
+  return detail::view_of(x, std::move(a), static_cast<std::size_t>(first) * itemsize(x.dtype()));
+}
+}  // namespace
+
 Array slice(const Array& x, const std::vector<std::int64_t>& start_indices, const std::vector<std::int64_t>& limit_indices,
             const std::vector<std::int64_t>& strides) {
   std::vector<std::int64_t> st = strides.empty() ? std::vector<std::int64_t>(x.ndim(), 1) : strides;
@@ -87,6 +114,7 @@ Array slice(const Array& x, const std::vector<std::int64_t>& start_indices, cons
   for (std::size_t d = 0; whole && d < x.ndim(); ++d)
     whole = start_indices[d] == 0 && limit_indices[d] == x.shape()[d] && st[d] == 1;
   if (whole) return x;
+  if (Array view = contiguous_view(x, start_indices, limit_indices, st); view.valid()) return view;
   return bind1<prim::Slice>({x}, {start_indices, limit_indices, st});
 }
 }  // namespace canopy
