@@ -25,6 +25,11 @@ struct Strides {
 
 /// The offsets on both sides of element i (row-major over the dims).
 CANOPY_HD inline void offsets(const Strides& s, std::int64_t i, std::int64_t& oa, std::int64_t& ob) {
+  if (s.rank == 1) {  // merged to one dim (contiguous, or against a scalar): no 64-bit division
+    oa = i * s.a[0];
+    ob = i * s.b[0];
+    return;
+  }
   oa = 0;
   ob = 0;
   for (int d = s.rank - 1; d >= 0; --d) {
