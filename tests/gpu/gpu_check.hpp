@@ -9,6 +9,8 @@
 
 #include <canopy/canopy.hpp>
 
+#include "../../transforms/src/devices/verify_against_cpu.hpp"
+
 namespace canopy::gpu_test {
 
 inline const Device kGpu = Device::cuda(0);
@@ -36,6 +38,31 @@ inline void check_close(const Array& got, const Array& want, const std::string& 
     if (g[e] == w[e]) continue;
     CAPTURE(e);
     CHECK(g[e] == doctest::Approx(w[e]).epsilon(tol).scale(1.0));
+  }
+}
+
+/// check_close for results each element of which is a sum (of products): beyond check_close's
+/// relative tolerance, the order-of-summation tolerance GPU verification allows, for an element
+/// that sums `terms` terms whose magnitudes add up to `magnitude` (both worked out on the CPU:
+/// the same computation on ones and on the operands' absolute values).
+inline void check_close_sums(const Array& got, const Array& want, const Array& magnitude, const Array& terms,
+                             const std::string& what, double scale = 1.0) {
+  CAPTURE(what);
+  REQUIRE(to_string(got.aval()) == to_string(want.aval()));
+  CHECK(got.device() == kGpu);
+  const auto g = got.astype(DType::f64).to_vector<double>(), w = want.astype(DType::f64).to_vector<double>();
+  const auto m = magnitude.astype(DType::f64).to_vector<double>(), k = terms.astype(DType::f64).to_vector<double>();
+  REQUIRE(m.size() == g.size());
+  REQUIRE(k.size() == g.size());
+  const double eps = detail::accumulator_eps(want.dtype());
+  for (std::size_t e = 0; e < g.size(); ++e) {
+    if ((std::isnan(g[e]) && std::isnan(w[e])) || g[e] == w[e]) continue;
+    const double tol = tolerance(want.dtype()) * scale * (1 + std::abs(w[e])) + detail::summation_tolerance(k[e], m[e], eps);
+    CAPTURE(e);
+    CAPTURE(g[e]);
+    CAPTURE(w[e]);
+    CAPTURE(tol);
+    CHECK(std::abs(g[e] - w[e]) <= tol);
   }
 }
 

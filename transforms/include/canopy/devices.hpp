@@ -65,7 +65,7 @@ std::chrono::milliseconds collective_timeout();
 /// The tolerance, per element, between the GPU's result g and the CPU's c (the property the GPU
 /// backend keeps; the GPU suite checks it): NaN matches NaN, infinities and integer, boolean and
 /// key results are exact, and for floating results
-///     |g - c| <= rtol(dtype) * (|c| + max|c| / 16) + 4 * eps(accumulator) * sqrt(n) * m
+///     |g - c| <= rtol(dtype) * (|c| + max|c| / 16) + 2 * min(10 * sqrt(n), n) * eps(accumulator) * m
 /// where rtol is 1e-12 for f64, 2e-6 for f32 and 1e-2 for bf16 and f16 (the devices' math
 /// libraries differ by a few units in the last place; max|c| is the largest finite magnitude in
 /// the same output, a floor for elements near a zero of the function, such as log near 1, whose
@@ -73,10 +73,13 @@ std::chrono::milliseconds collective_timeout();
 /// (linear and bilinear ones: sums, contractions, convolutions, copies; and scatter-add), n is
 /// the number of terms an element sums and m the sum of their magnitudes (the primitive applied
 /// to the operands' absolute values): the two devices add in different orders, and in f32 (eps
-/// 2^-24; f64 for f64 operands) that moves a sum by about eps * sqrt(n) of its terms' magnitude.
-/// Everything else has n = m = 0. f32 products computed at Precision::high (TF32 tensor cores,
-/// which keep 10 mantissa bits of each operand) add (2^-9 + 2^-20) * m: each product may move by
-/// that much of its magnitude.
+/// 2^-24; f64 for f64 operands) each side's sum is within n * eps * m of the exact one in any
+/// order, and within 10 * sqrt(n) * eps * m unless its roundings conspire (a chance below 1e-15
+/// for a million terms). Everything else has n = m = 0. f32 products computed at Precision::high
+/// (TF32 tensor cores, which keep 10 mantissa bits of each operand) add (2^-9 + 2^-20) * m: each
+/// product may move by that much of its magnitude. A fused matmul or convolution with its bias
+/// (dot_general_bias, conv_general_dilated_bias) adds half an ulp of its dtype of m in bf16 and
+/// f16: the CPU rounds the product before adding the bias, a GPU rounds the sum once.
 void set_gpu_verify(bool on);
 bool gpu_verify();
 /// Sets GPU verification for a scope and restores the previous setting when it ends.

@@ -59,6 +59,12 @@ struct Placement {
 /// The placement of an op on `in` (concrete arrays); DeviceError naming `api` and both
 /// arguments when two are committed to different devices.
 Placement placement_of(std::string_view api, std::span<const Array> in);
+/// Zeros of `aval` made on the device `at` names, committed as it says (numpy/creation.cpp).
+Array zeros_at(const Aval& aval, const Placement& at);
+/// Zeros of `aval` where `like` is (its device, committed as it is): what a transpose rule returns
+/// for an operand whose cotangent is all zeros, so that it stays beside the cotangent it came from
+/// (a GPU gradient on that GPU). A traced `like` gives a constant.
+Array zeros_beside(const Aval& aval, const Array& like);
 /// An Array that is a tracer of some transformation (for JvpTrace, BatchTrace, ... to box values).
 inline Array make_tracer(Aval aval, Device dev, std::shared_ptr<TracerImpl> tracer) {
   auto impl = std::make_shared<ArrayImpl>();

@@ -160,7 +160,7 @@ Arrays JvpTrace::process_custom(const CustomRule& rule, std::span<const Array> i
   TraceGuard below(parent());
   if (!any) return bind_custom(rule, primals);
   for (std::size_t i = 0; i < tangents.size(); ++i)
-    if (!tangents[i].valid()) tangents[i] = zeros_for(primals[i].aval());
+    if (!tangents[i].valid()) tangents[i] = zeros_beside(primals[i].aval(), primals[i]);
   Arrays outs, out_tangents;
   if (rule.jvp) {
     std::tie(outs, out_tangents) = rule.jvp(primals, tangents);

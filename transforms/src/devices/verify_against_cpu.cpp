@@ -45,7 +45,16 @@ double rtol(DType d) {
     default: return 0;
   }
 }
-double accumulator_eps(DType d) { return d == DType::f64 ? 0x1p-53 : 0x1p-24; }
+/// Half an ulp relative to the value: what rounding to d moves a value by, at most.
+double unit_roundoff(DType d) {
+  switch (d) {
+    case DType::f64: return 0x1p-53;
+    case DType::f32: return 0x1p-24;
+    case DType::f16: return 0x1p-11;
+    case DType::bf16: return 0x1p-8;
+    default: return 0;
+  }
+}
 
 /// The relative error of each product a GPU kernel of `p` may make beyond f32's rounding: f32
 /// operands at Precision::high run on TF32 tensor cores, which keep 10 of the 23 mantissa bits of
@@ -127,6 +136,35 @@ double element(DType d, const void* data, std::size_t i) {
 
 }  // namespace
 
+double accumulator_eps(DType d) { return d == DType::f64 ? 0x1p-53 : 0x1p-24; }
+
+// Two correct computations of a sum of k terms (products included) whose magnitudes add up to m
+// differ by at most the sum of their errors against the exact value. In any order (sequential,
+// blocked, pairwise, split-K partial sums reduced in a tree) each term passes through at most k
+// roundings of unit roundoff u, so each side is within k*u*m (Higham, Accuracy and Stability of
+// Numerical Algorithms, 4.2 and 3.1). That worst case needs every rounding to go the same way:
+// with rounding errors independent and of mean zero, each side is within lambda*sqrt(k)*u*m except
+// with probability at most 2k*exp(-lambda^2 / 2) (Higham and Mary, SIAM J. Sci. Comput. 41(5),
+// 2019). lambda = 10 puts that below 4e-16 for a sum of a million terms, so that no element of
+// any run fails by chance; lambda = 2 a side (the 4*sqrt(k) this replaces) assures nothing
+// (2*exp(-2) = 0.27 a term), and a CNN filter gradient (18,432 elements of 21,632 products each)
+// went beyond it by 4.4*sqrt(k)*u*m. Hence |g - c| <= 2 * min(10*sqrt(k), k) * u * m.
+//
+// What the bound still catches: a wrong tap, layout or stride puts other terms in the sum, which
+// moves it by about a term's size times sqrt(k) (m/sqrt(k) for terms of random sign, up to m when
+// they share it), beyond the bound for every k < 1/(20u), about 840,000 terms in f32. TF32
+// products (10-bit mantissas where exact f32 was asked for) move a sum by about 2^-11 of
+// sqrt(sum t^2), at least 2^-11 * m / sqrt(k): beyond the bound for k < 2^13 / 20 (about 400)
+// terms of comparable size, as in forward convolutions and most matmuls, and for longer sums that
+// a few large terms dominate. In a long sum of comparable terms (a filter gradient over a batch)
+// TF32's rounding averages out below the order of summation's noise and no per-element bound can
+// tell them apart; where TF32 is allowed (Precision::high), each product may move by
+// `product_error` of its magnitude.
+double summation_tolerance(double terms, double magnitude, double eps, double product_error) {
+  const double k = std::max(terms, 1.0);
+  return (2 * std::min(10 * std::sqrt(k), k) * eps + product_error) * std::abs(magnitude);
+}
+
 void verify_against_cpu(const PrimitiveInfo& p, std::span<const Array> in, std::span<const Array> out, const ParamsRef& params) {
   if (p.device_neutral || p.collective) return;  // their steps are checked where they run kernels
   Arrays host_in;
@@ -187,7 +225,11 @@ void verify_against_cpu(const PrimitiveInfo& p, std::span<const Array> in, std::
               k = terms[o].to_vector<double>();
             }
             // |m|: a primitive that subtracts (sub, neg) gives |a| - |b| on magnitudes; its results are exact anyway.
-            tol += (4 * accumulator_eps(d) * std::sqrt(std::max(k[i], 1.0)) + tf32) * std::abs(m[i]);
+            tol += summation_tolerance(k[i], m[i], accumulator_eps(d), tf32);
+            // A CPU kernel that rounds the contraction to d before adding the bias (where the GPU
+            // rounds the f32 sum once) is off by up to half an ulp of the contraction, whose
+            // magnitude m bounds: in bf16 that can be most of a result the bias nearly cancels.
+            if (p.rounds_intermediate) tol += unit_roundoff(d) * std::abs(m[i]);
             if (std::abs(gi - wi) <= tol) continue;
           }
           raise_mismatch(p, in, out[o], o, static_cast<std::int64_t>(i), concat(gi), concat(wi), tol, params);

@@ -16,4 +16,15 @@ namespace canopy::detail {
 void verify_against_cpu(const PrimitiveInfo& p, std::span<const Array> in, std::span<const Array> out,
                         const ParamsRef& params);
 
+/// The unit roundoff of the accumulator kernels sum results of dtype d in: f64's for f64, f32's
+/// for f32, bf16 and f16.
+double accumulator_eps(DType d);
+
+/// How far two correct computations of a sum may differ beyond their final rounding: `terms`
+/// terms (products included) whose magnitudes add up to `magnitude`, accumulated with unit
+/// roundoff `eps` (accumulator_eps) in any order on each side, each product off by up to
+/// `product_error` of its magnitude on one of them (TF32's rounding; 0 for exact products). The
+/// reasoning is in verify_against_cpu.cpp; the GPU suite holds whole computations to it too.
+double summation_tolerance(double terms, double magnitude, double eps, double product_error = 0);
+
 }  // namespace canopy::detail

@@ -35,16 +35,29 @@ Array full(const Shape& shape, double value, DType dtype) { return full_as("full
 Array zeros(const Shape& shape, DType dtype) { return full_as("zeros", shape, 0, dtype); }
 Array ones(const Shape& shape, DType dtype) { return full_as("ones", shape, 1, dtype); }
 namespace {
+// full(shape) made on the device `at` names (a scalar put there and broadcast, so that a GPU fills
+// its own memory), committed as `at` says.
+Array full_at(std::string_view api, const Shape& shape, double value, DType dtype, const detail::Placement& at) {
+  if (at.device == default_device() && !at.committed) return full_as(api, shape, value, dtype);
+  detail::check_shape(api, shape, dtype);
+  const Array s = detail::to_device_memory(scalar(value).astype(dtype), at.device, at.committed);
+  return broadcast_in_dim(s, shape, {});
+}
 // full(x's shape) on x's device, committed as x is (jax's full_like keeps x's placement), so that
 // a pullback seeded with ones_like(y) of a GPU result runs on that GPU; traced x: a constant.
 Array full_like_as(std::string_view api, const Array& x, double value) {
-  const detail::ArrayImpl& impl = *x.impl();
-  if (x.is_tracer() || (impl.device == default_device() && !impl.committed)) return full_as(api, x.shape(), value, x.dtype());
-  detail::check_shape(api, x.shape(), x.dtype());
-  const Array s = detail::to_device_memory(scalar(value).astype(x.dtype()), impl.device, impl.committed);
-  return broadcast_in_dim(s, x.shape(), {});
+  if (x.is_tracer()) return full_as(api, x.shape(), value, x.dtype());
+  return full_at(api, x.shape(), value, x.dtype(), {x.impl()->device, x.impl()->committed});
 }
 }  // namespace
+
+namespace detail {
+Array zeros_at(const Aval& aval, const Placement& at) { return full_at("zeros", aval.shape, 0, aval.dtype, at); }
+Array zeros_beside(const Aval& aval, const Array& like) {
+  if (like.is_tracer()) return zeros(aval.shape, aval.dtype);
+  return zeros_at(aval, {like.impl()->device, like.impl()->committed});
+}
+}  // namespace detail
 
 Array zeros_like(const Array& x) { return full_like_as("zeros_like", x, 0); }
 Array ones_like(const Array& x) { return full_like_as("ones_like", x, 1); }

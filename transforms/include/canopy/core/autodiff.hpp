@@ -26,14 +26,24 @@ namespace canopy::detail {
 /// Can be called many times; its operations are traced again when called inside a transform.
 class Pullback {
  public:
+  /// Where a concrete primal input of f was: the zero gradient of an input that no cotangent
+  /// reaches goes there, as jax instantiates a symbolic zero against the input itself.
+  struct InputPlacement {
+    Device device;
+    bool committed = false;
+    bool known = false;  ///< false for a traced input: its zeros go where the cotangents are
+  };
+
   Pullback() = default;
-  explicit Pullback(std::shared_ptr<const Program> program) : program_(std::move(program)) {}
+  explicit Pullback(std::shared_ptr<const Program> program, std::vector<InputPlacement> inputs = {})
+      : program_(std::move(program)), inputs_(std::move(inputs)) {}
   /// One cotangent per output of f (an invalid Array is a zero); returns one per input, zeros
   /// (valid Arrays) where an input did not influence the outputs.
   Arrays operator()(const Arrays& cotangents) const;
 
  private:
   std::shared_ptr<const Program> program_;
+  std::vector<InputPlacement> inputs_;
 };
 
 /// The linear map of linearize: tangents of the inputs in, tangents of the outputs out,

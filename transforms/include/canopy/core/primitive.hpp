@@ -174,6 +174,10 @@ struct PrimitiveInfo {
   /// For a primitive some of whose results accumulate so (a fused kernel's sums beside its
   /// elementwise results): whether result `output` does, for these params. Null: as `accumulates`.
   bool (*accumulating_output)(const ParamsRef& params, std::size_t output) = nullptr;
+  /// Its CPU kernel rounds an intermediate to the result's dtype that its GPU kernel keeps in f32
+  /// (a matmul or convolution rounded before its bias is added, where cuBLASLt and cuDNN add the
+  /// bias to the f32 sum and round once): GPU verification allows that rounding in 16-bit dtypes.
+  bool rounds_intermediate = false;
   /// For primitives that multiply floats (dot_general, conv_general_dilated): the precision a GPU
   /// computes their f32 products at for these params (null: exact). GPU verification allows TF32's
   /// rounding where it is Precision::high. From `P::product_precision(params)`.

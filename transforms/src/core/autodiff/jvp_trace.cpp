@@ -44,7 +44,7 @@ Arrays JvpTrace::process(const PrimitiveInfo& p, std::span<const Array> in, cons
     // A primitive linear in all its inputs is its own derivative: apply it to the tangents.
     out_primals = detail::bind(p, primals, params);
     for (std::size_t i = 0; i < tangents.size(); ++i)
-      if (!tangents[i].valid()) tangents[i] = zeros_for(primals[i].aval());
+      if (!tangents[i].valid()) tangents[i] = zeros_beside(primals[i].aval(), primals[i]);
     out_tangents = detail::bind(p, tangents, params);
   } else {
     raise<UnimplementedRule>(p.name, "jvp rule", "", "is not defined for this primitive",

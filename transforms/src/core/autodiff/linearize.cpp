@@ -9,6 +9,7 @@
 #include "canopy/core/primitive.hpp"
 #include "canopy/error.hpp"
 #include "canopy/ops.hpp"
+#include "../array_impl.hpp"
 #include "../ir/stage_trace.hpp"
 #include "jvp_trace.hpp"
 
@@ -31,7 +32,8 @@ Arrays Pullback::operator()(const Arrays& cotangents) const {
   if (cotangents.size() != lp.outs.size())
     raise<TypeError>("vjp", "pullback", "", concat("takes ", lp.outs.size(), " cotangents, got ", cotangents.size()));
   // Zeros the walk makes (for cotangents that never arrived) go where the given cotangents are, so
-  // that the gradient of a GPU computation stays on that GPU.
+  // that the gradient of a GPU computation stays on that GPU; an input's own zeros go where that
+  // input was, when vjp saw it concrete (below).
   const Array* placed = nullptr;
   for (const Array& c : cotangents)
     if (c.valid() && !c.is_tracer() && in_device_memory(c)) placed = &c;
@@ -73,9 +75,17 @@ Arrays Pullback::operator()(const Arrays& cotangents) const {
       if (e->in[i].is_var() && in_cts[i].valid()) accumulate(cts, e->in[i].index, in_cts[i]);
   }
   Arrays res;
-  for (int v : lp.in_vars) {
-    auto it = cts.find(v);
-    res.push_back(it != cts.end() ? it->second : zeros_here(lp.var_avals[v]));
+  for (std::size_t i = 0; i < lp.in_vars.size(); ++i) {
+    const int v = lp.in_vars[i];
+    if (auto it = cts.find(v); it != cts.end()) {
+      res.push_back(it->second);
+    } else if (i < inputs_.size() && inputs_[i].known) {
+      // jax's instantiate_zeros against the primal's aval: the gradient is a value like the input,
+      // placed where it is (an f32 input of an integer-valued function on a GPU: zeros on that GPU).
+      res.push_back(zeros_at(lp.var_avals[v], Placement{inputs_[i].device, inputs_[i].committed}));
+    } else {
+      res.push_back(zeros_here(lp.var_avals[v]));
+    }
   }
   return res;
 }
@@ -110,8 +120,12 @@ std::pair<Arrays, std::shared_ptr<Program>> linearize_program(const FlatFn& f, c
 }  // namespace
 
 std::pair<Arrays, Pullback> vjp_flat(const FlatFn& f, const Arrays& primals) {
+  std::vector<Pullback::InputPlacement> inputs;
+  for (const Array& x : primals)
+    inputs.push_back(x.is_tracer() ? Pullback::InputPlacement{}
+                                   : Pullback::InputPlacement{x.impl()->device, x.impl()->committed, true});
   auto [out, lp] = linearize_program(f, primals);
-  return {std::move(out), Pullback(std::move(lp))};
+  return {std::move(out), Pullback(std::move(lp), std::move(inputs))};
 }
 
 std::pair<Arrays, Pushforward> linearize_flat(const FlatFn& f, const Arrays& primals) {

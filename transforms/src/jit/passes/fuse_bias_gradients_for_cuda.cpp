@@ -69,7 +69,8 @@ void run_cuda(std::span<const Array> in, std::span<Array> out, const ParamsRef& 
 
 const PrimitiveInfo& bias_grad_primitive() {
   // A product and a sum: their magnitudes are |x| @ |g| and sum |g|.
-  static const PrimitiveInfo info = matmul_pass_primitive<BiasGradParams>("dot_general_bias_grad", run_unfused, run_cuda);
+  static const PrimitiveInfo info =
+      matmul_pass_primitive<BiasGradParams>("dot_general_bias_grad", run_unfused, run_cuda, false);
   return info;
 }
 

@@ -59,7 +59,7 @@ void run_cuda(std::span<const Array> in, std::span<Array> out, const ParamsRef& 
 const PrimitiveInfo& conv_bias_primitive() {
   // A convolution plus a bias: its magnitude is conv(|x|, |w|) + |bias|.
   static const PrimitiveInfo info =
-      matmul_pass_primitive<ConvBiasParams>("conv_general_dilated_bias", run_unfused, run_cuda);
+      matmul_pass_primitive<ConvBiasParams>("conv_general_dilated_bias", run_unfused, run_cuda, true);
   return info;
 }
 

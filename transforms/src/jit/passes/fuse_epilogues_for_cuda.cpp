@@ -53,7 +53,8 @@ void run_cuda(std::span<const Array> in, std::span<Array> out, const ParamsRef& 
 
 const PrimitiveInfo& bias_primitive() {
   // A product plus a row: its magnitude is |x| @ |w| + |bias|.
-  static const PrimitiveInfo info = matmul_pass_primitive<BiasRowParams>("dot_general_bias", run_unfused, run_cuda);
+  static const PrimitiveInfo info =
+      matmul_pass_primitive<BiasRowParams>("dot_general_bias", run_unfused, run_cuda, true);
   return info;
 }
 

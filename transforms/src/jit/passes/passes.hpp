@@ -51,12 +51,16 @@ inline bool is_gpu_epilogue_dtype(DType d) { return d == DType::f32 || d == DTyp
 
 /// pass_primitive for an equation that is one matmul with an epilogue (dot_general_bias,
 /// dot_general_bias_grad): `cuda_kernel` fills its GPU slot, and GPU verification holds it to the
-/// tolerance of a product (bilinear) computed at the precision P::precision() gives.
+/// tolerance of a product (bilinear) computed at the precision P::precision() gives, and, where
+/// `rounds_intermediate` (the CPU kernel rounds the product before adding a bias the GPU adds in
+/// f32), to one more rounding of the result's dtype.
 template <class P>
-PrimitiveInfo matmul_pass_primitive(std::string_view name, KernelFn cpu_kernel, KernelFn cuda_kernel) {
+PrimitiveInfo matmul_pass_primitive(std::string_view name, KernelFn cpu_kernel, KernelFn cuda_kernel,
+                                    bool rounds_intermediate) {
   PrimitiveInfo i = pass_primitive<P>(name, cpu_kernel);
   i.kernels.set(Device::Kind::cuda, cuda_kernel);
   i.bilinear = true;
+  i.rounds_intermediate = rounds_intermediate;
   i.product_precision = [](const ParamsRef& params) { return params.get<P>().precision(); };
   return i;
 }

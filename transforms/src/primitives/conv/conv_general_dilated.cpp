@@ -227,7 +227,7 @@ struct ConvGeneralDilated {
   // contracted; rhs dilation and strides exchange roles. canopy has no batch_group_count, so
   // feature groups are transposed one group at a time.
   static Array transpose_rhs(const Array& ct, const Array& lhs, const Aval& rhs, const Params& p) {
-    if (ct.size() == 0) return zeros(rhs.shape, rhs.dtype);
+    if (ct.size() == 0) return detail::zeros_beside(rhs, ct);
     const std::int64_t groups = p.feature_group_count;
     if (groups > 1) {
       const std::int64_t cin = lhs.shape()[static_cast<std::size_t>(p.lhs_spec[1])] / groups;

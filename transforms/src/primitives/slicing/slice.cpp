@@ -57,7 +57,7 @@ struct Slice {
       std::int64_t used = out == 0 ? 0 : (out - 1) * st + 1;
       cfg.push_back({start, a.shape[d] - start - used, out == 0 ? 0 : st - 1});
     }
-    if (ct[0].size() == 0) return {zeros(a.shape, a.dtype)};
+    if (ct[0].size() == 0) return {detail::zeros_beside(a, ct[0])};
     return {pad(ct[0], zeros({}, ct[0].dtype()), cfg)};
   }
   static detail::BatchResult batch(std::span<const Array> x, std::span<const int> bdims, const Params& params) {
