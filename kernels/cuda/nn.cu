@@ -31,7 +31,7 @@ __global__ void reduce_window_kernel(WindowOp op, const T* in, T* out, nn::Windo
   CANOPY_GRID_LOOP(w, p.outputs) out[w] = nn::reduce_window_element(op, in, p, w);
 }
 
-// Tiled windows (nn::windows_tile): 32-bit indices, and the scatter in one kernel.
+// Tiled windows (nn::windows_tile): 32-bit indices, and the scatter a thread per window.
 template <class T>
 __global__ void reduce_window_tiled_kernel(WindowOp op, const T* in, T* out, nn::WindowParams p) {
   CANOPY_GRID_LOOP(w, p.outputs) out[w] = nn::reduce_window_tiled(op, in, p, static_cast<std::int32_t>(w));
@@ -39,7 +39,7 @@ __global__ void reduce_window_tiled_kernel(WindowOp op, const T* in, T* out, nn:
 
 template <class T>
 __global__ void scatter_tiled_kernel(const T* source, const T* x, T* out, nn::WindowParams p) {
-  CANOPY_GRID_LOOP(e, p.inputs) out[e] = nn::scatter_element_tiled(source, x, p, static_cast<std::int32_t>(e));
+  CANOPY_GRID_LOOP(w, p.outputs) nn::scatter_window_tiled(source, x, p, static_cast<std::int32_t>(w), out);
 }
 
 template <class T>
@@ -119,9 +119,14 @@ void select_and_scatter_add(DType dtype, const void* source, const void* operand
   const nn::WindowParams p = nn::window_params(g, "select_and_scatter_add");
   if (p.inputs == 0) return;
   if (nn::windows_tile(p)) {
+    cudaStream_t s = detail::stream(device);
+    // Elements in no window get 0 (0.0 of every float dtype is all zero bits).
+    if (!nn::windows_cover(p))
+      detail::check(cudaMemsetAsync(out, 0, static_cast<std::size_t>(p.inputs) * itemsize(dtype), s),
+                    "select_and_scatter_add");
     visit_float(dtype, [&]<class T>(std::type_identity<T>) {
-      scatter_tiled_kernel<T><<<blocks_for(p.inputs), kThreads, 0, detail::stream(device)>>>(
-          static_cast<const T*>(source), static_cast<const T*>(operand), static_cast<T*>(out), p);
+      scatter_tiled_kernel<T><<<blocks_for(p.outputs), kThreads, 0, s>>>(static_cast<const T*>(source),
+                                                                          static_cast<const T*>(operand), static_cast<T*>(out), p);
     });
     detail::check_launch("select_and_scatter_add");
     return;

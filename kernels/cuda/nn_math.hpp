@@ -343,8 +343,9 @@ CANOPY_HD inline T scatter_element(const T* source, const std::int64_t* sel, con
 // are its own (a stride at least the window along every dim, no padding or dilation, every window
 // inside the operand) and every offset fits 32 bits: the element functions below are the general
 // ones above without padding checks, in 32-bit index arithmetic (a 64-bit division is several
-// times the instructions of a 32-bit one), and an operand element of select_and_scatter_add finds
-// its one window by division and that window's selection itself (one kernel, no selection table).
+// times the instructions of a 32-bit one) and without per-dim arrays indexed at run time (which a
+// GPU keeps in local memory); max pooling's derivative runs a thread per window, which finds its
+// selection once and writes each of its taps.
 
 /// Whether p's windows tile the operand as above.
 CANOPY_HD inline bool windows_tile(const WindowParams& p) {
@@ -356,10 +357,20 @@ CANOPY_HD inline bool windows_tile(const WindowParams& p) {
   return true;
 }
 
+/// Whether tiled windows also cover every operand element (stride = window, and the windows reach
+/// the end of every dim): then the derivative writes every element of its output.
+CANOPY_HD inline bool windows_cover(const WindowParams& p) {
+  for (int d = 0; d < p.rank; ++d)
+    if (p.strides[d] != p.window[d] || p.out[d] * p.strides[d] != p.in[d]) return false;
+  return true;
+}
+
 /// The operand offset of window w's first tap (tiled windows).
 CANOPY_HD inline std::int32_t tiled_window_base(const WindowParams& p, std::int32_t w) {
   std::int32_t base = 0;
-  for (int d = p.rank; d-- > 0;) {
+#pragma unroll
+  for (int d = kMaxWindowRank - 1; d >= 0; --d) {
+    if (d >= p.rank) continue;
     const auto out = static_cast<std::int32_t>(p.out[d]);
     base += w % out * static_cast<std::int32_t>(p.strides[d] * p.in_strides[d]);
     w /= out;
@@ -367,24 +378,16 @@ CANOPY_HD inline std::int32_t tiled_window_base(const WindowParams& p, std::int3
   return base;
 }
 
-/// Calls f(offset) for each tap of the tiled window whose first tap is at `base`, in window order
-/// (row-major over the window), until f returns false.
-template <class F>
-CANOPY_HD inline void for_tiled_taps(const WindowParams& p, std::int32_t base, F&& f) {
-  std::int32_t k[kMaxWindowRank] = {};
-  std::int32_t off = base;
-  for (std::int64_t t = 0; t < p.taps; ++t) {
-    if (!f(off)) return;
-    for (int d = p.rank; d-- > 0;) {  // the next tap: the last dim counts fastest
-      const auto stride = static_cast<std::int32_t>(p.in_strides[d]);
-      if (++k[d] < p.window[d]) {
-        off += stride;
-        break;
-      }
-      off -= (k[d] - 1) * stride;
-      k[d] = 0;
-    }
+/// The operand offset of tap t (row-major over the window) of the tiled window at `base`.
+CANOPY_HD inline std::int32_t tiled_tap(const WindowParams& p, std::int32_t base, std::int32_t t) {
+#pragma unroll
+  for (int d = kMaxWindowRank - 1; d >= 0; --d) {
+    if (d >= p.rank) continue;
+    const auto window = static_cast<std::int32_t>(p.window[d]);
+    base += t % window * static_cast<std::int32_t>(p.in_strides[d]);
+    t /= window;
   }
+  return base;
 }
 
 /// reduce_window_element for tiled windows.
@@ -392,50 +395,42 @@ template <class T>
 CANOPY_HD inline T reduce_window_tiled(WindowOp op, const T* in, const WindowParams& p, std::int32_t w) {
   using C = compute_type_t<T>;
   C acc = window_init<C>(op);
-  for_tiled_taps(p, tiled_window_base(p, w), [&](std::int32_t off) {
-    acc = window_combine(op, acc, static_cast<C>(math::load(in[off])));
-    return true;
-  });
+  const std::int32_t base = tiled_window_base(p, w);
+  for (std::int32_t t = 0; t < p.taps; ++t) acc = window_combine(op, acc, static_cast<C>(math::load(in[tiled_tap(p, base, t)])));
   return math::store<T>(acc);
 }
 
-/// window_selection for tiled windows: the first maximal element in window order; -1 where the
-/// window holds a NaN.
+/// window_selection for the tiled window at `base`: its first maximal element in window order; -1
+/// where the window holds a NaN.
 template <class T>
-CANOPY_HD inline std::int32_t window_selection_tiled(const T* x, const WindowParams& p, std::int32_t w) {
+CANOPY_HD inline std::int32_t window_selection_tiled(const T* x, const WindowParams& p, std::int32_t base) {
   using C = compute_type_t<T>;
   C best = C(0);
   std::int32_t at = -1;
-  bool nan = false;
-  for_tiled_taps(p, tiled_window_base(p, w), [&](std::int32_t off) {
+  for (std::int32_t t = 0; t < p.taps; ++t) {
+    const std::int32_t off = tiled_tap(p, base, t);
     const C v = math::load(x[off]);
-    nan = nan || v != v;
+    if (v != v) return -1;
     if (at < 0 || v > best) {
       best = v;
       at = off;
     }
-    return !nan;
-  });
-  return nan ? -1 : at;
+  }
+  return at;
 }
 
-/// scatter_element for tiled windows, without a selection table: e's window (if any) selects it
-/// or not; the value is the one addition the general function makes, 0 + source.
+/// Window w's share of select_and_scatter_add over tiled windows: each of its taps gets the one
+/// addition scatter_element makes there, 0 + source[w] at its selection and 0 elsewhere. Operand
+/// elements in no window are the caller's to zero (none where windows_cover).
 template <class T>
-CANOPY_HD inline T scatter_element_tiled(const T* source, const T* x, const WindowParams& p, std::int32_t e) {
-  std::int32_t w = 0, rem = e;
-  bool covered = true;
-  for (int d = p.rank; d-- > 0;) {
-    const auto in = static_cast<std::int32_t>(p.in[d]), stride = static_cast<std::int32_t>(p.strides[d]);
-    const std::int32_t pos = rem % in;
-    rem /= in;
-    const std::int32_t o = pos / stride;
-    covered = covered && pos - o * stride < p.window[d] && o < p.out[d];
-    w += o * static_cast<std::int32_t>(p.out_strides[d]);
-  }
+CANOPY_HD inline void scatter_window_tiled(const T* source, const T* x, const WindowParams& p, std::int32_t w, T* out) {
+  const std::int32_t base = tiled_window_base(p, w), sel = window_selection_tiled(x, p, base);
   const T zero = math::store<T>(0.0f);
-  if (!covered || window_selection_tiled(x, p, w) != e) return zero;
-  return math::store<T>(math::load(zero) + math::load(source[w]));
+  const T value = math::store<T>(math::load(zero) + math::load(source[w]));
+  for (std::int32_t t = 0; t < p.taps; ++t) {
+    const std::int32_t off = tiled_tap(p, base, t);
+    out[off] = off == sel ? value : zero;
+  }
 }
 
 }  // namespace canopy::kernels::cuda::nn
