@@ -4,10 +4,9 @@
 // plan (descriptors, layouts, the heuristic's algorithms) is built once per epilogue, shape,
 // dtype, alignment, device and precision and reused; a call cuBLASLt has no algorithm for, or
 // refuses, is remembered too (nullptr), and the caller runs cuBLAS and the add or the sum.
-// At a plan's first call outside a graph's recording, the heuristic's first kCandidates
-// algorithms run on the call's operands and the fastest is kept (set_cublaslt_autotune): on an
-// H200 the heuristic's first for a training step's small f32 products split k over a second
-// kernel, 4 us each beside 6-9 us products.
+// At a plan's first call outside a graph's recording, for products of a GFLOP or more, the
+// heuristic's first kCandidates algorithms run on the call's operands and the fastest is kept
+// (set_cublaslt_autotune).
 // Not RELU_BIAS: cuBLASLt's relu turns a NaN into 0 (canopy's max(NaN, 0) is NaN).
 #include <cublasLt.h>
 
@@ -37,6 +36,11 @@ constexpr int kCandidates = 8;
 /// A timed algorithm replaces the heuristic's first only when faster by more than this fraction
 /// (timing noise does not pick another algorithm in each run).
 constexpr double kAutotuneMargin = 0.05;
+/// Products of fewer floating-point operations take the heuristic's first untimed: a training
+/// step's small products (W3's 128 x 784 x 512) run for a few microseconds, as much as the timing's
+/// noise, and timed they made W3's step slower on an H200 (0.100 ms with the heuristic's choices,
+/// 0.108 ms timed).
+constexpr double kAutotuneMinFlops = 1e9;
 
 constinit EnvSwitch autotune_flag{"CANOPY_CUBLASLT_AUTOTUNE", true};
 
@@ -249,7 +253,12 @@ bool matmul_with_epilogue(const char* api, cublasLtEpilogue_t epilogue, DType dt
   Plan* plan = it->second.get();
   if (!plan) return false;
   check_lt(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &vector, sizeof vector), api);
-  if (!plan->timed && cublaslt_autotune() && !detail::recording_for(device)) time_candidates(h, *plan, a, b, c, device);
+  if (!plan->timed && cublaslt_autotune() && !detail::recording_for(device)) {
+    if (2.0 * static_cast<double>(batch * m) * static_cast<double>(n) * static_cast<double>(k) >= kAutotuneMinFlops)
+      time_candidates(h, *plan, a, b, c, device);
+    else
+      plan->timed = true;  // the heuristic's first
+  }
   // Freed when this returns, reused by later work on the same stream only (memory.cpp).
   const std::shared_ptr<Buffer> workspace = plan->workspace ? allocate(plan->workspace, device) : nullptr;
   const float one = 1.0f, zero = 0.0f;

@@ -123,10 +123,8 @@ void matmul(DType dtype, const void* a, const void* b, void* c, std::int64_t bat
   const float one_f = 1.0f, zero_f = 0.0f;
   const void* alpha = dtype == DType::f64 ? static_cast<const void*>(&one_d) : &one_f;
   const void* beta = dtype == DType::f64 ? static_cast<const void*>(&zero_d) : &zero_f;
-  // cuBLASLt with the algorithm timed at each shape's first call: the cuBLAS entry points below
-  // take the heuristic's first, which for bf16 at n = 8192 ran behind PyTorch's products on an
-  // H200 (682 against 786 TFLOP/s), and for a training step's small f32 products split k over a
-  // second kernel.
+  // cuBLASLt, with the algorithm of large products timed at each shape's first call (the cuBLAS
+  // entry points below take the heuristic's first); cuBLAS where cuBLASLt has none.
   if (detail::matmul_lt(dtype, a, b, c, batch, m, k, n, trans_a, trans_b, device, precision)) return;
   const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
   if (batch == 1) {

@@ -68,16 +68,17 @@ TEST_CASE("precision on cuda:0: f32 matmuls at highest are exact f32, at high wi
 }
 
 TEST_CASE("precision on cuda:0: matmuls on cuBLASLt's timed algorithm and on the heuristic's first are exact f32") {
-  // A training step's shapes (the timed algorithm may split k over a second kernel, or not), an
-  // odd one (unaligned rows) and a batch; each shape is planned once per setting, so each setting
-  // gets shapes of its own.
+  // A product of a GFLOP (timed where autotuning is on), a training step's shape, an odd one
+  // (unaligned rows) and a batch (smaller products take the heuristic's first either way); each
+  // shape is planned once per setting, so each setting gets shapes of its own.
   const bool was = kernels::cuda::cublaslt_autotune();
   for (bool timed : {true, false}) {
     CAPTURE(timed);
     kernels::cuda::set_cublaslt_autotune(timed);
     const std::int64_t odd = timed ? 33 : 35;
-    const std::vector<Shape> lhs{{128, timed ? 784 : 783}, {odd, 129}, {3, 64, odd}};
-    const std::vector<Shape> rhs{{timed ? 784 : 783, 512}, {129, odd + 4}, {3, odd, 96}};
+    const std::int64_t big = timed ? 1024 : 1023;
+    const std::vector<Shape> lhs{{1024, big}, {128, timed ? 784 : 783}, {odd, 129}, {3, 64, odd}};
+    const std::vector<Shape> rhs{{big, 512}, {timed ? 784 : 783, 512}, {129, odd + 4}, {3, odd, 96}};
     for (std::size_t k = 0; k < lhs.size(); ++k) {
       CAPTURE(k);
       const Array a = random::uniform(random::key(11 + static_cast<std::uint32_t>(k)), lhs[k], DType::f32, -1.0f, 1.0f);

@@ -108,10 +108,11 @@ bool matmul_bias_grad(DType dtype, const void* a, const void* b, void* c, void* 
 /// matmul_bias and matmul_bias_grad calls that ran on cuBLASLt so far (their fallback is quiet;
 /// the GPU suite checks this).
 std::int64_t cublaslt_calls();
-/// Whether a cuBLASLt matmul's algorithm (matmul's, matmul_bias's, matmul_bias_grad's) is chosen by
-/// timing the heuristic's first 8 on the operands of each plan's first call, as cuDNN's engines
-/// are (set_cudnn_autotune); off: the heuristic's first. On by default; off when the environment
-/// sets CANOPY_CUBLASLT_AUTOTUNE=0.
+/// Whether a cuBLASLt matmul's algorithm (matmul's, matmul_bias's, matmul_bias_grad's) is chosen,
+/// for products of a GFLOP or more, by timing the heuristic's first 8 on the operands of each
+/// plan's first call, as cuDNN's engines are (set_cudnn_autotune); smaller products, and all with
+/// this off, take the heuristic's first. On by default; off when the environment sets
+/// CANOPY_CUBLASLT_AUTOTUNE=0.
 void set_cublaslt_autotune(bool on);
 bool cublaslt_autotune();
 /// Whether fused_elementwise runs `program` (no random streams, row steps or sums; bounded size).
