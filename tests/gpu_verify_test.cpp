@@ -1,23 +1,27 @@
 // GPU verification's comparison (transforms/src/devices/verify_against_cpu.cpp), checked on the host by
 // handing it results that stand for a GPU kernel's: the CPU kernel's own pass, sums added in
 // another order pass, and a result beyond the documented tolerance raises DeviceMismatchError
-// naming the primitive, the output, the index and both values. On a GPU the suite runs it for real
-// (tests/gpu/registry_test.cpp).
+// naming the primitive, the output, the index and both values; then its tolerance for sums. On a
+// GPU the suite runs it for real (tests/gpu/registry_test.cpp).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <canopy/canopy.hpp>
 #include <canopy/core/primitive.hpp>
 #include <canopy/core/registry.hpp>
+#include <canopy/random.hpp>
 
 #include "../transforms/src/devices/verify_against_cpu.hpp"
+#include "../transforms/src/jit/passes/pipeline.hpp"
 #include "../transforms/src/primitives/linalg/matmul_shape.hpp"
 
 using namespace canopy;
@@ -164,4 +168,176 @@ TEST_CASE("GPU verification: off by default, set for a scope, and restored after
   const std::int64_t before = detail::gpu_verified_kernels();
   (void)(ones({3}) + 1.0f);
   CHECK(detail::gpu_verified_kernels() == before);
+}
+
+// GPU verification's tolerance for sums (detail::summation_tolerance), checked on the host: f32
+// sums of the same terms in the orders a CPU and a GPU use stay inside it, at the lengths of a CNN's
+// filter gradients, while a wrong tap, and TF32 products in a forward convolution's short sums, go
+// beyond it; and a fused matmul or convolution with its bias is allowed the one rounding in
+// 16-bit dtypes that the CPU's two steps make beyond the GPU's single one.
+
+namespace {
+
+/// GPU verification's tolerance for an f32 sum of k terms of total magnitude m.
+double f32_tolerance(std::int64_t k, double m) {
+  return detail::summation_tolerance(static_cast<double>(k), m, detail::accumulator_eps(DType::f32));
+}
+
+/// The orders of summation compared: one accumulator with fused multiply-adds (a CPU's loop, or
+/// one GPU thread's whole reduction); separate products summed backwards; a pairwise tree; 256
+/// strided accumulators (a thread block) reduced by a tree; split-K chunks of 128 added in turn.
+std::vector<float> sums_in_orders(std::span<const float> x, std::span<const float> d) {
+  const std::size_t k = x.size();
+  std::vector<float> products(k);
+  for (std::size_t i = 0; i < k; ++i) products[i] = x[i] * d[i];
+  std::function<float(std::size_t, std::size_t)> pairwise = [&](std::size_t lo, std::size_t hi) {
+    if (hi - lo <= 8) {
+      float s = 0;
+      for (std::size_t i = lo; i < hi; ++i) s += products[i];
+      return s;
+    }
+    const std::size_t mid = lo + (hi - lo) / 2;
+    return pairwise(lo, mid) + pairwise(mid, hi);
+  };
+  float fused = 0, backwards = 0, chunked = 0;
+  for (std::size_t i = 0; i < k; ++i) fused = std::fma(x[i], d[i], fused);
+  for (std::size_t i = k; i-- > 0;) backwards += products[i];
+  std::vector<float> lanes(256, 0.0f);
+  for (std::size_t i = 0; i < k; ++i) lanes[i % 256] = std::fma(x[i], d[i], lanes[i % 256]);
+  for (std::size_t width = 128; width > 0; width /= 2)
+    for (std::size_t i = 0; i < width; ++i) lanes[i] += lanes[i + width];
+  for (std::size_t c = 0; c < k; c += 128) {
+    float s = 0;
+    for (std::size_t i = c; i < std::min(k, c + 128); ++i) s = std::fma(x[i], d[i], s);
+    chunked += s;
+  }
+  return {fused, backwards, pairwise(0, k), lanes[0], chunked};
+}
+
+std::vector<float> values(std::uint32_t seed, std::int64_t n) {
+  return random::normal(random::key(seed), {n}).to_vector<float>();
+}
+
+/// x rounded to TF32 (10 mantissa bits, to nearest), as a tensor core reads an f32 operand.
+float tf32(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x1000u) & ~0x1fffu;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("GPU verification: a filter gradient's long f32 sums stay inside the tolerance in any order; a wrong tap does not") {
+  // As a CNN's filter gradient sums them: 128 x 14 x 14 products of an activation (a relu's
+  // output, >= 0) and an output gradient, both of random size; the gradients of random sign, or
+  // all of one sign (the worst case for a long accumulation: the partial sums only grow).
+  const std::int64_t k = 128 * 14 * 14, elements = 24;
+  for (const bool one_sign : {false, true}) {
+    CAPTURE(one_sign);
+    int wrong_tap_caught = 0;
+    for (std::int64_t e = 0; e < elements; ++e) {
+      std::vector<float> x = values(static_cast<std::uint32_t>(2 * e + 1), k + 1), d = values(static_cast<std::uint32_t>(2 * e + 2), k);
+      for (float& v : x) v = std::max(v, 0.0f);
+      if (one_sign)
+        for (float& v : d) v = std::abs(v);
+      double exact = 0, magnitude = 0;  // products of two floats are exact in f64
+      for (std::int64_t i = 0; i < k; ++i) {
+        exact += static_cast<double>(x[i]) * d[i];
+        magnitude += std::abs(static_cast<double>(x[i]) * d[i]);
+      }
+      const double tol = f32_tolerance(k, magnitude);
+      // Each order within half the tolerance of the exact sum: any two within all of it.
+      for (const float s : sums_in_orders(std::span(x).first(k), d)) CHECK(std::abs(s - exact) <= tol / 2);
+      // The same sum with the activations one position off (a wrong tap or stride).
+      float shifted = 0;
+      for (std::int64_t i = 0; i < k; ++i) shifted = std::fma(x[i + 1], d[i], shifted);
+      wrong_tap_caught += std::abs(shifted - exact) > tol;
+    }
+    // The shifted sum is another sum of such terms: it differs by about sqrt(k) terms' size,
+    // 30 to 50 times the tolerance, so only an element that happens to nearly agree (a few per
+    // cent) passes.
+    CHECK(wrong_tap_caught >= elements * 9 / 10);
+  }
+}
+
+TEST_CASE("GPU verification: TF32 products in a forward convolution's sums of 288 terms go beyond the f32 tolerance") {
+  // conv 32 -> 64 channels, 3 x 3: each output sums 288 products of activations and weights of
+  // random sign. Verification raises at the first element beyond: most are.
+  const std::int64_t k = 3 * 3 * 32, elements = 256;
+  int caught = 0;
+  for (std::int64_t e = 0; e < elements; ++e) {
+    const std::vector<float> x = values(static_cast<std::uint32_t>(1000 + 2 * e), k),
+                             w = values(static_cast<std::uint32_t>(1001 + 2 * e), k);
+    double exact = 0, magnitude = 0;
+    float on_tensor_cores = 0;
+    for (std::int64_t i = 0; i < k; ++i) {
+      exact += static_cast<double>(x[i]) * w[i];
+      magnitude += std::abs(static_cast<double>(x[i]) * w[i]);
+      on_tensor_cores = std::fma(tf32(x[i]), tf32(w[i]), on_tensor_cores);
+    }
+    caught += std::abs(on_tensor_cores - exact) > f32_tolerance(k, magnitude);
+  }
+  CAPTURE(caught);
+  CHECK(caught >= elements / 4);
+}
+
+namespace {
+
+/// The one `name` equation jit's GPU passes make of f at args, bound to args (its operands are the
+/// program's inputs), and verified against the CPU with `gpu` as its GPU result.
+std::string verify_fused(const std::function<Array(const Array&, const Array&, const Array&)>& f, const Arrays& args,
+                         std::string_view pass, std::string_view name, const Array& gpu) {
+  Program p = jit(f).lower(args[0], args[1], args[2]).program();
+  detail::pass_named(pass).run(p);
+  const Eqn* fused = nullptr;
+  for (const Eqn& e : p.eqns)
+    if (e.prim->name == name) fused = &e;
+  REQUIRE(fused != nullptr);
+  Arrays in;
+  for (const Atom& a : fused->in) {
+    REQUIRE(a.is_var());
+    for (std::size_t i = 0; i < p.in_vars.size(); ++i)
+      if (p.in_vars[i] == a.index) in.push_back(args[i]);
+  }
+  REQUIRE(in.size() == fused->in.size());
+  CHECK(fused->prim->rounds_intermediate);
+  const Shape shape = f(args[0], args[1], args[2]).shape();
+  try {
+    const Arrays out = {gpu.reshape(shape)};
+    detail::verify_against_cpu(*fused->prim, in, out, fused->params_ref());
+  } catch (const DeviceMismatchError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("GPU verification: a bf16 matmul or convolution with its bias may round once where the CPU rounds twice") {
+  // The product is 1 + 2^-8 in f32 and the bias -1: the GPU adds them in f32 and rounds 2^-8 once;
+  // the CPU rounds the product to bf16 first (a tie: to 1) and gives 0. Half an ulp of the
+  // product is allowed; four times the difference is not.
+  const float third = 0x1p-9f;
+  const Array b = array({-1.0f}).astype(DType::bf16);
+  const Array once = array({0x1p-8f}).astype(DType::bf16), wrong = array({0x1p-6f}).astype(DType::bf16);
+  SUBCASE("dot_general_bias") {
+    const Array x = ones({1, 3}, DType::bf16), w = array({1.0f, third, third}).reshape({3, 1}).astype(DType::bf16);
+    auto f = [](const Array& x, const Array& w, const Array& b) { return matmul(x, w) + b; };
+    CHECK(f(x, w, b).astype(DType::f32).to_vector<float>() == std::vector<float>{0.0f});
+    CHECK(verify_fused(f, {x, w, b}, "fuse_epilogues_for_cuda", "dot_general_bias", once).empty());
+    CHECK_FALSE(verify_fused(f, {x, w, b}, "fuse_epilogues_for_cuda", "dot_general_bias", wrong).empty());
+  }
+  SUBCASE("conv_general_dilated_bias") {
+    const ConvDimensionNumbers nhwc{"NHWC", "HWIO", "NHWC"};
+    const Array x = ones({1, 3, 3, 1}, DType::bf16);
+    const Array w = array({1.0f, third, third, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}).reshape({3, 3, 1, 1}).astype(DType::bf16);
+    auto f = [&](const Array& x, const Array& w, const Array& b) {
+      return conv_general_dilated(x, w, {1, 1}, "VALID", {}, {}, nhwc) + b;
+    };
+    CHECK(f(x, w, b).astype(DType::f32).to_vector<float>() == std::vector<float>{0.0f});
+    CHECK(verify_fused(f, {x, w, b}, "fuse_conv_bias_for_cuda", "conv_general_dilated_bias", once).empty());
+    CHECK_FALSE(verify_fused(f, {x, w, b}, "fuse_conv_bias_for_cuda", "conv_general_dilated_bias", wrong).empty());
+  }
 }
