@@ -33,9 +33,6 @@ namespace {
 constexpr std::uint64_t kMaxWorkspace = 32ull << 20;
 /// Algorithms of the heuristic timed at a plan's first call.
 constexpr int kCandidates = 8;
-/// A timed algorithm replaces the heuristic's first only when faster by more than this fraction
-/// (timing noise does not pick another algorithm in each run).
-constexpr double kAutotuneMargin = 0.05;
 /// Products of fewer floating-point operations take the heuristic's first untimed: a training
 /// step's small products (W3's 128 x 784 x 512) run for a few microseconds, as much as the timing's
 /// noise. With them timed, W3's step ran at 0.108 ms on an H200, against 0.100 ms before on
@@ -179,7 +176,7 @@ cublasStatus_t run_algorithm(cublasLtHandle_t h, const Plan& plan, const cublasL
 
 /// Keeps the fastest of plan's candidates on these operands (their results are overwritten by the
 /// call that follows): each run once, then timed over three runs; the heuristic's first unless
-/// another is faster by more than kAutotuneMargin.
+/// another is faster by more than detail::kAutotuneMargin.
 void time_candidates(cublasLtHandle_t h, Plan& plan, const void* a, const void* b, void* c, int device) {
   plan.timed = true;
   if (plan.candidates.size() < 2) return;
@@ -191,9 +188,8 @@ void time_candidates(cublasLtHandle_t h, Plan& plan, const void* a, const void* 
   } catch (const ResourceError&) {
     return;  // the heuristic's first, whose workspace the call allocates on its own
   }
-  std::vector<double> ms(plan.candidates.size(), std::numeric_limits<double>::infinity());
-  std::size_t best = 0;
-  for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+  std::vector<double> ms(plan.candidates.size());
+  for (std::size_t i = 0; i < plan.candidates.size(); ++i)
     ms[i] = detail::time_runs(device, 3, [&] {
       if (run_algorithm(h, plan, plan.candidates[i], a, b, c, workspace ? workspace->data() : nullptr, device) ==
           CUBLAS_STATUS_SUCCESS)
@@ -201,9 +197,7 @@ void time_candidates(cublasLtHandle_t h, Plan& plan, const void* a, const void* 
       (void)cudaGetLastError();
       return false;
     });
-    if (ms[i] < ms[best]) best = i;
-  }
-  if (ms[best] > ms[0] * (1.0 - kAutotuneMargin)) best = 0;
+  const std::size_t best = detail::timed_choice(ms);
   plan.algo = plan.candidates[best].algo;
   plan.workspace = plan.candidates[best].workspaceSize;
 }

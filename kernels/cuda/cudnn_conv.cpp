@@ -158,14 +158,9 @@ std::shared_ptr<const ConvPlan> fastest(std::vector<std::shared_ptr<ConvPlan>> p
   if (plans.size() > 1) {
     const std::int64_t workspace_cap = autotune_workspace_cap(plans.front()->workspace_bytes);
     std::vector<double> ms(plans.size(), std::numeric_limits<double>::infinity());
-    std::size_t best = 0;
-    for (std::size_t i = 0; i < plans.size(); ++i) {
-      if (plans[i]->workspace_bytes > workspace_cap) continue;
-      ms[i] = (*timer)(*plans[i]);
-      if (ms[i] < ms[best]) best = i;
-    }
-    if (ms[best] > ms[0] * (1.0 - kAutotuneMargin)) best = 0;
-    std::swap(plans.front(), plans[best]);
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      if (plans[i]->workspace_bytes <= workspace_cap) ms[i] = (*timer)(*plans[i]);
+    std::swap(plans.front(), plans[cuda::detail::timed_choice(ms)]);
   }
   plans.front()->timed = true;
   return plans.front();

@@ -13,6 +13,7 @@
 #include "cudnn_backend.hpp"
 #include "cudnn_conv_problem.hpp"
 #include "cudnn_entry.hpp"
+#include "runtime.hpp"
 
 namespace canopy::kernels::cuda::cudnn {
 
@@ -31,9 +32,7 @@ using PlanTimer = std::function<double(const ConvPlan&)>;
 /// engines by a model, and on some shapes their first choice is several times slower than one a
 /// few places down (W4's gradient convolutions on an H200), as XLA's and PyTorch's autotuners find.
 inline constexpr std::size_t kAutotuneCandidates = 6;
-/// How much faster than the heuristics' first a candidate must be to be kept instead (a fraction
-/// of the first's time): near ties stay with the first, the same engine in every run.
-inline constexpr double kAutotuneMargin = 0.05;
+using cuda::detail::kAutotuneMargin;  // a timed engine must beat the heuristics' first by this much
 /// The most workspace a timed candidate may take, given the heuristics' first one's: 4 times it,
 /// or 64 MiB where that is more. A faster engine that wants much more memory is not worth it.
 constexpr std::int64_t autotune_workspace_cap(std::int64_t first_workspace) {

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -51,6 +53,19 @@ void refuse_while_recording(int device, std::string_view api);
 /// between two events, waiting for the second (never while recording a graph). Infinity where a
 /// run returns false (a library's candidate that does not run here).
 double time_runs(int device, int runs, const std::function<bool()>& run);
+
+/// How much faster than a library heuristic's first choice a timed candidate (a cuDNN engine, a
+/// cuBLASLt algorithm) must be to be kept instead, as a fraction of the first's time: near ties
+/// stay with the first, the same choice in every run.
+inline constexpr double kAutotuneMargin = 0.05;
+/// The candidate autotuning keeps, given each one's milliseconds in the heuristic's order
+/// (infinity: not run): the fastest, unless within kAutotuneMargin of the first.
+inline std::size_t timed_choice(std::span<const double> ms) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < ms.size(); ++i)
+    if (ms[i] < ms[best]) best = i;
+  return ms.empty() || ms[best] > ms[0] * (1.0 - kAutotuneMargin) ? 0 : best;
+}
 
 /// Threads per block of the elementwise kernels.
 inline constexpr int kThreads = 256;

@@ -37,10 +37,7 @@ Arrays Pullback::operator()(const Arrays& cotangents) const {
   const Array* placed = nullptr;
   for (const Array& c : cotangents)
     if (c.valid() && !c.is_tracer() && in_device_memory(c)) placed = &c;
-  auto zeros_here = [&](const Aval& a) {
-    Array z = zeros_for(a);
-    return placed ? to_device_memory(z, placed->device(), placed->impl()->committed) : z;
-  };
+  auto zeros_here = [&](const Aval& a) { return placed ? zeros_beside(a, *placed) : zeros_for(a); };
   std::unordered_map<int, Array> cts;
   for (std::size_t i = 0; i < lp.outs.size(); ++i) {
     if (!lp.outs[i].is_var() || !cotangents[i].valid()) continue;
