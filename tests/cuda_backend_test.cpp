@@ -5,6 +5,7 @@
 // on a GPU are tests/gpu/gpu_test.cpp.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -427,4 +428,46 @@ TEST_CASE("cuda fused kernel: a column input stands for runs of `inner` elements
     CHECK(out1[i] == x[i] * (mask[i / 8] ? 1.0f : 0.0f));
     CHECK(out2[i] == (col[i / 4] > col[i % 4]));
   }
+}
+
+#include "../kernels/cuda/graph_edges_math.hpp"
+
+TEST_CASE("cuda graph edges: a launch's threads together copy each argument as memcpy does, at any alignment and size") {
+  namespace edges = kernels::cuda::edges;
+  // Every thread of a grid runs copy_share on its share; the bytes are memcpy's, none beyond
+  // them is written, for 16-byte, 4-byte and byte alignments of either end and sizes around the
+  // words' edges.
+  std::vector<unsigned char> src(5000), dst(5100);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
+  auto* src16 = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(src.data()) + 15) & ~std::uintptr_t{15});
+  auto* dst16 = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(dst.data()) + 15) & ~std::uintptr_t{15});
+  for (std::size_t so : {0, 1, 4, 8, 16})
+    for (std::size_t d_off : {0, 2, 4, 12, 16})
+      for (std::uint64_t bytes : {0, 1, 3, 4, 15, 16, 17, 33, 255, 4096 + 7})
+        for (std::uint64_t threads : {1, 5, 256, 1024}) {
+          CAPTURE(so);
+          CAPTURE(d_off);
+          CAPTURE(bytes);
+          CAPTURE(threads);
+          std::fill(dst.begin(), dst.end(), std::uint8_t{0xEE});
+          for (std::uint64_t t = 0; t < threads; ++t) edges::copy_share(src16 + so, dst16 + d_off, bytes, t, threads);
+          CHECK(std::memcmp(dst16 + d_off, src16 + so, bytes) == 0);
+          const auto before = static_cast<std::size_t>(dst16 + d_off - dst.data());
+          const bool untouched =
+              std::all_of(dst.begin(), dst.begin() + static_cast<std::ptrdiff_t>(before), [](unsigned char c) { return c == 0xEE; }) &&
+              std::all_of(dst.begin() + static_cast<std::ptrdiff_t>(before + bytes), dst.end(), [](unsigned char c) { return c == 0xEE; });
+          CHECK(untouched);
+        }
+  // A source that is its destination (an argument already in the graph's block) is left as it is.
+  std::vector<unsigned char> same(64, 9);
+  edges::copy_share(same.data(), same.data(), same.size(), 0, 1);
+  CHECK(std::all_of(same.begin(), same.end(), [](unsigned char c) { return c == 9; }));
+  // Blocks per copy: a thread a 16-byte word, at least one block, at most 1024.
+  CHECK(edges::blocks_per_copy(0) == 1);
+  CHECK(edges::blocks_per_copy(4) == 1);
+  CHECK(edges::blocks_per_copy(16 * 256) == 1);
+  CHECK(edges::blocks_per_copy(16 * 256 + 16) == 2);
+  CHECK(edges::blocks_per_copy(401408) == 98);  // a batch of 128 Fashion-MNIST images in f32
+  CHECK(edges::blocks_per_copy(std::uint64_t{64} << 20) == 1024);
+  static_assert(sizeof(edges::Copies) <= 4096, "a kernel's parameters hold at most 4 KiB");
 }

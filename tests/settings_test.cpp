@@ -106,12 +106,12 @@ TEST_CASE("jit's GPU graphs: a replay pays where the launches it saves outweigh 
   // W5's chain on 2^24 floats: one kernel, its 64 MiB argument copied in and its result out.
   CHECK_FALSE(graph_pays(GraphCost{1, 2, std::int64_t{2} << 26}));
   // A training step of 17 kernels, its parameters donated: the batch, its labels and a key in,
-  // the loss out (about 400 KB).
-  CHECK(graph_pays(GraphCost{17, 4, 402000}));
+  // the loss out (about 400 KB), an edge launch each way.
+  CHECK(graph_pays(GraphCost{17, 2, 402000}));
   // The same step not donated: 6 leaves of 2.7 MB in all copied in and out as well.
-  CHECK(graph_pays(GraphCost{21, 16, 2 * 2678824 + 402000}));
-  // Each copy weighs a launch, and each kCopyBytesPerLaunch bytes another.
-  CHECK_FALSE(graph_pays(GraphCost{6, 5, 0}));
-  CHECK(graph_pays(GraphCost{7, 5, kCopyBytesPerLaunch - 1}));
-  CHECK_FALSE(graph_pays(GraphCost{7, 5, kCopyBytesPerLaunch}));
+  CHECK(graph_pays(GraphCost{21, 2, 2 * 2678824 + 402000}));
+  // Each edge launch weighs a launch, and each kCopyBytesPerLaunch bytes another.
+  CHECK_FALSE(graph_pays(GraphCost{3, 2, 0}));
+  CHECK(graph_pays(GraphCost{4, 2, kCopyBytesPerLaunch - 1}));
+  CHECK_FALSE(graph_pays(GraphCost{4, 2, kCopyBytesPerLaunch}));
 }

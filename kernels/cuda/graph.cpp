@@ -2,13 +2,19 @@
 // recording thread's kernels are given meanwhile, so that other threads' work on the device is
 // neither captured nor held up), in relaxed mode (the caching allocator may call cudaMalloc and
 // staging calls cudaMallocHost); the recording's blocks and pinned staging kept with the graph.
+// A graph's edges are copied by kernels of its own (graph_edges_math.hpp): launches captured
+// first and last, whose parameters (the addresses outside the graph) each replay sets on the
+// executable graph, so that a replay is one launch whatever its arguments are.
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "canopy/error.hpp"
 #include "canopy/kernels/cuda.hpp"
 #include "canopy/kernels/cuda_graph.hpp"
+#include "graph_edges_math.hpp"
 #include "runtime.hpp"
 
 namespace canopy::kernels::cuda {
@@ -49,18 +55,66 @@ cudaGraph_t end_capture(cudaStream_t s) {
   return graph;
 }
 
-/// The executable form of a captured graph (null where CUDA refuses it); destroys `graph`.
-cudaGraphExec_t instantiate(cudaGraph_t graph) {
+/// The executable form of a captured graph, null where CUDA refuses it. `graph` stays the
+/// caller's: its edge nodes are the handles a replay sets parameters through.
+cudaGraphExec_t instantiate(cudaGraph_t graph, std::size_t edge_nodes) {
   cudaGraphExec_t exec = nullptr;
   if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) {
     (void)cudaGetLastError();
-    exec = nullptr;
-  } else {
-    last_kernels = kernel_nodes(graph);
-    (void)cudaGetLastError();  // a node query that failed leaves nothing behind
+    return nullptr;
   }
-  (void)cudaGraphDestroy(graph);
+  last_kernels = std::max<std::int64_t>(kernel_nodes(graph) - static_cast<std::int64_t>(edge_nodes), 0);
+  (void)cudaGetLastError();  // a node query that failed leaves nothing behind
   return exec;
+}
+
+/// One launch of the edge kernel in a graph: its node, its launch geometry, and the edges it
+/// copies (`count` from `first`, of the arguments' or of the results').
+struct EdgeNode {
+  cudaGraphNode_t node = nullptr;
+  cudaKernelNodeParams launch{};
+  bool arguments = true;
+  std::size_t first = 0;
+  int count = 0;
+};
+
+/// The copies of `count` edges from `first`: arguments from `outside` into their blocks, or
+/// results out of their blocks to `outside`. An edge whose address outside is null (or at
+/// recording, every edge) copies nothing: source and destination are its block.
+edges::Copies edge_copies(std::span<const GraphEdge> list, std::size_t first, int count, bool arguments,
+                          std::span<const void* const> outside) {
+  edges::Copies c;
+  c.count = count;
+  for (int k = 0; k < count; ++k) {
+    const std::size_t e = first + static_cast<std::size_t>(k);
+    auto* block = static_cast<unsigned char*>(list[e].block);
+    const auto* there = e < outside.size() && outside[e] ? static_cast<const unsigned char*>(outside[e]) : block;
+    c.src[k] = arguments ? there : block;
+    c.dst[k] = arguments ? block : const_cast<unsigned char*>(there);
+    c.bytes[k] = list[e].bytes;
+  }
+  return c;
+}
+
+/// Captures on `s` the edge kernel's launches for `list` (one per edges::kMaxCopies edges), each
+/// copying nothing as recorded; appends their nodes. False where the capture cannot say which
+/// node a launch became.
+bool capture_edges(cudaStream_t s, std::span<const GraphEdge> list, bool arguments, std::vector<EdgeNode>& nodes) {
+  for (std::size_t first = 0; first < list.size(); first += edges::kMaxCopies) {
+    const int count = static_cast<int>(std::min<std::size_t>(edges::kMaxCopies, list.size() - first));
+    const edges::Copies c = edge_copies(list, first, count, arguments, {});
+    detail::launch_edge_copies(c, s);
+    cudaStreamCaptureStatus status{};
+    const cudaGraphNode_t* last = nullptr;
+    std::size_t n = 0;
+    if (cudaStreamGetCaptureInfo(s, &status, nullptr, nullptr, &last, nullptr, &n) != cudaSuccess ||
+        status != cudaStreamCaptureStatusActive || n != 1) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    nodes.push_back(EdgeNode{last[0], detail::edge_copies_launch(c), arguments, first, count});
+  }
+  return true;
 }
 
 /// The recording's stream for its lifetime, made current for the recording thread.
@@ -83,8 +137,16 @@ struct RecordingScope {
 
 class Graph {
  public:
-  Graph(int device, cudaGraphExec_t exec, detail::Recording& r)
-      : device_(device), exec_(exec), blocks_(std::move(r.blocks)), pinned_(std::move(r.pinned)) {
+  Graph(int device, cudaGraph_t graph, cudaGraphExec_t exec, detail::Recording& r, std::vector<EdgeNode> edge_nodes,
+        std::span<const GraphEdge> in, std::span<const GraphEdge> out)
+      : device_(device),
+        graph_(graph),
+        exec_(exec),
+        blocks_(std::move(r.blocks)),
+        pinned_(std::move(r.pinned)),
+        edge_nodes_(std::move(edge_nodes)),
+        in_(in.begin(), in.end()),
+        out_(out.begin(), out.end()) {
     r.pinned.clear();
   }
   ~Graph() {
@@ -95,18 +157,42 @@ class Graph {
     } catch (...) {  // the device is gone (process exit): nothing runs any more
     }
     (void)cudaGraphExecDestroy(exec_);
+    (void)cudaGraphDestroy(graph_);
     for (void* p : pinned_) (void)cudaFreeHost(p);
   }
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
   int device() const { return device_; }
-  cudaGraphExec_t exec() const { return exec_; }
+
+  /// Sets the edge nodes' copies to this replay's addresses outside, then launches.
+  void replay(std::span<const void* const> sources, std::span<void* const> destinations) const {
+    if (sources.size() != in_.size() || destinations.size() != out_.size())
+      ::canopy::detail::raise<DeviceError>(
+          "cuda::replay", "arguments and results", ::canopy::detail::concat(sources.size(), " and ", destinations.size()),
+          ::canopy::detail::concat("do not match the graph's edges (", in_.size(), " and ", out_.size(), ")"),
+          "give one address per edge, null for one not to copy");
+    const std::span<const void* const> results(const_cast<const void* const*>(destinations.data()), destinations.size());
+    std::lock_guard<std::mutex> one_at_a_time(mutex_);  // the parameters set are this launch's
+    for (const EdgeNode& e : edge_nodes_) {
+      edges::Copies c = edge_copies(e.arguments ? in_ : out_, e.first, e.count, e.arguments, e.arguments ? sources : results);
+      void* args[] = {&c};
+      cudaKernelNodeParams p = e.launch;
+      p.kernelParams = args;
+      p.extra = nullptr;
+      detail::check(cudaGraphExecKernelNodeSetParams(exec_, e.node, &p), "cudaGraphExecKernelNodeSetParams");
+    }
+    detail::check(cudaGraphLaunch(exec_, detail::device_stream(device_)), "cudaGraphLaunch");
+  }
 
  private:
   int device_;
+  cudaGraph_t graph_;  ///< kept: its edge nodes are how a replay reaches the executable's
   cudaGraphExec_t exec_;
   std::vector<std::shared_ptr<Buffer>> blocks_;
   std::vector<void*> pinned_;
+  std::vector<EdgeNode> edge_nodes_;
+  std::vector<GraphEdge> in_, out_;
+  mutable std::mutex mutex_;
 };
 
 namespace detail {
@@ -125,7 +211,8 @@ void refuse_while_recording(int device, std::string_view api) {
 
 bool recording(int device) { return detail::recording_for(device) != nullptr; }
 
-std::shared_ptr<const Graph> record(int device, const std::function<void()>& issue) {
+std::shared_ptr<const Graph> record(int device, const std::function<void()>& issue, std::span<const GraphEdge> in,
+                                    std::span<const GraphEdge> out) {
   if (current)
     ::canopy::detail::raise<DeviceError>("cuda::record", "recording", ::canopy::detail::concat("cuda:", current->device),
                                          "is already under way on this thread", "record one graph at a time");
@@ -136,29 +223,30 @@ std::shared_ptr<const Graph> record(int device, const std::function<void()>& iss
     ++refusals;
     return nullptr;
   }
+  std::vector<EdgeNode> edge_nodes;
   try {
-    issue();
+    if (!capture_edges(r.stream, in, true, edge_nodes)) r.refused = true;
+    if (!r.refused) issue();
+    if (!r.refused && !capture_edges(r.stream, out, false, edge_nodes)) r.refused = true;
   } catch (const detail::Unrecordable&) {
     r.refused = true;
   } catch (...) {
     if (cudaGraph_t g = end_capture(r.stream)) (void)cudaGraphDestroy(g);
     throw;
   }
-  cudaGraphExec_t exec = nullptr;
-  if (cudaGraph_t graph = end_capture(r.stream)) {
-    if (r.refused) (void)cudaGraphDestroy(graph);
-    else exec = instantiate(graph);
-  }
+  cudaGraph_t graph = end_capture(r.stream);
+  cudaGraphExec_t exec = graph && !r.refused ? instantiate(graph, edge_nodes.size()) : nullptr;
   if (!exec) {
+    if (graph) (void)cudaGraphDestroy(graph);
     ++refusals;
     return nullptr;
   }
   ++recordings;
-  return std::make_shared<const Graph>(device, exec, r);
+  return std::make_shared<const Graph>(device, graph, exec, r, std::move(edge_nodes), in, out);
 }
 
-void replay(const Graph& graph) {
-  detail::check(cudaGraphLaunch(graph.exec(), detail::device_stream(graph.device())), "cudaGraphLaunch");
+void replay(const Graph& graph, std::span<const void* const> sources, std::span<void* const> destinations) {
+  graph.replay(sources, destinations);
   ++replays;
 }
 

@@ -13,6 +13,10 @@
 
 #include "canopy/kernels/buffer.hpp"
 
+namespace canopy::kernels::cuda::edges {
+struct Copies;
+}
+
 namespace canopy::kernels::cuda::detail {
 
 /// Makes `device` current on the calling thread and returns its stream (created on first use;
@@ -48,6 +52,11 @@ struct Unrecordable {
 /// Throws Unrecordable when this thread records for `device` (a host read of device memory, a
 /// wait for the device: neither can be part of a graph).
 void refuse_while_recording(int device, std::string_view api);
+
+/// The kernel that copies `list` (graph_edges.cu: a graph's edges): its function and launch
+/// geometry (no parameters), and one launch of it on `s`.
+cudaKernelNodeParams edge_copies_launch(const edges::Copies& list);
+void launch_edge_copies(const edges::Copies& list, cudaStream_t s);
 
 /// The milliseconds one `run` takes on `device`'s stream: run once to warm up, then `runs` times
 /// between two events, waiting for the second (never while recording a graph). Infinity where a

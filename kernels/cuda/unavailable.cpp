@@ -25,8 +25,10 @@ void copy_to_host(const void*, void*, std::size_t, int) { unavailable("device_ge
 void copy_device(const void*, int, void*, int, std::size_t) { unavailable("device_put"); }
 void synchronize(int) { unavailable("synchronize"); }
 class Graph {};
-std::shared_ptr<const Graph> record(int, const std::function<void()>&) { unavailable("cuda::record"); }
-void replay(const Graph&) { unavailable("cuda::replay"); }
+std::shared_ptr<const Graph> record(int, const std::function<void()>&, std::span<const GraphEdge>, std::span<const GraphEdge>) {
+  unavailable("cuda::record");
+}
+void replay(const Graph&, std::span<const void* const>, std::span<void* const>) { unavailable("cuda::replay"); }
 bool recording(int) { return false; }
 std::int64_t graph_recordings() { return 0; }
 std::int64_t last_graph_kernels() { return 0; }

@@ -482,6 +482,52 @@ TEST_CASE("jit on cuda:0: dynamic_slice, dynamic_update_slice and pad with trace
               "0-d");
 }
 
+TEST_CASE("jit on cuda:0: a replay copies each call's arguments in and results out in the graph, views, host arrays and "
+          "more than one edge launch among them") {
+  const GraphsAlways graphs;  // recorded whatever a replay is judged to save
+  // 40 leaves (two edge launches each way: 32 edges a launch) that are rows of one array (views
+  // at 256-byte offsets, another row each call), an empty leaf, and a learning rate left on the
+  // host: every call's values are the CPU's, so each replay read that call's arguments.
+  constexpr int kLeaves = 40;
+  auto f = [](const std::vector<Array>& leaves, const Array& x, const Array& empty, const Array& lr) {
+    std::vector<Array> out;
+    Array total = scalar(0.0f);
+    for (const Array& l : leaves) {
+      out.push_back(l * lr + x);
+      total = total + sum(l);
+    }
+    return std::make_tuple(out, total, empty * 2.0f);
+  };
+  const Array rows = random::normal(random::key(90), {kLeaves + 4, 64});
+  const Array x = random::normal(random::key(91), {64});
+  const Array empty = zeros({0}, DType::f32);
+  const Array grows = device_put(rows, kGpu), gx = device_put(x, kGpu), gempty = device_put(empty, kGpu);
+  auto cpu = jit(f), gpu = jit(f);
+  const std::int64_t recordings = kernels::cuda::graph_recordings(), replays = kernels::cuda::graph_replays();
+  for (int call = 0; call < 5; ++call) {
+    CAPTURE(call);
+    std::vector<Array> leaves, gleaves;
+    for (int k = 0; k < kLeaves; ++k) {
+      leaves.push_back(rows[(k + call) % (kLeaves + 4)]);
+      gleaves.push_back(grows[(k + call) % (kLeaves + 4)]);
+    }
+    const Array lr = scalar(0.5f + 0.25f * static_cast<float>(call));  // on the host
+    const auto [want, want_total, want_empty] = cpu(leaves, x, empty, lr);
+    const auto [got, total, got_empty] = gpu(gleaves, gx, gempty, lr);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      CHECK(got[k].device() == kGpu);
+      check_close(got[k], want[k], "leaf " + std::to_string(k));
+    }
+    check_close(total, want_total, "the sum of the leaves");
+    CHECK(got_empty.shape() == Shape{0});
+  }
+  CHECK(kernels::cuda::graph_recordings() == recordings + 1);  // at the second call
+  CHECK(kernels::cuda::graph_replays() == replays + 4);
+  // The graph's kernels besides its edges': a fused kernel at most per leaf and the sums.
+  CHECK(kernels::cuda::last_graph_kernels() > 0);
+}
+
 TEST_CASE("jit on cuda:0: a replay never writes an array the caller still holds; such calls run kernel by kernel") {
   const GraphsAlways graphs;  // small programs: recorded whether or not a replay is faster
   const LayerParams start{random::normal(random::key(4), {16, 8}), random::normal(random::key(5), {8})};

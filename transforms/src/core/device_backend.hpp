@@ -15,6 +15,7 @@
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/buffer.hpp"
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/graph_edge.hpp"
 #include "canopy/shape.hpp"
 
 namespace canopy::detail {
@@ -68,9 +69,14 @@ struct DeviceBackend {
   /// Graphs, where the kind has them (null for the CPU's, whose kernels run as they are called):
   /// `record` runs `issue(context)`, recording the work it gives `device` (none of it runs) as a
   /// graph that keeps every block allocated meanwhile; null where that work cannot be recorded (a
-  /// host read of device memory, a wait for the device). `replay` issues one run of such a graph.
-  std::shared_ptr<const void> (*record)(int device, void (*issue)(void* context), void* context) = nullptr;
-  void (*replay)(const void* graph) = nullptr;
+  /// host read of device memory, a wait for the device). Its edges `in` and `out` are the blocks
+  /// it reads its arguments from and writes its results to. `replay` issues one run of such a
+  /// graph, which copies `sources[i]` into in-edge i's block first and out-edge j's block to
+  /// `destinations[j]` last (a null address, or a source that is its block, copies nothing).
+  std::shared_ptr<const void> (*record)(int device, void (*issue)(void* context), void* context,
+                                        std::span<const kernels::GraphEdge> in,
+                                        std::span<const kernels::GraphEdge> out) = nullptr;
+  void (*replay)(const void* graph, std::span<const void* const> sources, std::span<void* const> destinations) = nullptr;
 };
 
 /// Device::Kind's values, in order.

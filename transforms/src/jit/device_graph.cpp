@@ -1,9 +1,11 @@
 // A planned call as a graph (set_device_graphs): the plan's kernels on one device, recorded once
 // and replayed with one launch. The graph owns every block its kernels touch: the blocks it reads
-// its inputs from (an argument is copied in unless it is that block already), the blocks it
-// writes its results to (copied out, except a donated input's update, which comes back in the
-// input's block for the next call to hand in again), its arena, and the scratch its kernels
-// allocated while it was recorded. A replay therefore writes no memory an array outside it holds.
+// its inputs from, the blocks it writes its results to, its arena, and the scratch its kernels
+// allocated while it was recorded. Its edges copy each argument in (unless it is that block
+// already: a donated result handed back) and each result out (except a donated input's update,
+// which comes back in the input's block for the next call to hand in again), from and to the
+// addresses of each call, as part of the replay. A replay therefore writes no memory an array
+// outside it holds, other than the results it was given.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -55,6 +57,7 @@ struct Executable::Plan::Graph {
   std::vector<std::shared_ptr<kernels::Buffer>> inputs;   ///< where it reads input i
   std::vector<int> donated_into;                          ///< per result: the input whose block holds it, or -1
   std::vector<std::shared_ptr<kernels::Buffer>> results;  ///< where it writes the others
+  std::vector<std::size_t> copied_results;                ///< the results its out-edges copy, in order
   std::shared_ptr<kernels::Buffer> arena;
 
   const std::shared_ptr<kernels::Buffer>& result_block(std::size_t j) const {
@@ -81,37 +84,47 @@ std::optional<Arrays> Executable::Plan::Call::run_graph() {
   if (!lock.owns_lock() || state->refused) return std::nullopt;
   if (state->pays < 0) state->pays = graph_pays(graph_cost(mask)) ? 1 : 0;
   if (state->pays == 0 && device_graphs_mode() != DeviceGraphs::always) return std::nullopt;
+  std::vector<const void*> sources;
+  std::vector<Array> moved;  // arguments in another memory, on the call's device for the replay
   if (!state->graph) {
     // The first call builds what a recording cannot: the libraries' plans, the generated kernels.
-    if (++state->calls < 2 || !try_record(*state) || !stage_inputs(*state)) return std::nullopt;
-  } else if (!stage_inputs(*state)) {
+    if (++state->calls < 2 || !try_record(*state) || !graph_sources(*state, sources, moved)) return std::nullopt;
+  } else if (!graph_sources(*state, sources, moved)) {
     // A block the graph reads is held outside it (a donated update the caller kept, such as a
     // scan's final carry): once the graph has served enough calls to pay for it, record anew on
     // blocks of its own; before, this call runs kernel by kernel.
-    if (++state->calls_since_recording < kCallsPerRecording || !try_record(*state) || !stage_inputs(*state))
+    if (++state->calls_since_recording < kCallsPerRecording || !try_record(*state) ||
+        !graph_sources(*state, sources, moved))
       return std::nullopt;
   }
-  detail::backend(place_.device.kind).replay(state->graph.get());
+  Arrays results = graph_results(*state);
+  std::vector<void*> destinations;
+  for (std::size_t j : state->copied_results)
+    destinations.push_back(detail::nbytes(plan_.out_avals[j]) > 0 ? detail::mutable_data(results[j]) : nullptr);
+  detail::backend(place_.device.kind).replay(state->graph.get(), sources, destinations);
   ++state->calls_since_recording;
-  return graph_results(*state);
+  return results;
 }
 
 // Per replay under donation `mask`: every kernel step's launch saved; every argument not donated
 // copied in (a donated one comes back in the graph's block) and every result not a donated
-// input's update copied out.
+// input's update copied out, by one edge launch each way.
 detail::GraphCost Executable::Plan::Call::graph_cost(const std::vector<bool>& mask) const {
   detail::GraphCost c;
   for (const Step& step : plan_.steps) c.kernels += step.view ? 0 : 1;
-  auto copy = [&](std::int64_t bytes) {
-    if (bytes == 0) return;
-    ++c.copies;
-    c.copied_bytes += bytes;
-  };
+  bool in = false, out = false;
   for (std::size_t i = 0; i < plan_.in_slots.size(); ++i)
-    if (!mask[i]) copy(plan_.bytes[static_cast<std::size_t>(plan_.in_slots[i])]);
+    if (const std::int64_t bytes = plan_.bytes[static_cast<std::size_t>(plan_.in_slots[i])]; !mask[i] && bytes > 0) {
+      in = true;
+      c.copied_bytes += bytes;
+    }
   const std::vector<int> donated_into = plan_.donation_pairs(mask);
   for (std::size_t j = 0; j < plan_.out_slots.size(); ++j)
-    if (donated_into[j] < 0) copy(detail::nbytes(plan_.out_avals[j]));
+    if (const std::int64_t bytes = detail::nbytes(plan_.out_avals[j]); donated_into[j] < 0 && bytes > 0) {
+      out = true;
+      c.copied_bytes += bytes;
+    }
+  c.copies = (in ? 1 : 0) + (out ? 1 : 0);
   return c;
 }
 
@@ -164,6 +177,16 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
     if (!seen[s]) destination_of_[s] = g.result_block(j);  // the kernel writing the slot writes there
     seen[s] = true;
   }
+  // The edges: every input's block, and the block of every result not in a donated input's.
+  std::vector<kernels::GraphEdge> in_edges, out_edges;
+  for (std::size_t i = 0; i < n_in; ++i)
+    in_edges.push_back({g.inputs[i]->data(), static_cast<std::size_t>(plan_.bytes[static_cast<std::size_t>(plan_.in_slots[i])])});
+  g.copied_results.clear();
+  for (std::size_t j = 0; j < n_out; ++j)
+    if (g.donated_into[j] < 0) {
+      g.copied_results.push_back(j);
+      out_edges.push_back({g.results[j]->data(), static_cast<std::size_t>(detail::nbytes(plan_.out_avals[j]))});
+    }
   g.arena = plan_.buffers.arena_bytes > 0 ? detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes, place_.device) : nullptr;
   arena_ = g.arena;
   auto issue = [&] {
@@ -180,41 +203,41 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
       if (bytes > 0 && detail::cdata(r) != into->data()) device.copy(detail::cdata(r), index, into->data(), index, bytes);
     }
   };
-  g.graph = device.record(index, [](void* work) { (*static_cast<decltype(issue)*>(work))(); }, &issue);
+  g.graph = device.record(index, [](void* work) { (*static_cast<decltype(issue)*>(work))(); }, &issue, in_edges, out_edges);
   return g.graph != nullptr;
 }
 
-// Each argument goes into the block the graph reads it from, unless it is that block already (a
-// donated result handed back). No block that an array outside the graph holds is written: such a
-// call runs kernel by kernel instead.
-bool Executable::Plan::Call::stage_inputs(const Graph& g) {
+// Where each argument comes from at this replay: null for one that is its block already (a donated
+// result handed back), else its address, on the call's device (an argument in other memory is
+// moved there first, into `moved`). False where an array outside the graph holds one of the
+// graph's blocks, which a replay would write: such a call runs kernel by kernel instead.
+bool Executable::Plan::Call::graph_sources(const Graph& g, std::vector<const void*>& sources, std::vector<Array>& moved) {
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
     const bool there = inputs_[i].impl()->buffer == g.inputs[i];
     if (g.inputs[i].use_count() != (there ? 2 : 1)) return false;  // the graph, and this argument when there
   }
+  sources.assign(g.inputs.size(), nullptr);
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
-    if (inputs_[i].impl()->buffer == g.inputs[i]) continue;
-    const Aval& aval = inputs_[i].aval();
-    detail::copy_bytes(detail::on_buffer(aval, g.inputs[i], place_), 0, inputs_[i], 0,
-                       static_cast<std::size_t>(detail::nbytes(aval)));
+    if (inputs_[i].impl()->buffer == g.inputs[i] || detail::nbytes(inputs_[i].aval()) == 0) continue;
+    if (detail::shares_memory(inputs_[i].impl()->device, place_.device)) {
+      sources[i] = detail::cdata(inputs_[i]);
+    } else {
+      moved.push_back(detail::to_device_memory(inputs_[i], place_.device, false));
+      sources[i] = detail::cdata(moved.back());
+    }
   }
   return true;
 }
 
-// A donated input's update is handed out in the input's block; every other result is copied out
-// of the graph's block into one of its own.
+// The results: a donated input's update in the input's block; every other result in a block of
+// its own, which the replay's last edge launch writes.
 Arrays Executable::Plan::Call::graph_results(const Graph& g) {
   Arrays res;
   res.reserve(plan_.out_slots.size());
   for (std::size_t j = 0; j < plan_.out_slots.size(); ++j) {
     const Aval& aval = plan_.out_avals[j];
-    if (g.donated_into[j] >= 0) {
-      res.push_back(detail::on_buffer(aval, g.result_block(j), place_));
-      continue;
-    }
-    Array own = detail::make_concrete(aval, place_.device, exe_.name_, place_.committed);
-    detail::copy_bytes(own, 0, detail::on_buffer(aval, g.results[j], place_), 0, static_cast<std::size_t>(detail::nbytes(aval)));
-    res.push_back(std::move(own));
+    if (g.donated_into[j] >= 0) res.push_back(detail::on_buffer(aval, g.result_block(j), place_));
+    else res.push_back(detail::make_concrete(aval, place_.device, exe_.name_, place_.committed));
   }
   return res;
 }

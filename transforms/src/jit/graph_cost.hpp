@@ -1,11 +1,12 @@
 // Internal to jit: whether a planned call on a GPU runs faster as one replayed graph than kernel
 // by kernel (DeviceGraphs::where_faster). A replay issues one launch where kernel by kernel issues
 // one per kernel; but the graph reads and writes blocks of its own, so every argument that is not
-// already its block and every result that is not a donated input's update costs a copy. On the
+// already its block is copied in, and every result that is not a donated input's update copied
+// out, by the graph's edge launches (one for all its arguments, one for all its results). On the
 // H200 of the first GPU runs (2026-11-27) a launch the graph saved was worth about 5 us (W3's step:
-// 0.196 ms kernel by kernel, 0.100 ms replayed, 21 kernels), a small copy took about as long as a
-// launch, and 5 us of copying moves about 7 MB (a device-to-device copy at ~1.5 TB/s of bytes
-// copied). W5's one kernel over a 64 MiB array took 119 us replayed, two 64 MiB copies among them.
+// 0.196 ms kernel by kernel, 0.100 ms replayed, 21 kernels), and 5 us of copying moves about 7 MB
+// (a device-to-device copy at ~1.5 TB/s of bytes copied). W5's one kernel over a 64 MiB array
+// took 119 us replayed, two 64 MiB copies among them.
 #pragma once
 
 #include <cstdint>
@@ -15,15 +16,15 @@ namespace canopy::detail {
 /// What a replay of a planned call saves and adds.
 struct GraphCost {
   std::int64_t kernels = 0;       ///< launches kernel by kernel
-  std::int64_t copies = 0;        ///< arguments copied in and results copied out per replay
-  std::int64_t copied_bytes = 0;  ///< their bytes
+  std::int64_t copies = 0;        ///< edge launches per replay: arguments copied in, results copied out
+  std::int64_t copied_bytes = 0;  ///< the bytes they copy
 };
 
 /// Bytes a device-to-device copy moves in about the time of one launch.
 inline constexpr std::int64_t kCopyBytesPerLaunch = std::int64_t{8} << 20;
 
-/// Whether the launches a replay saves (all but its own) outweigh the copies it adds, each
-/// counted as a launch plus its bytes at kCopyBytesPerLaunch.
+/// Whether the launches a replay saves (all but its own) outweigh the copies it adds: each edge
+/// launch counted as a launch, and the bytes copied as a launch per kCopyBytesPerLaunch.
 inline bool graph_pays(const GraphCost& c) {
   return c.kernels - 1 > c.copies + c.copied_bytes / kCopyBytesPerLaunch;
 }

@@ -23,10 +23,13 @@ void combine(kernels::BinaryOp op, DType dtype, const void* a, const void* b, vo
   cuda::binary(op, dtype, a, shape, b, shape, out, shape, device);
 }
 
-std::shared_ptr<const void> record(int device, void (*issue)(void*), void* context) {
-  return cuda::record(device, [&] { issue(context); });
+std::shared_ptr<const void> record(int device, void (*issue)(void*), void* context, std::span<const kernels::GraphEdge> in,
+                                   std::span<const kernels::GraphEdge> out) {
+  return cuda::record(device, [&] { issue(context); }, in, out);
 }
-void replay(const void* graph) { cuda::replay(*static_cast<const cuda::Graph*>(graph)); }
+void replay(const void* graph, std::span<const void* const> sources, std::span<void* const> destinations) {
+  cuda::replay(*static_cast<const cuda::Graph*>(graph), sources, destinations);
+}
 
 }  // namespace
 

@@ -1,0 +1,15 @@
+// A block at the edge of a recorded graph (DeviceBackend::record, cuda::record): one the graph
+// reads an argument from, or writes a result to. Its address is fixed when the graph is recorded;
+// each replay copies that call's argument into it, or the result out of it, as part of the graph.
+#pragma once
+
+#include <cstddef>
+
+namespace canopy::kernels {
+
+struct GraphEdge {
+  void* block = nullptr;
+  std::size_t bytes = 0;
+};
+
+}  // namespace canopy::kernels
