@@ -88,6 +88,41 @@ TEST_CASE("passes: fold_constants evaluates small equations on constants now") {
   CHECK(q.eqns.back().in[1].is_constant());
 }
 
+TEST_CASE("passes: split_keys_as_fold_ins takes each key kept from a split as a fold_in, bit for bit") {
+  // split2's two keys and one of three: each slice of a split becomes a fold_in with the key's
+  // index (the partitionable layout's identity), and the split is left unread.
+  auto f = [](const Arrays& x) {
+    const auto [key, sub] = random::split2(x[0]);
+    const Array third = random::split(x[0], 3)[2];
+    return Arrays{key, sub, third, random::split(x[0], 3)};  // the last: a whole split stays one
+  };
+  const Arrays args = {random::key(7)};
+  const auto [p, q] = check_pass("split_keys_as_fold_ins", f, args, {{"random_fold_in", 3}, {"random_split", 3}});
+  CHECK(equations_of(p, "random_fold_in") == 0);
+  const Program r = after(after(after(q, "combine_reshapes_and_broadcasts"), "eliminate_common_subexpressions"),
+                          "eliminate_dead_code");
+  CAPTURE(to_string(r));
+  CHECK(equations_of(r, "random_split") == 1);
+  CHECK(equations_of(r, "slice") == 0);
+  CHECK(equations_of(r, "reshape") == 0);
+  check_same_values(p, r, args);
+  // Under the legacy layout a new key's words come from two hashes: nothing is replaced.
+  const random::LayoutScope legacy(random::Layout::legacy);
+  auto g = [](const Arrays& x) { return Arrays{random::split2(x[0]).first}; };
+  check_pass("split_keys_as_fold_ins", g, args, {{"random_fold_in", 0}, {"random_split", 1}, {"slice", 2}});
+  // Nor is a slice that takes more than one key, or part of one, or a split of a batch of keys.
+  auto h = [](const Arrays& x) {
+    const Array two = slice(random::split(x[0], 4), {1, 0}, {3, 2});
+    const Array word = slice(random::split(x[0], 2), {0, 1}, {1, 2});
+    const Array batch = slice(random::split(random::split(x[0], 2), 2), {0, 0, 0}, {1, 1, 2});
+    return Arrays{two, word, batch};
+  };
+  {
+    const random::LayoutScope partitionable(random::Layout::partitionable);
+    check_pass("split_keys_as_fold_ins", h, args, {{"random_fold_in", 0}, {"slice", 3}});
+  }
+}
+
 TEST_CASE("passes: combine_reshapes_and_broadcasts makes chains of shape changes one") {
   auto f = [](const Arrays& x) {
     const Array cube = broadcast_in_dim(broadcast_in_dim(x[0], {2, 3}, {1}), {4, 2, 3}, {1, 2});  // [3] -> [2,3] -> [4,2,3]
@@ -377,14 +412,14 @@ TEST_CASE("passes: dump_passes prints the program after each pass of the device 
     CHECK(m.find(":\n{ lambda ") != std::string::npos);
     order.push_back(m.substr(18, m.find(':') - 18));
   }
-  CHECK(order == std::vector<std::string>{"combine_reshapes_and_broadcasts", "fold_constants",
+  CHECK(order == std::vector<std::string>{"split_keys_as_fold_ins", "combine_reshapes_and_broadcasts", "fold_constants",
                                           "eliminate_common_subexpressions", "eliminate_dead_code", "fuse_epilogues", "fuse_elementwise", "fuse_epilogues_for_cuda",
                                           "fuse_bias_gradients_for_cuda", "fuse_conv_bias_for_cuda",
                                           "fuse_scalars_for_cuda", "fuse_elementwise_for_cuda", "fuse_segments_for_cuda"});
-  CHECK(cpu_lines == 6);
-  REQUIRE(lines.size() == 12);
-  CHECK(lines[5].find("fused_elementwise") != std::string::npos);  // the program as it is then
-  CHECK(lines[3].find("fused_elementwise") == std::string::npos);
+  CHECK(cpu_lines == 7);
+  REQUIRE(lines.size() == 13);
+  CHECK(lines[6].find("fused_elementwise") != std::string::npos);  // the program as it is then
+  CHECK(lines[4].find("fused_elementwise") == std::string::npos);
   CHECK(lines.back().substr(lines.back().find('{')) == gpu);
 }
 
@@ -457,7 +492,7 @@ TEST_CASE("verifier: jit checks the program it is given and a broken sub-program
   broken.var_avals[static_cast<std::size_t>(broken.eqns[0].out[0])] = Aval{DType::f32, {4}};
   {
     VerifyPasses on(true);
-    CHECK_THROWS_WITH_AS(Executable(broken, "inner"), doctest::Contains("(jit(inner) before combine_reshapes_and_broadcasts)"), ProgramError);
+    CHECK_THROWS_WITH_AS(Executable(broken, "inner"), doctest::Contains("(jit(inner) before split_keys_as_fold_ins)"), ProgramError);
   }
   std::shared_ptr<const Executable> inner;
   {

@@ -132,6 +132,13 @@ namespace canopy::detail {
 const std::vector<int>& broadcast_dimensions_of(const ParamsRef& params);
 /// An Eqn's params for broadcast_in_dim into `shape` (for jit's passes).
 std::shared_ptr<const void> broadcast_params(const Shape& shape, std::vector<int> broadcast_dimensions);
+/// An Eqn's params for reshape to `new_sizes` (for jit's passes).
+std::shared_ptr<const void> reshape_params(const Shape& new_sizes);
+/// slice[params]'s bounds (for jit's passes).
+struct SliceBounds {
+  std::span<const std::int64_t> start, limit, strides;
+};
+SliceBounds slice_bounds_of(const ParamsRef& params);
 /// Stock abstract_eval of reduce_*: axes in range and distinct, reduced dims dropped.
 Aval reduce_aval(std::string_view prim, const Aval& a, const std::vector<int>& axes, unsigned k);
 /// Params of reduce_sum, reduce_max, reduce_min and reduce_prod: the axes reduced over.

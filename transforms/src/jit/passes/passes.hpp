@@ -65,6 +65,10 @@ PrimitiveInfo matmul_pass_primitive(std::string_view name, KernelFn cpu_kernel, 
   return i;
 }
 
+/// Replaces each slice that takes one key out of a split of one key (partitionable layout) by a
+/// fold_in of that key with the key's index, reshaped as the slice was.
+void split_keys_as_fold_ins(Program& p);
+
 /// Makes a reshape of a reshape one reshape and a broadcast_in_dim of a broadcast_in_dim one
 /// broadcast, and drops reshapes and broadcasts that keep their operand's shape.
 void combine_reshapes_and_broadcasts(Program& p);

@@ -24,6 +24,9 @@ constexpr Targets kCpu = target(Device::Kind::cpu), kCuda = target(Device::Kind:
 // their tails. A new pass is a file of this folder, its declaration in passes.hpp, a row here
 // and its case in tests/jit_passes_test.cpp.
 constexpr Pass kPasses[] = {
+    // Before the chains are combined: the reshape a key taken out of a split becomes joins the
+    // reshape that follows it.
+    {"split_keys_as_fold_ins", split_keys_as_fold_ins, kEveryTarget, simplify, nothing},
     // Chains combined before folding: a broadcast of a broadcast of a scalar stays a broadcast of
     // that scalar (a fused loop's scalar input) instead of being folded into a short vector first.
     {"combine_reshapes_and_broadcasts", combine_reshapes_and_broadcasts, kEveryTarget, simplify, nothing},

@@ -19,6 +19,8 @@ struct RandomSplitParams {
   Shape shape;
   random::Layout layout = random::default_layout;
 };
+/// An Eqn's params for random_fold_in (for jit's passes).
+std::shared_ptr<const void> random_fold_in_params();
 /// random_uniform01: the sample shape per key, the float dtype, the key layout.
 struct RandomUniform01Params {
   Shape shape;

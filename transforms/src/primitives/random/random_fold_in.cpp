@@ -31,4 +31,5 @@ CANOPY_REGISTER_PRIMITIVE(RandomFoldIn);
 
 namespace canopy::detail {
 Array random_fold_in_p(const Array& keys, const Array& data) { return bind1<prim::RandomFoldIn>({keys, data}); }
+std::shared_ptr<const void> random_fold_in_params() { return std::make_shared<prim::RandomFoldIn::Params>(); }
 }  // namespace canopy::detail

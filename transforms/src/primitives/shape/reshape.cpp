@@ -71,3 +71,9 @@ Array reshape(const Array& x, const Shape& shape) {
   return bind1<prim::Reshape>({x}, {s});
 }
 }  // namespace canopy
+
+namespace canopy::detail {
+std::shared_ptr<const void> reshape_params(const Shape& new_sizes) {
+  return std::make_shared<prim::Reshape::Params>(prim::Reshape::Params{new_sizes});
+}
+}  // namespace canopy::detail

@@ -118,3 +118,10 @@ Array slice(const Array& x, const std::vector<std::int64_t>& start_indices, cons
   return bind1<prim::Slice>({x}, {start_indices, limit_indices, st});
 }
 }  // namespace canopy
+
+namespace canopy::detail {
+SliceBounds slice_bounds_of(const ParamsRef& params) {
+  const auto& p = params.get<prim::Slice::Params>();
+  return {p.start_indices, p.limit_indices, p.strides};
+}
+}  // namespace canopy::detail
