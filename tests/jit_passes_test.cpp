@@ -16,6 +16,7 @@
 #include <canopy/nn.hpp>
 #include <canopy/random.hpp>
 
+#include "../random/src/internal.hpp"
 #include "../transforms/src/core/ir/verify.hpp"
 #include "../transforms/src/jit/passes/passes.hpp"
 #include "../transforms/src/jit/passes/pipeline.hpp"
@@ -106,6 +107,13 @@ TEST_CASE("passes: split_keys_as_fold_ins takes each key kept from a split as a 
   CHECK(equations_of(r, "slice") == 0);
   CHECK(equations_of(r, "reshape") == 0);
   check_same_values(p, r, args);
+  // A split into a grid of keys: the one at [1, 2] of a [2, 3] split is new key 5 (row-major).
+  auto grid = [](const Arrays& x) {
+    const Array keys = detail::random_split_p(x[0], {2, 3}, random::Layout::partitionable);  // [2, 3, 2]
+    return Arrays{slice(keys, {1, 2, 0}, {2, 3, 2})};
+  };
+  const auto [grid_staged, grid_folded] = check_pass("split_keys_as_fold_ins", grid, args, {{"random_fold_in", 1}});
+  CHECK(to_string(grid_folded).find("random_fold_in a 5:u32[]") != std::string::npos);
   // Under the legacy layout a new key's words come from two hashes: nothing is replaced.
   const random::LayoutScope legacy(random::Layout::legacy);
   auto g = [](const Arrays& x) { return Arrays{random::split2(x[0]).first}; };

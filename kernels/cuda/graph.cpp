@@ -172,6 +172,8 @@ class Graph {
           ::canopy::detail::concat("do not match the graph's edges (", in_.size(), " and ", out_.size(), ")"),
           "give one address per edge, null for one not to copy");
     const std::span<const void* const> results(const_cast<const void* const*>(destinations.data()), destinations.size());
+    // The graph's device made current first: the runtime finds the edge kernel on the current device.
+    const cudaStream_t stream = detail::device_stream(device_);
     std::lock_guard<std::mutex> one_at_a_time(mutex_);  // the parameters set are this launch's
     for (const EdgeNode& e : edge_nodes_) {
       edges::Copies c = edge_copies(e.arguments ? in_ : out_, e.first, e.count, e.arguments, e.arguments ? sources : results);
@@ -181,7 +183,7 @@ class Graph {
       p.extra = nullptr;
       detail::check(cudaGraphExecKernelNodeSetParams(exec_, e.node, &p), "cudaGraphExecKernelNodeSetParams");
     }
-    detail::check(cudaGraphLaunch(exec_, detail::device_stream(device_)), "cudaGraphLaunch");
+    detail::check(cudaGraphLaunch(exec_, stream), "cudaGraphLaunch");
   }
 
  private:

@@ -8,13 +8,14 @@
 
 #include <cstdint>
 
+#include "canopy/kernels/graph_edge.hpp"
 #include "canopy/kernels/hd.hpp"
 
 namespace canopy::kernels::cuda::edges {
 
 /// Copies one launch takes (a kernel's parameters hold at most 4 KiB: these are 776 bytes);
 /// more take another launch.
-inline constexpr int kMaxCopies = 32;
+inline constexpr int kMaxCopies = kGraphEdgesPerLaunch;
 
 /// A launch's copies: copy c moves bytes[c] from src[c] to dst[c]. One whose source is its
 /// destination (an argument already in the graph's block: a donated update handed back) or that

@@ -85,16 +85,14 @@ std::optional<Arrays> Executable::Plan::Call::run_graph() {
   if (state->pays < 0) state->pays = graph_pays(graph_cost(mask)) ? 1 : 0;
   if (state->pays == 0 && device_graphs_mode() != DeviceGraphs::always) return std::nullopt;
   std::vector<const void*> sources;
-  std::vector<Array> moved;  // arguments in another memory, on the call's device for the replay
   if (!state->graph) {
     // The first call builds what a recording cannot: the libraries' plans, the generated kernels.
-    if (++state->calls < 2 || !try_record(*state) || !graph_sources(*state, sources, moved)) return std::nullopt;
-  } else if (!graph_sources(*state, sources, moved)) {
+    if (++state->calls < 2 || !try_record(*state) || !graph_sources(*state, sources)) return std::nullopt;
+  } else if (!graph_sources(*state, sources)) {
     // A block the graph reads is held outside it (a donated update the caller kept, such as a
     // scan's final carry): once the graph has served enough calls to pay for it, record anew on
     // blocks of its own; before, this call runs kernel by kernel.
-    if (++state->calls_since_recording < kCallsPerRecording || !try_record(*state) ||
-        !graph_sources(*state, sources, moved))
+    if (++state->calls_since_recording < kCallsPerRecording || !try_record(*state) || !graph_sources(*state, sources))
       return std::nullopt;
   }
   Arrays results = graph_results(*state);
@@ -106,25 +104,24 @@ std::optional<Arrays> Executable::Plan::Call::run_graph() {
   return results;
 }
 
-// Per replay under donation `mask`: every kernel step's launch saved; every argument not donated
-// copied in (a donated one comes back in the graph's block) and every result not a donated
-// input's update copied out, by one edge launch each way.
+// Per replay under donation `mask`: every kernel step's launch saved; the edge launches added (one
+// per kGraphEdgesPerLaunch inputs, donated ones included, and as many for the results not in a
+// donated input's block), and the bytes they copy: every argument not donated (a donated one
+// comes back in the graph's block) and every result not a donated input's update.
 detail::GraphCost Executable::Plan::Call::graph_cost(const std::vector<bool>& mask) const {
   detail::GraphCost c;
   for (const Step& step : plan_.steps) c.kernels += step.view ? 0 : 1;
-  bool in = false, out = false;
   for (std::size_t i = 0; i < plan_.in_slots.size(); ++i)
-    if (const std::int64_t bytes = plan_.bytes[static_cast<std::size_t>(plan_.in_slots[i])]; !mask[i] && bytes > 0) {
-      in = true;
-      c.copied_bytes += bytes;
-    }
+    if (!mask[i]) c.copied_bytes += plan_.bytes[static_cast<std::size_t>(plan_.in_slots[i])];
   const std::vector<int> donated_into = plan_.donation_pairs(mask);
+  std::int64_t copied_results = 0;
   for (std::size_t j = 0; j < plan_.out_slots.size(); ++j)
-    if (const std::int64_t bytes = detail::nbytes(plan_.out_avals[j]); donated_into[j] < 0 && bytes > 0) {
-      out = true;
-      c.copied_bytes += bytes;
+    if (donated_into[j] < 0) {
+      ++copied_results;
+      c.copied_bytes += detail::nbytes(plan_.out_avals[j]);
     }
-  c.copies = (in ? 1 : 0) + (out ? 1 : 0);
+  auto launches = [](std::int64_t edges) { return (edges + detail::kGraphEdgesPerLaunch - 1) / detail::kGraphEdgesPerLaunch; };
+  c.copies = launches(static_cast<std::int64_t>(plan_.in_slots.size())) + launches(copied_results);
   return c;
 }
 
@@ -208,10 +205,11 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
 }
 
 // Where each argument comes from at this replay: null for one that is its block already (a donated
-// result handed back), else its address, on the call's device (an argument in other memory is
-// moved there first, into `moved`). False where an array outside the graph holds one of the
-// graph's blocks, which a replay would write: such a call runs kernel by kernel instead.
-bool Executable::Plan::Call::graph_sources(const Graph& g, std::vector<const void*>& sources, std::vector<Array>& moved) {
+// result handed back) or that is copied there now (an argument in other memory, such as a scalar
+// on the host: written into the block, ahead of the replay on the device's stream), else its
+// address on the call's device. False where an array outside the graph holds one of the graph's
+// blocks, which a replay would write: such a call runs kernel by kernel instead.
+bool Executable::Plan::Call::graph_sources(const Graph& g, std::vector<const void*>& sources) {
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
     const bool there = inputs_[i].impl()->buffer == g.inputs[i];
     if (g.inputs[i].use_count() != (there ? 2 : 1)) return false;  // the graph, and this argument when there
@@ -222,8 +220,9 @@ bool Executable::Plan::Call::graph_sources(const Graph& g, std::vector<const voi
     if (detail::shares_memory(inputs_[i].impl()->device, place_.device)) {
       sources[i] = detail::cdata(inputs_[i]);
     } else {
-      moved.push_back(detail::to_device_memory(inputs_[i], place_.device, false));
-      sources[i] = detail::cdata(moved.back());
+      const Aval& aval = inputs_[i].aval();
+      detail::copy_bytes(detail::on_buffer(aval, g.inputs[i], place_), 0, inputs_[i], 0,
+                         static_cast<std::size_t>(detail::nbytes(aval)));
     }
   }
   return true;

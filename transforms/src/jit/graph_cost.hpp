@@ -2,7 +2,7 @@
 // by kernel (DeviceGraphs::where_faster). A replay issues one launch where kernel by kernel issues
 // one per kernel; but the graph reads and writes blocks of its own, so every argument that is not
 // already its block is copied in, and every result that is not a donated input's update copied
-// out, by the graph's edge launches (one for all its arguments, one for all its results). On the
+// out, by the graph's edge launches (one per 32 arguments, and per 32 results). On the
 // H200 of the first GPU runs (2026-11-27) a launch the graph saved was worth about 5 us (W3's step:
 // 0.196 ms kernel by kernel, 0.100 ms replayed, 21 kernels), and 5 us of copying moves about 7 MB
 // (a device-to-device copy at ~1.5 TB/s of bytes copied). W5's one kernel over a 64 MiB array
@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+
+#include "canopy/kernels/graph_edge.hpp"
 
 namespace canopy::detail {
 
@@ -19,6 +21,8 @@ struct GraphCost {
   std::int64_t copies = 0;        ///< edge launches per replay: arguments copied in, results copied out
   std::int64_t copied_bytes = 0;  ///< the bytes they copy
 };
+
+using kernels::kGraphEdgesPerLaunch;  // edges (arguments, or results) one edge launch copies
 
 /// Bytes a device-to-device copy moves in about the time of one launch.
 inline constexpr std::int64_t kCopyBytesPerLaunch = std::int64_t{8} << 20;

@@ -139,7 +139,7 @@ struct Executable::Plan::Call {
   detail::GraphCost graph_cost(const std::vector<bool>& mask) const;  ///< what a replay saves and adds
   bool try_record(Graph& g);  ///< record_graph, and on failure kernel by kernel for good
   bool record_graph(Graph& g);
-  bool graph_sources(const Graph& g, std::vector<const void*>& sources, std::vector<Array>& moved);
+  bool graph_sources(const Graph& g, std::vector<const void*>& sources);
   Arrays graph_results(const Graph& g);
 
   const Executable& exe_;

@@ -12,4 +12,8 @@ struct GraphEdge {
   std::size_t bytes = 0;
 };
 
+/// Edges one kernel launch of a graph copies (its parameters hold every address): a graph with
+/// more arguments, or results, copies them in more launches.
+inline constexpr int kGraphEdgesPerLaunch = 32;
+
 }  // namespace canopy::kernels

@@ -40,10 +40,11 @@ void split_keys_as_fold_ins(Program& p) {
       const Eqn& split = kept[static_cast<std::size_t>(s)];
       const std::int64_t t = taken_key(slice_bounds_of(e.params_ref()), split.params_ref().get<RandomSplitParams>().shape);
       if (t >= 0 && t <= std::numeric_limits<std::uint32_t>::max()) {
-        const int key = p.new_var(Aval{DType::u32, {2}, false});
+        const Atom operand = split.in[0];
+        const Aval key_aval = p.aval_of(operand);  // fold_in's result: its key's aval
+        const int key = p.new_var(key_aval);
         const Atom data = Atom::constant(static_cast<int>(p.consts.size()));
         p.consts.push_back(scalar(static_cast<std::uint32_t>(t)));
-        const Atom operand = split.in[0];
         kept.push_back(Eqn{fold_in, random_fold_in_params(), {operand, data}, {key}});
         kept.push_back(Eqn{reshape, reshape_params(p.var_avals[static_cast<std::size_t>(e.out[0])].shape),
                            {Atom::variable(key)}, std::move(e.out)});
