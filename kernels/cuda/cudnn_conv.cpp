@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -89,6 +90,24 @@ bool accepted(const std::vector<cudnnBackendNumericalNote_t>& notes, DType dtype
   return true;
 }
 
+/// "engine 27 (notes: tensor_core, down_convert_inputs)", or "(notes: none)".
+std::string describe(std::int64_t engine, const std::vector<cudnnBackendNumericalNote_t>& notes) {
+  std::string s = "engine " + std::to_string(engine) + " (notes: ";
+  for (std::size_t i = 0; i < notes.size(); ++i) {
+    if (i) s += ", ";
+    switch (notes[i]) {
+      case CUDNN_NUMERICAL_NOTE_TENSOR_CORE: s += "tensor_core"; break;
+      case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: s += "down_convert_inputs"; break;
+      case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION: s += "reduced_precision_reduction"; break;
+      case CUDNN_NUMERICAL_NOTE_FFT: s += "fft"; break;
+      case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC: s += "nondeterministic"; break;
+      case CUDNN_NUMERICAL_NOTE_WINOGRAD: s += "winograd"; break;
+      default: s += "note " + std::to_string(static_cast<int>(notes[i])); break;
+    }
+  }
+  return s + (notes.empty() ? "none)" : ")");
+}
+
 std::int64_t engine_index(const Descriptor& config) {
   Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   cudnnBackendDescriptor_t e = engine.get();
@@ -143,6 +162,7 @@ std::vector<std::shared_ptr<ConvPlan>> accepted_plans(const Descriptor& graph, D
                                    &plan->workspace_bytes),
           "conv_general_dilated (cuDNN workspace size)");
     plan->engine = engine_index(config);
+    plan->description = describe(plan->engine, plan->notes);
     plans.push_back(std::move(plan));
   }
   return plans;
@@ -476,6 +496,8 @@ bool run(const ConvCall& call, DType dtype, const void* lhs, const void* rhs, co
   // The staged blocks and the workspace go back to the device's cache when this returns; work
   // issued later on the same stream runs after the convolution.
   count_conv_call(static_cast<CudnnConv>(call.kind));
+  note_conv_engine(static_cast<CudnnConv>(call.kind),
+                   plan->description + (plan->timed ? ", timed" : ", the heuristics' first"));
   return true;
 }
 
@@ -484,6 +506,7 @@ bool run(const ConvCall& call, DType dtype, const void* lhs, const void* rhs, co
 bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g, int device,
           Precision precision) {
   cudnnDataType_t io{};
+  note_conv_engine(CudnnConv::forward, "");  // until cuDNN runs this one
   if (!use_cudnn() || !data_type(dtype, io)) return false;
   const std::vector<ConvCall> calls = conv_calls(g);
   if (calls.empty()) return false;
@@ -500,6 +523,7 @@ namespace canopy::kernels::cuda {
 
 bool conv_bias(DType dtype, const void* lhs, const void* rhs, const void* bias, void* out, const ConvGeometry& g,
                int device, Precision precision) {
+  cudnn::note_conv_engine(CudnnConv::forward, "");  // until cuDNN runs this one
   if (!use_cudnn() || !(dtype == DType::f32 || dtype == DType::bf16 || dtype == DType::f16)) return false;
   const std::vector<cudnn::ConvCall> calls = cudnn::conv_calls(g);  // conv_bias_form: a forward one first
   if (calls.empty() || calls.front().kind != cudnn::ConvKind::forward) return false;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "canopy/dtype.hpp"
@@ -23,6 +24,7 @@ struct ConvPlan {
   std::int64_t workspace_bytes = 0;
   std::int64_t engine = -1;  ///< cuDNN's global engine index (for tests and logs)
   std::vector<cudnnBackendNumericalNote_t> notes;  ///< the engine's numerical notes
+  std::string description;  ///< "engine 27 (notes: tensor_core)": for logs and GPU verification
   bool timed = false;  ///< chosen by timing the candidates (autotuning), not by the heuristics alone
 };
 

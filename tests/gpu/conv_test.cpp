@@ -225,8 +225,13 @@ TEST_CASE("cuDNN convolutions: a CNN's filter gradient is computed in f32, its e
     return std::sqrt(sum(e * e).item<double>() / sum(tf32_scale * tf32_scale).item<double>());
   };
   const double gpu = error_ratio(filter_gradient(device_put(x, kGpu), device_put(w, kGpu), device_put(dy, kGpu)));
+  const std::string engine = kernels::cuda::cudnn_last_conv_engine();  // the pullback's last convolution's
   const double cpu = error_ratio(filter_gradient(x, w, dy));
-  MESSAGE("filter gradient's RMS error against f64, in units of TF32's: GPU " << gpu << ", CPU " << cpu);
+  MESSAGE("filter gradient's RMS error against f64, in units of TF32's: GPU " << gpu << ", CPU " << cpu
+          << "; cuDNN ran " << engine);
+  CHECK(engine.find(": engine ") != std::string::npos);
+  CHECK(engine.find("(notes: ") != std::string::npos);
+  CHECK(engine.find("tensor_core") == std::string::npos);  // exact f32 was asked for
   // The CPU's f32 comes out near 0.002 here; its f32 on TF32-rounded operands near 0.74 (more where
   // the conversion truncates).
   CHECK(gpu < 0.2);

@@ -15,6 +15,7 @@
 #include "canopy/devices.hpp"
 #include "canopy/error.hpp"
 #include "canopy/kernels/cpu.hpp"
+#include "canopy/kernels/cuda_nn.hpp"
 #include "canopy/kernels/environment.hpp"
 #include "verify_against_cpu.hpp"
 #include "runtime.hpp"
@@ -119,13 +120,15 @@ double element(DType d, const void* data, std::size_t i) {
   std::string operands;
   for (const Array& x : in) operands += concat(operands.empty() ? "" : ", ", to_string(x.aval()));
   const std::string params_text = p.params_to_string ? p.params_to_string(params) : "";
+  // Which of cuDNN's engines computed a convolution (they differ in how they sum and round).
+  const std::string engine = p.name.starts_with("conv_general_dilated") ? kernels::cuda::cudnn_last_conv_engine() : "";
   raise<DeviceMismatchError>(
       p.name, "GPU result", concat("output ", output, " ", to_string(result.aval()), " at ", index_text(at, result.shape())),
       concat("is ", got, " on ", to_string(result.device()), " where the CPU kernel gives ", want,
              tol > 0                           ? concat(" (tolerance ", tol, ")")
              : is_floating(result.dtype()) ? std::string(" (NaN and infinities are exact)")
                                            : std::string(" (results of this dtype are exact)"),
-             "; params [", params_text, "], operands (", operands, ")"),
+             "; params [", params_text, "], operands (", operands, ")", engine.empty() ? "" : "; cuDNN ran ", engine),
       p.name == "fused_elementwise" || p.name == "fused_elementwise_segments" || p.name == "fused_scalars" ||
               p.name == "dot_general_bias" ||
               p.name == "dot_general_bias_grad" || p.name == "conv_general_dilated_bias"

@@ -4,6 +4,8 @@
 // deterministic (no atomics). Convolution tries cuDNN first (kernels/cuda/cudnn_conv.cpp).
 #pragma once
 
+#include <string>
+
 #include "canopy/dtype.hpp"
 #include "canopy/kernels/nn_geometry.hpp"
 #include "canopy/precision.hpp"
@@ -33,6 +35,11 @@ std::int64_t cudnn_calls();
 enum class CudnnConv : int { forward = 0, backward_data = 1, backward_filter = 2 };
 /// Convolutions run on cuDNN so far as operation `kind` (each is also one of cudnn_calls()).
 std::int64_t cudnn_conv_calls(CudnnConv kind);
+/// What cuDNN ran for this thread's last convolution, where cuDNN ran it: the operation, cuDNN's
+/// engine index, the engine's numerical notes and how it was chosen ("backward filter: engine 27
+/// (notes: none), timed"); empty where the last one ran on a direct kernel or there was none. GPU
+/// verification names it when a convolution's result disagrees with the CPU's.
+std::string cudnn_last_conv_engine();
 
 /// out = conv(lhs, rhs): on cuDNN (1 to 3 spatial dims; see use_cudnn) as one forward,
 /// backward-data or backward-filter operation (lax's gradient convolutions are recognised as
