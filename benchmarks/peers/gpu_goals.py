@@ -7,7 +7,8 @@ compared comes from that one run, on one card.
 The goals, each beside the best peer measured at equal precision (canopy's f32 is exact unless
 asked otherwise, so its f32 workloads are compared with the peers at `highest`; the peers' default,
 TF32 on these GPUs, is printed beside it):
-  W2  bf16 matmul, n = 2048, 4096, 8192: TFLOP/s >= 0.95 x the best peer's
+  W2  bf16 matmul, n = 2048, 4096, 8192: TFLOP/s >= 0.95 x the best peer's, timed as the peers
+      time it (bench_gpu's w2_matmul_canopy_burst)
   W5  tanh(x*1.5-0.25)*0.75 on 2^24 f32: >= 0.8 x a device copy's bandwidth, and faster than JAX
   W3  MLP SGD step, batch 128: <= 0.8 x JAX's time
   W4  CNN SGD step, batch 64: <= JAX's time
@@ -32,7 +33,7 @@ def read_bench(path):
     for b in doc.get("benchmarks", []):
         if b.get("run_type", "iteration") != "iteration" or "error_occurred" in b:
             continue
-        name = b["name"].removesuffix("/real_time")  # what UseRealTime() appends
+        name = b["name"].removesuffix("/real_time").removesuffix("/manual_time")  # what UseRealTime() and UseManualTime() append
         runs[name] = (b["real_time"] * UNIT_SECONDS[b.get("time_unit", "ns")], b)
     return runs
 
@@ -90,15 +91,21 @@ def check(out_dir):
     bench = read_bench(bench_path) if os.path.exists(bench_path) else {}
     peers = read_peers([os.path.join(out_dir, f"peers_{p}.log") for p in ("jax", "torch")])
 
+    # Timed as the peers time it (the median of 10 calls after 3, from an idle GPU): bench_gpu's
+    # burst; its back-to-back loop over half a second (the sustained figure) is printed beside it.
     for n in (2048, 4096, 8192):
-        run = bench.get(f"w2_matmul_canopy/bf16/{n}")
+        run = bench.get(f"w2_matmul_canopy_burst/bf16/{n}")
         best = peer_values(peers, "W2", f"bf16 n={n}", "tflops", ("jax-default", "torch-default"))
         if not run or not best:
-            v.goal(f"W2 bf16 n={n}", None, "bench_gpu's w2_matmul_canopy/bf16 or a peer's bf16 TFLOP/s")
+            v.goal(f"W2 bf16 n={n}", None, "bench_gpu's w2_matmul_canopy_burst/bf16 or a peer's bf16 TFLOP/s")
             continue
         mine, (peer, theirs) = run[1]["TFLOP/s"], max(best.items(), key=lambda kv: kv[1])
+        sustained = bench.get(f"w2_matmul_canopy/bf16/{n}")
+        cublas = bench.get(f"w2_matmul_cublas_burst/bf16/{n}")
+        beside = (f"; sustained {sustained[1]['TFLOP/s']:.0f}" if sustained else "") + \
+                 (f"; cuBLAS timed alike {cublas[1]['TFLOP/s']:.0f}" if cublas else "")
         v.goal(f"W2 bf16 n={n}", mine >= 0.95 * theirs,
-               f"{mine:.0f} TFLOP/s, {peer} {theirs:.0f}: {mine / theirs:.3f}x (goal >= 0.95x)")
+               f"{mine:.0f} TFLOP/s, {peer} {theirs:.0f}: {mine / theirs:.3f}x (goal >= 0.95x){beside}")
 
     n = 1 << 24
     chain, copy = bench.get(f"w5_chain_jit/generated/{n}"), bench.get(f"w5_copy_d2d/{n}")
