@@ -215,6 +215,13 @@ TEST_CASE("passes: fuse_elementwise_for_cuda fuses plain elementwise chains only
   const int fused = kernels::cuda::built() ? 1 : 0;
   check_pass("fuse_elementwise_for_cuda", [](const Arrays& x) { return Arrays{exp(x[0] * 2.f) + 1.f}; }, args,
              {{"fused_elementwise", fused}, {"exp", 1 - fused}}, 1e-6f);
+  // A lone op is its own kernel, unless it runs over 2^18 elements or more (a relu over a CNN's
+  // activations): then the generated kernel's 128-bit loads and stores pay for it.
+  auto relu = [](const Arrays& x) { return Arrays{nn::relu(x[0])}; };
+  check_pass("fuse_elementwise_for_cuda", relu, args, {{"fused_elementwise", 0}, {"max", 1}});
+  check_pass("fuse_elementwise_for_cuda", relu, {uniform_array(8, {512, 511})}, {{"fused_elementwise", 0}, {"max", 1}});
+  check_pass("fuse_elementwise_for_cuda", relu, {uniform_array(8, {512, 512})}, {{"fused_elementwise", fused}, {"max", 1 - fused}});
+  check_pass("fuse_elementwise", relu, {uniform_array(8, {512, 512})}, {{"fused_elementwise", 0}, {"max", 1}});
   // A sum of everything stays its own equation on a GPU (the CPU's fused kernel takes it); sums
   // along rows of at most kernels::kMaxGpuRow elements are the GPU kernel's outputs too.
   auto summed = [](const Arrays& x) { return Arrays{sum(exp(x[0]) * 2.f)}; };

@@ -383,6 +383,9 @@ const kernels::FusedProgram* fused_program_of(const PrimitiveInfo& prim, const P
 
 namespace {
 
+/// The elements from which a lone elementwise op of a GPU program runs as a generated kernel.
+constexpr std::int64_t kLoneFusedElements = std::int64_t{1} << 18;
+
 /// The fused groups of a program, found in one walk over its equations in order (add), and the
 /// equations that replace it (fused_equations).
 class Grouping {
@@ -406,14 +409,15 @@ class Grouping {
   }
 
   /// The program's equations with each group of two or more replaced by its fused equation, run
-  /// where its last member was. In a GPU program, a group the GPU's fused kernel cannot hold (more
-  /// outputs than it takes) keeps its equations as they were.
+  /// where its last member was; in a GPU program also a lone elementwise op over
+  /// kLoneFusedElements or more. In a GPU program, a group the GPU's fused kernel cannot hold
+  /// (more outputs than it takes) keeps its equations as they were.
   std::vector<Eqn> fused_equations() {
     const std::vector<bool> escapes = escaping_values();
     std::vector<std::optional<Eqn>> fused(groups_.size());
     for (std::size_t g = 0; g < groups_.size(); ++g) {
       std::vector<std::size_t>& members = groups_[g].eqns;
-      if (members.size() < 2) continue;
+      if (members.size() < 2 && !(members.size() == 1 && lone_kernel_pays(groups_[g]))) continue;
       std::sort(members.begin(), members.end());
       Eqn f = build_fused(p_, members, escapes, sums_, gpu_, !gpu_ && fused_codegen());
       if (!gpu_ || kernels::cuda::fused_supported(*f.params_ref().get<FusedParams>().program)) fused[g] = std::move(f);
@@ -429,6 +433,17 @@ class Grouping {
   }
 
  private:
+  /// Whether a group of one equation runs faster as a generated kernel than as its op's own: on a
+  /// GPU, a plain elementwise op (no row step, no sum) over kLoneFusedElements or more, which the
+  /// generated kernel reads and writes 128 bits at a time where the op's kernel takes an element a
+  /// thread (a relu over a CNN's activations).
+  bool lone_kernel_pays(const Group& G) const {
+    const std::size_t k = G.eqns.front();
+    const Eqn& e = p_.eqns[k];
+    return gpu_ && G.row_inner == 0 && !sums_.contains(k) && e.prim->lowering.kind != Kind::log_softmax &&
+           p_.var_avals[static_cast<std::size_t>(e.out[0])].size() >= kLoneFusedElements;
+  }
+
   /// Puts fusible equation k into the open groups of its shape it reads (two or more become one,
   /// run where k is), or into a new group; returns its group. In a GPU program, an equation
   /// reading a row sum other than along its rows (a column of the group's shape) does not join
