@@ -96,6 +96,17 @@ edges::Copies edge_copies(std::span<const GraphEdge> list, std::size_t first, in
   return c;
 }
 
+/// Sets edge node `e` of `exec` to copy its edges of `list` from or to the addresses `outside`.
+cudaError_t set_edges(cudaGraphExec_t exec, const EdgeNode& e, std::span<const GraphEdge> list,
+                      std::span<const void* const> outside) {
+  edges::Copies c = edge_copies(list, e.first, e.count, e.arguments, outside);
+  void* args[] = {&c};
+  cudaKernelNodeParams p = e.launch;
+  p.kernelParams = args;  // the values are copied by the call
+  p.extra = nullptr;
+  return cudaGraphExecKernelNodeSetParams(exec, e.node, &p);
+}
+
 /// Captures on `s` the edge kernel's launches for `list` (one per edges::kMaxCopies edges), each
 /// copying nothing as recorded; appends their nodes. False where the capture cannot say which
 /// node a launch became.
@@ -114,6 +125,19 @@ bool capture_edges(cudaStream_t s, std::span<const GraphEdge> list, bool argumen
     }
     nodes.push_back(EdgeNode{last[0], detail::edge_copies_launch(c), arguments, first, count});
   }
+  return true;
+}
+
+/// Whether the executable graph takes new parameters on its edge nodes (set here to what they
+/// were recorded with): a graph whose edges a replay could not address is no graph at all, and
+/// its program runs kernel by kernel instead of failing at every replay.
+bool edges_settable(cudaGraphExec_t exec, const std::vector<EdgeNode>& nodes, std::span<const GraphEdge> in,
+                    std::span<const GraphEdge> out) {
+  for (const EdgeNode& e : nodes)
+    if (set_edges(exec, e, e.arguments ? in : out, {}) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
   return true;
 }
 
@@ -175,14 +199,9 @@ class Graph {
     // The graph's device made current first: the runtime finds the edge kernel on the current device.
     const cudaStream_t stream = detail::device_stream(device_);
     std::lock_guard<std::mutex> one_at_a_time(mutex_);  // the parameters set are this launch's
-    for (const EdgeNode& e : edge_nodes_) {
-      edges::Copies c = edge_copies(e.arguments ? in_ : out_, e.first, e.count, e.arguments, e.arguments ? sources : results);
-      void* args[] = {&c};
-      cudaKernelNodeParams p = e.launch;
-      p.kernelParams = args;
-      p.extra = nullptr;
-      detail::check(cudaGraphExecKernelNodeSetParams(exec_, e.node, &p), "cudaGraphExecKernelNodeSetParams");
-    }
+    for (const EdgeNode& e : edge_nodes_)
+      detail::check(set_edges(exec_, e, e.arguments ? in_ : out_, e.arguments ? sources : results),
+                    "cudaGraphExecKernelNodeSetParams");
     detail::check(cudaGraphLaunch(exec_, stream), "cudaGraphLaunch");
   }
 
@@ -238,6 +257,10 @@ std::shared_ptr<const Graph> record(int device, const std::function<void()>& iss
   }
   cudaGraph_t graph = end_capture(r.stream);
   cudaGraphExec_t exec = graph && !r.refused ? instantiate(graph, edge_nodes.size()) : nullptr;
+  if (exec && !edges_settable(exec, edge_nodes, in, out)) {
+    (void)cudaGraphExecDestroy(exec);
+    exec = nullptr;
+  }
   if (!exec) {
     if (graph) (void)cudaGraphDestroy(graph);
     ++refusals;
