@@ -1,12 +1,12 @@
 // The GPU workloads (run on a machine with a GPU; elsewhere it says why and exits):
 // W2 matmul f32/bf16 n = 1024...8192 through canopy next to cuBLAS called directly with the same
-// settings (no TF32; bf16 on tensor cores), and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU (as its
+// settings (no TF32; bf16 on tensor cores), over half a second and (bf16) in the peers' burst, and W5's chain tanh(x*1.5 - 0.25)*0.75 jitted on the GPU (as its
 // generated kernel and on the fused interpreter kernel) next to a device-to-device copy of the
 // same bytes; W4's two convolutions (NHWC, HWIO, 3x3 SAME, batch 64)
 // on cuDNN next to canopy's direct kernel; a dense layer's jitted backward pass (W3's first
 // layer) with dw and db as one cuBLASLt call next to a matmul and a reduction; the jitted W3 (MLP
-// SGD) and W4 (CNN SGD) steps on the GPU next to the same steps on the CPU in the same run, and an
-// embedding classifier's step (gathers and scatter-adds with indices on the device). Every timed
+// SGD) and W4 (CNN SGD) steps on the GPU next to the same steps on the CPU in the same run, W9's
+// Adam step as the trainer takes it on a GPU, and an embedding classifier's step (gathers and scatter-adds with indices on the device). Every timed
 // iteration ends with the stream drained.
 #include <algorithm>
 #include <chrono>
@@ -345,6 +345,35 @@ void w4_step(benchmark::State& st, bool gpu, GpuStep how) {
   set_device_graphs(true);
 }
 
+// W9's step as the trainer takes it on a GPU: the Fashion-MNIST MLP's Adam step, its state donated,
+// each batch of 128 a view of an epoch of a data set held on the device (here 40 batches of
+// synthetic images, taken in turn), replayed as one graph whose edges copy the batch in.
+void w9_step(benchmark::State& st) {
+  using Data = ImageClassification;
+  auto tx = optim::adam(1e-3);
+  auto state = device_put(init_train_state(fashion_mnist::Mlp::init(random::key(0)), tx, random::key(1)), kGpu);
+  auto loss = [](const fashion_mnist::Mlp& p, const Data& b, const Array&) {
+    return fashion_mnist::cross_entropy(p(b.images), b.labels);
+  };
+  auto step = jit(make_train_step(loss, tx), donate_argnums<0>);
+  const DeviceDataset<Data> data(Data{random::uniform(random::key(2), {40 * 128, 784}), random::randint(random::key(3), {40 * 128}, 0, 10)},
+                                 kGpu);
+  const DeviceBatches<Data> epoch = data.epoch(128, random::key(4));
+  std::int64_t i = 0;
+  state = std::get<0>(step(state, epoch[i++]));
+  state = std::get<0>(step(state, epoch[i++]));  // a graph is recorded at the second call
+  drain();
+  const std::int64_t replays = kernels::cuda::graph_replays();
+  {
+    const ProfiledRange profiled(true);
+    for (auto _ : st) {
+      state = std::get<0>(step(state, epoch[i++ % epoch.size()]));
+      drain();
+    }
+  }
+  count_graph_replays(st, replays);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -388,6 +417,7 @@ int main(int argc, char** argv) {
   for (bool gpu : {true, false})
     benchmark::RegisterBenchmark(gpu ? "embedding_step/gpu" : "embedding_step/cpu", embedding_step, gpu)
         ->UseRealTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("w9_adam_step/gpu_donated", w9_step)->UseRealTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("w3_mlp_step/cpu", w3_step, false, GpuStep{})->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("w4_cnn_step/cpu", w4_step, false, GpuStep{})->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
