@@ -169,31 +169,25 @@ WindowGeometry random_window() {
   }
 }
 
-// A geometry big enough for the CPU loops' parallel paths: NHWC 3x3/2 pooling with SAME padding.
-WindowGeometry big_pool() {
+// NHWC pooling of `in` into `out`: square windows of `window` taps, `stride`, `pad` on each side
+// of H and W.
+WindowGeometry nhwc_pool(Shape in, Shape out, std::int64_t window, std::int64_t stride, std::int64_t pad) {
   WindowGeometry g;
-  g.in = Shape{4, 33, 31, 16};
-  g.out = Shape{4, 17, 16, 16};
-  g.window = {1, 3, 3, 1};
-  g.strides = {1, 2, 2, 1};
-  g.pad_lo = {0, 1, 1, 0};
-  g.pad_hi = {0, 1, 1, 0};
+  g.in = std::move(in);
+  g.out = std::move(out);
+  g.window = {1, window, window, 1};
+  g.strides = {1, stride, stride, 1};
+  g.pad_lo = g.pad_hi = {0, pad, pad, 0};
   g.base_dilation = g.window_dilation = {1, 1, 1, 1};
   return g;
 }
 
+// A geometry big enough for the CPU loops' parallel paths: NHWC 3x3/2 pooling with SAME padding.
+WindowGeometry big_pool() { return nhwc_pool(Shape{4, 33, 31, 16}, Shape{4, 17, 16, 16}, 3, 2, 1); }
+
 // W4's max pooling, 2x2 with stride 2 and no padding, NHWC, over an odd extent (the last row and
 // column in no window): tiled windows, which the GPU runs on its 32-bit kernels.
-WindowGeometry tiled_pool() {
-  WindowGeometry g;
-  g.in = Shape{3, 9, 8, 5};
-  g.out = Shape{3, 4, 4, 5};
-  g.window = {1, 2, 2, 1};
-  g.strides = {1, 2, 2, 1};
-  g.pad_lo = g.pad_hi = {0, 0, 0, 0};
-  g.base_dilation = g.window_dilation = {1, 1, 1, 1};
-  return g;
-}
+WindowGeometry tiled_pool() { return nhwc_pool(Shape{3, 9, 8, 5}, Shape{3, 4, 4, 5}, 2, 2, 0); }
 
 // Low paddings near the ends of int64 (the high ones bring the padded extent back): every tap of
 // every window lies off the operand, and the position arithmetic must not wrap around onto it.
@@ -211,15 +205,23 @@ WindowGeometry far_padding(bool negative) {
   return g;
 }
 
-template <class T>
-std::int64_t window_mismatches(WindowOp op, const WindowGeometry& g, const gpu::WindowParams& p, const T* in) {
+// Each output window as `element(w)` gives it (the per-element form, or nn.cu's tiled form where
+// nn::windows_tile holds), against the CPU loops.
+template <class T, class Element>
+std::int64_t reduced_mismatches(WindowOp op, const WindowGeometry& g, const gpu::WindowParams& p, const T* in,
+                                Element element) {
   const std::int64_t n = shape_size(g.out);
   // Arrays, not vectors: T may be bool.
   const auto want = std::make_unique<T[]>(static_cast<std::size_t>(n) + 1);
   const auto got = std::make_unique<T[]>(static_cast<std::size_t>(n) + 1);
   kernels::cpu::loops::reduce_window(op, dtype_of<T>(), in, want.get(), g);
-  for (std::int64_t w = 0; w < p.outputs; ++w) got[static_cast<std::size_t>(w)] = gpu::reduce_window_element(op, in, p, w);
+  for (std::int64_t w = 0; w < p.outputs; ++w) got[static_cast<std::size_t>(w)] = element(w);
   return (p.outputs != n) + mismatches(got.get(), want.get(), n);
+}
+
+template <class T>
+std::int64_t window_mismatches(WindowOp op, const WindowGeometry& g, const gpu::WindowParams& p, const T* in) {
+  return reduced_mismatches(op, g, p, in, [&](std::int64_t w) { return gpu::reduce_window_element(op, in, p, w); });
 }
 
 template <class T>
@@ -243,16 +245,10 @@ std::int64_t scatter_mismatches(const WindowGeometry& g, const gpu::WindowParams
   return (p.inputs != n) + mismatches(got.data(), want.data(), n);
 }
 
-// The tiled-window forms (nn.cu's kernels where nn::windows_tile holds), against the CPU loops.
 template <class T>
 std::int64_t tiled_mismatches(WindowOp op, const WindowGeometry& g, const gpu::WindowParams& p, const T* in) {
-  const std::int64_t n = shape_size(g.out);
-  const auto want = std::make_unique<T[]>(static_cast<std::size_t>(n) + 1);
-  const auto got = std::make_unique<T[]>(static_cast<std::size_t>(n) + 1);
-  kernels::cpu::loops::reduce_window(op, dtype_of<T>(), in, want.get(), g);
-  for (std::int64_t w = 0; w < p.outputs; ++w)
-    got[static_cast<std::size_t>(w)] = gpu::reduce_window_tiled(op, in, p, static_cast<std::int32_t>(w));
-  return (p.outputs != n) + mismatches(got.get(), want.get(), n);
+  return reduced_mismatches(op, g, p, in,
+                            [&](std::int64_t w) { return gpu::reduce_window_tiled(op, in, p, static_cast<std::int32_t>(w)); });
 }
 
 // As nn.cu runs it: zeros where the windows do not cover the operand (a memset: all bits zero,
