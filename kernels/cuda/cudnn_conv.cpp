@@ -418,6 +418,14 @@ void* tensor_memory(const StagedTensor& t, const void* operand, bool input, std:
 
 namespace {
 
+/// The plan that ran this thread's last convolution and its operation, where cuDNN ran it
+/// (cudnn_last_conv_engine); formatted only when asked for.
+struct LastRun {
+  std::shared_ptr<const ConvPlan> plan;
+  ConvKind kind = ConvKind::forward;
+};
+thread_local LastRun last_run;
+
 /// Runs `call` (and adds `bias` to its result as one graph, when not null) on its cached plan,
 /// chosen by timing the candidates on these operands at the first call where autotuning is on;
 /// false where there is none or the GPU will not run it (the caller then writes all of `out`
@@ -496,8 +504,7 @@ bool run(const ConvCall& call, DType dtype, const void* lhs, const void* rhs, co
   // The staged blocks and the workspace go back to the device's cache when this returns; work
   // issued later on the same stream runs after the convolution.
   count_conv_call(static_cast<CudnnConv>(call.kind));
-  note_conv_engine(static_cast<CudnnConv>(call.kind),
-                   plan->description + (plan->timed ? ", timed" : ", the heuristics' first"));
+  last_run = {plan, call.kind};
   return true;
 }
 
@@ -506,7 +513,7 @@ bool run(const ConvCall& call, DType dtype, const void* lhs, const void* rhs, co
 bool conv(DType dtype, const void* lhs, const void* rhs, void* out, const ConvGeometry& g, int device,
           Precision precision) {
   cudnnDataType_t io{};
-  note_conv_engine(CudnnConv::forward, "");  // until cuDNN runs this one
+  last_run = {};  // until cuDNN runs this one
   if (!use_cudnn() || !data_type(dtype, io)) return false;
   const std::vector<ConvCall> calls = conv_calls(g);
   if (calls.empty()) return false;
@@ -523,7 +530,7 @@ namespace canopy::kernels::cuda {
 
 bool conv_bias(DType dtype, const void* lhs, const void* rhs, const void* bias, void* out, const ConvGeometry& g,
                int device, Precision precision) {
-  cudnn::note_conv_engine(CudnnConv::forward, "");  // until cuDNN runs this one
+  cudnn::last_run = {};  // until cuDNN runs this one
   if (!use_cudnn() || !(dtype == DType::f32 || dtype == DType::bf16 || dtype == DType::f16)) return false;
   const std::vector<cudnn::ConvCall> calls = cudnn::conv_calls(g);  // conv_bias_form: a forward one first
   if (calls.empty() || calls.front().kind != cudnn::ConvKind::forward) return false;
@@ -531,6 +538,14 @@ bool conv_bias(DType dtype, const void* lhs, const void* rhs, const void* bias, 
   if (!h || !cudnn::run(calls.front(), dtype, lhs, rhs, bias, out, device, h, precision)) return false;
   cudnn::count_conv_bias_call();
   return true;
+}
+
+std::string cudnn_last_conv_engine() {
+  const cudnn::LastRun& r = cudnn::last_run;
+  if (!r.plan) return {};
+  static constexpr const char* kOperation[] = {"forward", "backward data", "backward filter"};
+  return std::string(kOperation[static_cast<int>(r.kind)]) + ": " + r.plan->description +
+         (r.plan->timed ? ", timed" : ", the heuristics' first");
 }
 
 }  // namespace canopy::kernels::cuda

@@ -20,8 +20,6 @@ void count_conv_call(CudnnConv kind);
 /// Counts one convolution and bias run as one cuDNN graph (cuda_nn.hpp's cudnn_conv_bias_calls);
 /// its convolution is counted by count_conv_call too.
 void count_conv_bias_call();
-/// Records what ran this thread's convolution (cuda_nn.hpp's cudnn_last_conv_engine): `engine`
-/// for operation `kind`, or, with an empty `engine`, nothing (a convolution cuDNN has not run yet).
-void note_conv_engine(CudnnConv kind, const std::string& engine);
+
 
 }  // namespace canopy::kernels::cuda::cudnn

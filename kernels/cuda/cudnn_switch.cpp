@@ -1,7 +1,6 @@
 // Whether the kernels try cuDNN first and time its engines, how often it ran, and which
 // convolutions conv_bias takes (cuda_nn.hpp): for every build.
 #include <atomic>
-#include <string>
 
 #include "canopy/kernels/cuda_nn.hpp"
 #include "canopy/kernels/environment.hpp"
@@ -27,7 +26,6 @@ std::atomic<std::int64_t>& conv_bias_calls() {
   return n;
 }
 constinit EnvSwitch autotune_flag{"CANOPY_CUDNN_AUTOTUNE", true};
-thread_local std::string last_conv_engine;
 }  // namespace
 
 void set_use_cudnn(bool on) { cudnn_flag() = on; }
@@ -37,7 +35,6 @@ bool use_cudnn() { return cudnn_flag() && cudnn_built(); }
 std::int64_t cudnn_calls() { return calls(); }
 std::int64_t cudnn_conv_calls(CudnnConv kind) { return conv_count(kind); }
 std::int64_t cudnn_conv_bias_calls() { return conv_bias_calls(); }
-std::string cudnn_last_conv_engine() { return last_conv_engine; }
 
 bool conv_bias_form(const ConvGeometry& g) {
   const std::vector<cudnn::ConvCall> forms = cudnn::conv_calls(g);
@@ -51,10 +48,6 @@ void count_conv_call(CudnnConv kind) {
   ++calls();
 }
 void count_conv_bias_call() { ++conv_bias_calls(); }
-void note_conv_engine(CudnnConv kind, const std::string& engine) {
-  static constexpr const char* kOperation[] = {"forward", "backward data", "backward filter"};
-  last_conv_engine = engine.empty() ? std::string() : std::string(kOperation[static_cast<int>(kind)]) + ": " + engine;
-}
 }  // namespace cudnn
 
 }  // namespace canopy::kernels::cuda
