@@ -57,7 +57,6 @@ struct Executable::Plan::Graph {
   std::vector<std::shared_ptr<kernels::Buffer>> inputs;   ///< where it reads input i
   std::vector<int> donated_into;                          ///< per result: the input whose block holds it, or -1
   std::vector<std::shared_ptr<kernels::Buffer>> results;  ///< where it writes the others
-  std::vector<std::size_t> copied_results;                ///< the results its out-edges copy, in order
   std::shared_ptr<kernels::Buffer> arena;
 
   const std::shared_ptr<kernels::Buffer>& result_block(std::size_t j) const {
@@ -97,8 +96,9 @@ std::optional<Arrays> Executable::Plan::Call::run_graph() {
   }
   Arrays results = graph_results(*state);
   std::vector<void*> destinations;
-  for (std::size_t j : state->copied_results)
-    destinations.push_back(detail::nbytes(plan_.out_avals[j]) > 0 ? detail::mutable_data(results[j]) : nullptr);
+  for (std::size_t j = 0; j < results.size(); ++j)  // the out-edges: the results not in a donated input's block
+    if (state->donated_into[j] < 0)
+      destinations.push_back(detail::nbytes(plan_.out_avals[j]) > 0 ? detail::mutable_data(results[j]) : nullptr);
   detail::backend(place_.device.kind).replay(state->graph.get(), sources, destinations);
   ++state->calls_since_recording;
   return results;
@@ -178,12 +178,9 @@ bool Executable::Plan::Call::record_graph(Graph& g) {
   std::vector<kernels::GraphEdge> in_edges, out_edges;
   for (std::size_t i = 0; i < n_in; ++i)
     in_edges.push_back({g.inputs[i]->data(), static_cast<std::size_t>(plan_.bytes[static_cast<std::size_t>(plan_.in_slots[i])])});
-  g.copied_results.clear();
   for (std::size_t j = 0; j < n_out; ++j)
-    if (g.donated_into[j] < 0) {
-      g.copied_results.push_back(j);
+    if (g.donated_into[j] < 0)
       out_edges.push_back({g.results[j]->data(), static_cast<std::size_t>(detail::nbytes(plan_.out_avals[j]))});
-    }
   g.arena = plan_.buffers.arena_bytes > 0 ? detail::allocate_arena(exe_.name_, plan_.buffers.arena_bytes, place_.device) : nullptr;
   arena_ = g.arena;
   auto issue = [&] {
