@@ -20,6 +20,7 @@ Prints one line per goal (canopy's figure, the peers', the ratio, held or MISSED
 every goal held, 1 when one was missed, 2 when a figure a goal needs is missing."""
 import json
 import os
+import re
 import sys
 
 UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -33,7 +34,8 @@ def read_bench(path):
     for b in doc.get("benchmarks", []):
         if b.get("run_type", "iteration") != "iteration" or "error_occurred" in b:
             continue
-        name = b["name"].removesuffix("/real_time").removesuffix("/manual_time")  # what UseRealTime() and UseManualTime() append
+        # What Iterations(n), UseRealTime() and UseManualTime() append to a case's name.
+        name = re.sub(r"(/iterations:\d+)?(/real_time|/manual_time)?$", "", b["name"])
         runs[name] = (b["real_time"] * UNIT_SECONDS[b.get("time_unit", "ns")], b)
     return runs
 
