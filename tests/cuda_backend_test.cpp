@@ -471,3 +471,51 @@ TEST_CASE("cuda graph edges: a launch's threads together copy each argument as m
   CHECK(edges::blocks_per_copy(std::uint64_t{64} << 20) == 1024);
   static_assert(sizeof(edges::Copies) <= 4096, "a kernel's parameters hold at most 4 KiB");
 }
+
+TEST_CASE("cuda graph edges: a launch has blocks only for the copies that move bytes, and its blocks together copy them") {
+  namespace edges = kernels::cuda::edges;
+  // A replay's arguments as a trainer's step hands them over: the donated state already in the
+  // graph's blocks (source = destination), an empty array, a batch of 401,408 bytes, a label
+  // vector and an unaligned scalar; one launch's blocks (kThreads threads each) run on the host.
+  std::vector<std::vector<unsigned char>> from, to;
+  const std::uint64_t sizes[] = {1605632, 0, 401408, 512, 3, 2048, 8192};
+  const bool in_block[] = {true, false, false, false, false, true, false};
+  edges::Copies c;
+  c.count = static_cast<int>(std::size(sizes));
+  for (int k = 0; k < c.count; ++k) {
+    from.emplace_back(sizes[k] + 1);
+    to.emplace_back(sizes[k] + 1, std::uint8_t{0xEE});
+    for (std::size_t i = 0; i < from.back().size(); ++i) from.back()[i] = static_cast<unsigned char>(i * 13 + static_cast<std::size_t>(k));
+    c.src[k] = from.back().data() + (k == 4 ? 1 : 0);
+    c.dst[k] = in_block[k] ? const_cast<unsigned char*>(c.src[k]) : to.back().data() + (k == 4 ? 1 : 0);
+    c.bytes[k] = sizes[k];
+  }
+  const unsigned blocks = edges::plan_blocks(c);
+  // 98 blocks for the batch, one each for the labels, the scalar and the 8 KiB copy's 2; none for
+  // the others.
+  CHECK(blocks == 98 + 1 + 1 + 2);
+  CHECK(c.first_block[0] == 0);
+  CHECK(c.first_block[1] == 0);
+  CHECK(c.first_block[2] == 0);
+  CHECK(c.first_block[3] == 98);
+  CHECK(c.first_block[7] == blocks);
+  for (unsigned b = 0; b < blocks + 3; ++b)  // blocks past the last copy's write nothing
+    for (unsigned t = 0; t < edges::kThreads; ++t) edges::copy_block_share(c, b, t);
+  for (int k = 0; k < c.count; ++k) {
+    CAPTURE(k);
+    if (in_block[k]) continue;
+    const std::size_t at = k == 4 ? 1 : 0;
+    CHECK(std::memcmp(to[static_cast<std::size_t>(k)].data() + at, from[static_cast<std::size_t>(k)].data() + at, sizes[k]) == 0);
+    const auto& d = to[static_cast<std::size_t>(k)];
+    const bool untouched = (at == 0 || d[0] == 0xEE) && (at + sizes[k] >= d.size() || d[at + sizes[k]] == 0xEE);
+    CHECK(untouched);
+  }
+  // Nothing to copy (as recorded: every edge in its block) is one block, which copies nothing.
+  edges::Copies none;
+  none.count = 2;
+  none.src[0] = none.dst[0] = from[0].data();
+  none.bytes[0] = 16;
+  CHECK(edges::plan_blocks(none) == 1);
+  CHECK(none.first_block[2] == 0);
+  edges::copy_block_share(none, 0, 0);
+}

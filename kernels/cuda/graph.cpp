@@ -68,11 +68,10 @@ cudaGraphExec_t instantiate(cudaGraph_t graph, std::size_t edge_nodes) {
   return exec;
 }
 
-/// One launch of the edge kernel in a graph: its node, its launch geometry, and the edges it
-/// copies (`count` from `first`, of the arguments' or of the results').
+/// One launch of the edge kernel in a graph: its node and the edges it copies (`count` from
+/// `first`, of the arguments' or of the results').
 struct EdgeNode {
   cudaGraphNode_t node = nullptr;
-  cudaKernelNodeParams launch{};
   bool arguments = true;
   std::size_t first = 0;
   int count = 0;
@@ -96,12 +95,14 @@ edges::Copies edge_copies(std::span<const GraphEdge> list, std::size_t first, in
   return c;
 }
 
-/// Sets edge node `e` of `exec` to copy its edges of `list` from or to the addresses `outside`.
+/// Sets edge node `e` of `exec` to copy its edges of `list` from or to the addresses `outside`,
+/// with a block per 4 KiB of the edges that move bytes (the others, a donated update handed back
+/// in its block, take none).
 cudaError_t set_edges(cudaGraphExec_t exec, const EdgeNode& e, std::span<const GraphEdge> list,
                       std::span<const void* const> outside) {
   edges::Copies c = edge_copies(list, e.first, e.count, e.arguments, outside);
+  cudaKernelNodeParams p = detail::edge_copies_launch(c);
   void* args[] = {&c};
-  cudaKernelNodeParams p = e.launch;
   p.kernelParams = args;  // the values are copied by the call
   p.extra = nullptr;
   return cudaGraphExecKernelNodeSetParams(exec, e.node, &p);
@@ -113,7 +114,7 @@ cudaError_t set_edges(cudaGraphExec_t exec, const EdgeNode& e, std::span<const G
 bool capture_edges(cudaStream_t s, std::span<const GraphEdge> list, bool arguments, std::vector<EdgeNode>& nodes) {
   for (std::size_t first = 0; first < list.size(); first += edges::kMaxCopies) {
     const int count = static_cast<int>(std::min<std::size_t>(edges::kMaxCopies, list.size() - first));
-    const edges::Copies c = edge_copies(list, first, count, arguments, {});
+    edges::Copies c = edge_copies(list, first, count, arguments, {});
     detail::launch_edge_copies(c, s);
     cudaStreamCaptureStatus status{};
     const cudaGraphNode_t* last = nullptr;
@@ -123,7 +124,7 @@ bool capture_edges(cudaStream_t s, std::span<const GraphEdge> list, bool argumen
       (void)cudaGetLastError();
       return false;
     }
-    nodes.push_back(EdgeNode{last[0], detail::edge_copies_launch(c), arguments, first, count});
+    nodes.push_back(EdgeNode{last[0], arguments, first, count});
   }
   return true;
 }

@@ -17,14 +17,16 @@ namespace canopy::kernels::cuda::edges {
 /// more take another launch.
 inline constexpr int kMaxCopies = kGraphEdgesPerLaunch;
 
-/// A launch's copies: copy c moves bytes[c] from src[c] to dst[c]. One whose source is its
+/// A launch's copies: copy c moves bytes[c] from src[c] to dst[c], with the launch's blocks
+/// first_block[c] up to first_block[c + 1] (set by plan_blocks). One whose source is its
 /// destination (an argument already in the graph's block: a donated update handed back) or that
-/// has no bytes copies nothing.
+/// has no bytes copies nothing and has no blocks: a replay launches only the blocks that copy.
 struct Copies {
   int count = 0;
   const unsigned char* src[kMaxCopies] = {};
   unsigned char* dst[kMaxCopies] = {};
   std::uint64_t bytes[kMaxCopies] = {};
+  std::uint32_t first_block[kMaxCopies + 1] = {};
 };
 
 /// 16 bytes that a device loads and stores with one vector instruction where aligned.
@@ -57,12 +59,34 @@ CANOPY_HD inline void copy_share(const unsigned char* src, unsigned char* dst, s
   for (std::uint64_t i = done + t; i < bytes; i += threads) dst[i] = src[i];
 }
 
-/// Threads per block of the edge kernel, and its blocks per copy for the largest copy of a launch:
-/// a thread a 16-byte word, at most 1024 blocks (a 64 MiB argument: 16 words a thread).
+/// Threads per block of the edge kernel, and its blocks for a copy of `bytes`: a thread a 16-byte
+/// word, at least one block, at most 1024 (a 64 MiB argument: 16 words a thread).
 inline constexpr int kThreads = 256;
-inline unsigned blocks_per_copy(std::uint64_t largest) {
-  const std::uint64_t b = (largest / 16 + kThreads - 1) / kThreads;
+inline unsigned blocks_per_copy(std::uint64_t bytes) {
+  const std::uint64_t b = (bytes / 16 + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < 1 ? 1 : b > 1024 ? 1024 : b);
+}
+
+/// Gives each copy that moves bytes its blocks (first_block), in order; returns the launch's
+/// blocks, at least one (a launch with nothing to copy is still a launch: its block exits).
+inline unsigned plan_blocks(Copies& c) {
+  std::uint32_t next = 0;
+  for (int k = 0; k < c.count; ++k) {
+    c.first_block[k] = next;
+    if (c.src[k] != c.dst[k] && c.bytes[k] > 0) next += blocks_per_copy(c.bytes[k]);
+  }
+  c.first_block[c.count] = next;
+  return next < 1 ? 1 : next;
+}
+
+/// Thread `thread` of block `block` (of kThreads each) of a launch planned by plan_blocks: its
+/// share of the copy that owns the block; nothing for a block past the last copy's.
+CANOPY_HD inline void copy_block_share(const Copies& c, std::uint32_t block, std::uint32_t thread) {
+  int k = 0;  // the copy whose blocks hold `block`: at most kMaxCopies steps, against the launch's cost
+  while (k < c.count && c.first_block[k + 1] <= block) ++k;
+  if (k >= c.count) return;
+  const std::uint64_t threads = std::uint64_t{c.first_block[k + 1] - c.first_block[k]} * kThreads;
+  copy_share(c.src[k], c.dst[k], c.bytes[k], std::uint64_t{block - c.first_block[k]} * kThreads + thread, threads);
 }
 
 }  // namespace canopy::kernels::cuda::edges

@@ -54,9 +54,10 @@ struct Unrecordable {
 void refuse_while_recording(int device, std::string_view api);
 
 /// The kernel that copies `list` (graph_edges.cu: a graph's edges): its function and launch
-/// geometry (no parameters), and one launch of it on `s`.
-cudaKernelNodeParams edge_copies_launch(const edges::Copies& list);
-void launch_edge_copies(const edges::Copies& list, cudaStream_t s);
+/// geometry (no parameters), and one launch of it on `s`. Both give `list` its blocks
+/// (edges::plan_blocks): a launch has as many as its copies that move bytes need.
+cudaKernelNodeParams edge_copies_launch(edges::Copies& list);
+void launch_edge_copies(edges::Copies& list, cudaStream_t s);
 
 /// The milliseconds one `run` takes on `device`'s stream: run once to warm up, then `runs` times
 /// between two events, waiting for the second (never while recording a graph). Infinity where a
