@@ -5,6 +5,7 @@
 // GPU the suite runs it for real (tests/gpu/registry_test.cpp).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -340,4 +341,42 @@ TEST_CASE("GPU verification: a bf16 matmul or convolution with its bias may roun
     CHECK(verify_fused(f, {x, w, b}, "fuse_conv_bias_for_cuda", "conv_general_dilated_bias", once).empty());
     CHECK_FALSE(verify_fused(f, {x, w, b}, "fuse_conv_bias_for_cuda", "conv_general_dilated_bias", wrong).empty());
   }
+}
+
+TEST_CASE("GPU verification: a convolution's element whose own products are zero may carry a fast transform's rounding "
+          "of the largest sum") {
+  // Rows 0-2 of the image are zeros: output row 0 has no nonzero product (its own bound is the
+  // floor rtol * largest / 16), the others sum 9 products of up to 10 each. A Winograd or FFT
+  // engine puts a fraction of an ulp of the tile's sums there; verification allows 16 units of
+  // roundoff of the largest sum of magnitudes (about 1e-5 here) for conv_general_dilated, where a
+  // primitive summed term by term is held to the floor, and 100 units fail either way.
+  const ConvDimensionNumbers nchw{"NCHW", "OIHW", "NCHW"};
+  std::vector<float> image(25, 0.0f);
+  for (std::size_t i = 15; i < 25; ++i) image[i] = static_cast<float>(i) / 2.5f;
+  const Array x = array(image, Shape{1, 1, 5, 5}), w = ones({1, 1, 3, 3});
+  auto f = [&](const Array& x, const Array& w) { return conv_general_dilated(x, w, {1, 1}, "VALID", {}, {}, nchw); };
+  const Program p = jit(f).lower(x, w).program();
+  const Eqn* conv = nullptr;
+  for (const Eqn& e : p.eqns)
+    if (e.prim->name == "conv_general_dilated") conv = &e;
+  REQUIRE(conv != nullptr);
+  CHECK(conv->prim->fast_transform_sums);
+  PrimitiveInfo term_by_term = *conv->prim;
+  term_by_term.fast_transform_sums = false;
+  const Array cpu = f(x, w);
+  const std::vector<float> sums = f(abs(x), abs(w)).to_vector<float>();
+  const double largest_sum = *std::max_element(sums.begin(), sums.end()), unit = 0x1p-24 * largest_sum;
+  auto text = [&](const PrimitiveInfo& prim, double units) {
+    try {
+      detail::verify_against_cpu(prim, Arrays{x, w}, Arrays{changed(cpu, 1, 1, units * unit)}, conv->params_ref());
+    } catch (const DeviceMismatchError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(cpu.to_vector<float>()[1] == 0.0f);
+  CHECK(text(*conv->prim, 4).empty());
+  CHECK_FALSE(text(term_by_term, 4).empty());
+  CHECK_FALSE(text(*conv->prim, 100).empty());
+  CHECK_FALSE(text(term_by_term, 100).empty());
 }

@@ -171,6 +171,14 @@ struct PrimitiveInfo {
   /// scatter-add sums them in the CPU's order). Linear and bilinear primitives sum too; GPU
   /// verification gives all of them a tolerance for the order of summation.
   bool accumulates = false;
+  /// Its GPU kernel may compute its sums by a fast transform rather than term by term: cuDNN's
+  /// convolution engines include such algorithms (FFT, Winograd), and not every one carries a
+  /// numerical note saying so (on an H200, the filter-gradient engine 17 of cuDNN 9 gave
+  /// -1.8e-12 for an element all of whose products are zero). An element's rounding then comes
+  /// from the terms of the elements it is transformed with as well as from its own, and GPU
+  /// verification allows each element an error in proportion to the result's largest sum
+  /// (kFastTransformAllowance in verify_against_cpu.cpp).
+  bool fast_transform_sums = false;
   /// For a primitive some of whose results accumulate so (a fused kernel's sums beside its
   /// elementwise results): whether result `output` does, for these params. Null: as `accumulates`.
   bool (*accumulating_output)(const ParamsRef& params, std::size_t output) = nullptr;
@@ -319,6 +327,7 @@ void add_differentiation(PrimitiveInfo& i) {
   if constexpr (requires { bool{P::nondifferentiable}; }) i.nondifferentiable = P::nondifferentiable;
   if constexpr (requires { bool{P::bilinear}; }) i.bilinear = P::bilinear;
   if constexpr (requires { bool{P::accumulates}; }) i.accumulates = P::accumulates;
+  if constexpr (requires { bool{P::fast_transform_sums}; }) i.fast_transform_sums = P::fast_transform_sums;
 }
 
 // The batching rule, and for collectives what vmap does on the axis they name.

@@ -57,9 +57,13 @@ void run_cuda(std::span<const Array> in, std::span<Array> out, const ParamsRef& 
 }
 
 const PrimitiveInfo& conv_bias_primitive() {
-  // A convolution plus a bias: its magnitude is conv(|x|, |w|) + |bias|.
-  static const PrimitiveInfo info =
-      matmul_pass_primitive<ConvBiasParams>("conv_general_dilated_bias", run_unfused, run_cuda, true);
+  // A convolution plus a bias: its magnitude is conv(|x|, |w|) + |bias|; cuDNN may sum it by a
+  // fast transform, as the convolution alone.
+  static const PrimitiveInfo info = [] {
+    PrimitiveInfo i = matmul_pass_primitive<ConvBiasParams>("conv_general_dilated_bias", run_unfused, run_cuda, true);
+    i.fast_transform_sums = true;
+    return i;
+  }();
   return info;
 }
 
