@@ -540,6 +540,8 @@ bool conv_bias(DType dtype, const void* lhs, const void* rhs, const void* bias, 
   return true;
 }
 
+bool cudnn_ran_last_conv() { return cudnn::last_run.plan != nullptr; }
+
 std::string cudnn_last_conv_engine() {
   const cudnn::LastRun& r = cudnn::last_run;
   if (!r.plan) return {};

@@ -45,8 +45,10 @@ constexpr std::int64_t autotune_workspace_cap(std::int64_t first_workspace) {
 /// bytes, for `target`; nullptr when no engine canopy accepts runs it.
 /// Accepted: deterministic engines that accumulate in f32 or wider; for f64, and for f32 unless
 /// `precision` is Precision::high, also none that computes on tensor cores (TF32) or down-converts
-/// (the same pedantic precision as the cuBLAS matmuls); no FFT or Winograd engines (their rounding
-/// departs from the direct sum). With a `timer`, the first kAutotuneCandidates accepted plans are
+/// (the same pedantic precision as the cuBLAS matmuls); none whose numerical notes say FFT or
+/// Winograd (their rounding departs from the direct sum). Notes are all cuDNN tells: on an H200,
+/// cuDNN 9's backward-filter engine 17, with none, summed by a transform too (GPU verification
+/// allows such rounding: PrimitiveInfo::fast_transform_sums). With a `timer`, the first kAutotuneCandidates accepted plans are
 /// timed and the fastest is kept, unless it is within kAutotuneMargin of the heuristics' first
 /// (the first is kept then, and where none could be timed); candidates whose workspace exceeds
 /// autotune_workspace_cap are not timed.

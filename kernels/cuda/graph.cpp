@@ -96,8 +96,8 @@ edges::Copies edge_copies(std::span<const GraphEdge> list, std::size_t first, in
 }
 
 /// Sets edge node `e` of `exec` to copy its edges of `list` from or to the addresses `outside`,
-/// with a block per 4 KiB of the edges that move bytes (the others, a donated update handed back
-/// in its block, take none).
+/// with a block per 4 KiB (at most 1024) of each edge that moves bytes (the others, a donated
+/// update handed back in its block, take none).
 cudaError_t set_edges(cudaGraphExec_t exec, const EdgeNode& e, std::span<const GraphEdge> list,
                       std::span<const void* const> outside) {
   edges::Copies c = edge_copies(list, e.first, e.count, e.arguments, outside);
@@ -129,16 +129,27 @@ bool capture_edges(cudaStream_t s, std::span<const GraphEdge> list, bool argumen
   return true;
 }
 
-/// Whether the executable graph takes new parameters on its edge nodes (set here to what they
-/// were recorded with): a graph whose edges a replay could not address is no graph at all, and
-/// its program runs kernel by kernel instead of failing at every replay.
+/// Whether the executable graph takes new parameters on its edge nodes: each is set here to the
+/// largest grid a replay can ask for (every edge copying, its blocks copying nothing), then back
+/// to what it was recorded with. A graph whose edges a replay could not address is no graph at
+/// all, and its program runs kernel by kernel instead of failing at every replay.
 bool edges_settable(cudaGraphExec_t exec, const std::vector<EdgeNode>& nodes, std::span<const GraphEdge> in,
                     std::span<const GraphEdge> out) {
-  for (const EdgeNode& e : nodes)
-    if (set_edges(exec, e, e.arguments ? in : out, {}) != cudaSuccess) {
+  for (const EdgeNode& e : nodes) {
+    std::span<const GraphEdge> list = e.arguments ? in : out;
+    edges::Copies inert = edge_copies(list, e.first, e.count, e.arguments, {});  // sources are destinations
+    cudaKernelNodeParams p = detail::edge_copies_launch(inert);
+    unsigned largest = 0;
+    for (int k = 0; k < e.count; ++k)
+      if (inert.bytes[k] > 0) largest += edges::blocks_per_copy(inert.bytes[k]);
+    p.gridDim = dim3(largest < 1 ? 1 : largest);
+    void* args[] = {&inert};
+    p.kernelParams = args;
+    if (cudaGraphExecKernelNodeSetParams(exec, e.node, &p) != cudaSuccess || set_edges(exec, e, list, {}) != cudaSuccess) {
       (void)cudaGetLastError();
       return false;
     }
+  }
   return true;
 }
 

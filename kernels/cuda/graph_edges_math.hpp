@@ -13,7 +13,7 @@
 
 namespace canopy::kernels::cuda::edges {
 
-/// Copies one launch takes (a kernel's parameters hold at most 4 KiB: these are 776 bytes);
+/// Copies one launch takes (a kernel's parameters hold at most 4 KiB: these are 912 bytes);
 /// more take another launch.
 inline constexpr int kMaxCopies = kGraphEdgesPerLaunch;
 

@@ -7,6 +7,7 @@ namespace canopy::kernels::cuda {
 
 bool cudnn_built() { return false; }
 std::string cudnn_last_conv_engine() { return {}; }
+bool cudnn_ran_last_conv() { return false; }
 bool conv_bias(DType, const void*, const void*, const void*, void*, const ConvGeometry&, int, Precision) {
   return false;
 }

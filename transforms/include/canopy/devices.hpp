@@ -80,10 +80,11 @@ std::chrono::milliseconds collective_timeout();
 /// product may move by that much of its magnitude. A fused matmul or convolution with its bias
 /// (dot_general_bias, conv_general_dilated_bias) adds half an ulp of its dtype of m in bf16 and
 /// f16: the CPU rounds the product before adding the bias, a GPU rounds the sum once. A
-/// convolution (with its bias or not) adds 16 * eps(accumulator) * max m, max m the largest sum of
-/// magnitudes in the same output: cuDNN may compute it by a fast transform (FFT, Winograd), whose
-/// rounding in an element comes from the sums it is transformed with (on an H200 such an engine
-/// gave -8e-10 for an element whose every product is zero, 0.2 units of the largest sum).
+/// convolution (with its bias or not) that cuDNN computed adds 16 * eps(accumulator) * max m, max m
+/// the largest sum of magnitudes in the same output: an engine may compute it by a transform (FFT,
+/// Winograd), whose rounding in an element comes from the sums it is transformed with (on an H200
+/// such an engine gave -8e-10 for an element whose every product is zero, 0.2 units of the
+/// largest sum).
 void set_gpu_verify(bool on);
 bool gpu_verify();
 /// Sets GPU verification for a scope and restores the previous setting when it ends.

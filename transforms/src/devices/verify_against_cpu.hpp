@@ -13,8 +13,13 @@ namespace canopy::detail {
 /// Runs `p`'s CPU kernel on host copies of `in` and compares its results with `out` (the GPU
 /// kernel's) under the tolerance canopy/devices.hpp documents; DeviceMismatchError at the first
 /// element beyond it. Device-neutral primitives and collectives are not checked themselves.
+/// `summed_by_transform`: whether the kernel may have computed its sums by a transform, which
+/// adds the fast-transform allowance; by default, where `p` says it may
+/// (PrimitiveInfo::fast_transform_sums) and cuDNN ran the call (kernels::cuda::cudnn_ran_last_conv).
 void verify_against_cpu(const PrimitiveInfo& p, std::span<const Array> in, std::span<const Array> out,
                         const ParamsRef& params);
+void verify_against_cpu(const PrimitiveInfo& p, std::span<const Array> in, std::span<const Array> out,
+                        const ParamsRef& params, bool summed_by_transform);
 
 /// The unit roundoff of the accumulator kernels sum results of dtype d in: f64's for f64, f32's
 /// for f32, bf16 and f16.

@@ -40,6 +40,9 @@ std::int64_t cudnn_conv_calls(CudnnConv kind);
 /// (notes: none), timed"); empty where the last one ran on a direct kernel or there was none. GPU
 /// verification names it when a convolution's result disagrees with the CPU's.
 std::string cudnn_last_conv_engine();
+/// Whether cuDNN ran this thread's last convolution (cudnn_last_conv_engine is not empty then):
+/// GPU verification gives a convolution that cuDNN computed the rounding of a transform.
+bool cudnn_ran_last_conv();
 
 /// out = conv(lhs, rhs): on cuDNN (1 to 3 spatial dims; see use_cudnn) as one forward,
 /// backward-data or backward-filter operation (lax's gradient convolutions are recognised as

@@ -176,8 +176,8 @@ struct PrimitiveInfo {
   /// numerical note saying so (on an H200, the filter-gradient engine 17 of cuDNN 9 gave
   /// -1.8e-12 for an element all of whose products are zero). An element's rounding then comes
   /// from the terms of the elements it is transformed with as well as from its own, and GPU
-  /// verification allows each element an error in proportion to the result's largest sum
-  /// (kFastTransformAllowance in verify_against_cpu.cpp).
+  /// verification allows each element of a call cuDNN ran an error in proportion to the result's
+  /// largest sum (kFastTransformAllowance in verify_against_cpu.cpp).
   bool fast_transform_sums = false;
   /// For a primitive some of whose results accumulate so (a fused kernel's sums beside its
   /// elementwise results): whether result `output` does, for these params. Null: as `accumulates`.

@@ -194,8 +194,8 @@ void fuse_scalars_for_cuda(Program& p) {
     return std::all_of(e.in.begin(), e.in.end(), [&](const Atom& a) {
       if (!a.is_var()) return true;
       const auto v = static_cast<std::size_t>(a.index);
-      return block_of_var[v] == index || (block_of_var[v] < 0 || !blocks[static_cast<std::size_t>(block_of_var[v])].open) &&
-                                             defined_at[v] < b.at;
+      return block_of_var[v] == index || ((block_of_var[v] < 0 || !blocks[static_cast<std::size_t>(block_of_var[v])].open) &&
+                                              defined_at[v] < b.at);
     });
   };
   for (std::size_t k = 0; k < p.eqns.size(); ++k) {

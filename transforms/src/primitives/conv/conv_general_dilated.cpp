@@ -71,7 +71,7 @@ struct ConvGeneralDilated {
   static constexpr std::string_view name = "conv_general_dilated";
   static constexpr Arity arity = Arity::exactly(2);
   static constexpr bool bilinear = true;
-  static constexpr bool fast_transform_sums = true;  // cuDNN may pick an FFT or Winograd engine
+  static constexpr bool fast_transform_sums = true;  // a cuDNN engine may sum by a transform
   /// lax's parameters; the specs are lax.ConvDimensionNumbers: for each operand, the dim holding
   /// (batch | out features, features | in features, spatial 0, spatial 1, ...).
   struct Params {
