@@ -499,6 +499,8 @@ TEST_CASE("cuda graph edges: a launch has blocks only for the copies that move b
   CHECK(c.first_block[2] == 0);
   CHECK(c.first_block[3] == 98);
   CHECK(c.first_block[7] == blocks);
+  // Every copy moving its bytes, the state's 1.6 MB and the 2 KiB block's copies among them.
+  CHECK(edges::most_blocks(c) == blocks + 392 + 1);
   for (unsigned b = 0; b < blocks + 3; ++b)  // blocks past the last copy's write nothing
     for (unsigned t = 0; t < edges::kThreads; ++t) edges::copy_block_share(c, b, t);
   for (int k = 0; k < c.count; ++k) {
@@ -516,6 +518,7 @@ TEST_CASE("cuda graph edges: a launch has blocks only for the copies that move b
   none.src[0] = none.dst[0] = from[0].data();
   none.bytes[0] = 16;
   CHECK(edges::plan_blocks(none) == 1);
+  CHECK(edges::most_blocks(none) == 1);  // its 16 bytes; nothing for the empty copy
   CHECK(none.first_block[2] == 0);
   edges::copy_block_share(none, 0, 0);
 }

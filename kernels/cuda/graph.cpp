@@ -139,10 +139,7 @@ bool edges_settable(cudaGraphExec_t exec, const std::vector<EdgeNode>& nodes, st
     std::span<const GraphEdge> list = e.arguments ? in : out;
     edges::Copies inert = edge_copies(list, e.first, e.count, e.arguments, {});  // sources are destinations
     cudaKernelNodeParams p = detail::edge_copies_launch(inert);
-    unsigned largest = 0;
-    for (int k = 0; k < e.count; ++k)
-      if (inert.bytes[k] > 0) largest += edges::blocks_per_copy(inert.bytes[k]);
-    p.gridDim = dim3(largest < 1 ? 1 : largest);
+    p.gridDim = dim3(edges::most_blocks(inert));
     void* args[] = {&inert};
     p.kernelParams = args;
     if (cudaGraphExecKernelNodeSetParams(exec, e.node, &p) != cudaSuccess || set_edges(exec, e, list, {}) != cudaSuccess) {

@@ -79,6 +79,15 @@ inline unsigned plan_blocks(Copies& c) {
   return next < 1 ? 1 : next;
 }
 
+/// The blocks of a launch of `c` in which every copy moves its bytes: the largest grid a replay
+/// of those edges can ask for.
+inline unsigned most_blocks(const Copies& c) {
+  unsigned blocks = 0;
+  for (int k = 0; k < c.count; ++k)
+    if (c.bytes[k] > 0) blocks += blocks_per_copy(c.bytes[k]);
+  return blocks < 1 ? 1 : blocks;
+}
+
 /// Thread `thread` of block `block` (of kThreads each) of a launch planned by plan_blocks: its
 /// share of the copy that owns the block; nothing for a block past the last copy's.
 CANOPY_HD inline void copy_block_share(const Copies& c, std::uint32_t block, std::uint32_t thread) {

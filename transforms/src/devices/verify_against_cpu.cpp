@@ -121,7 +121,7 @@ double element(DType d, const void* data, std::size_t i) {
   for (const Array& x : in) operands += concat(operands.empty() ? "" : ", ", to_string(x.aval()));
   const std::string params_text = p.params_to_string ? p.params_to_string(params) : "";
   // Which of cuDNN's engines computed a convolution (they differ in how they sum and round).
-  const std::string engine = p.name.starts_with("conv_general_dilated") ? kernels::cuda::cudnn_last_conv_engine() : "";
+  const std::string engine = p.fast_transform_sums ? kernels::cuda::cudnn_last_conv_engine() : "";
   raise<DeviceMismatchError>(
       p.name, "GPU result", concat("output ", output, " ", to_string(result.aval()), " at ", index_text(at, result.shape())),
       concat("is ", got, " on ", to_string(result.device()), " where the CPU kernel gives ", want,

@@ -121,7 +121,7 @@ detail::GraphCost Executable::Plan::Call::graph_cost(const std::vector<bool>& ma
       c.copied_bytes += detail::nbytes(plan_.out_avals[j]);
     }
   auto launches = [](std::int64_t edges) { return (edges + detail::kGraphEdgesPerLaunch - 1) / detail::kGraphEdgesPerLaunch; };
-  c.copies = launches(static_cast<std::int64_t>(plan_.in_slots.size())) + launches(copied_results);
+  c.edge_launches = launches(static_cast<std::int64_t>(plan_.in_slots.size())) + launches(copied_results);
   return c;
 }
 

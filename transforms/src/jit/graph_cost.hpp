@@ -18,7 +18,7 @@ namespace canopy::detail {
 /// What a replay of a planned call saves and adds.
 struct GraphCost {
   std::int64_t kernels = 0;       ///< launches kernel by kernel
-  std::int64_t copies = 0;        ///< edge launches per replay: arguments copied in, results copied out
+  std::int64_t edge_launches = 0;  ///< per replay: arguments copied in, results copied out
   std::int64_t copied_bytes = 0;  ///< the bytes they copy
 };
 
@@ -30,7 +30,7 @@ inline constexpr std::int64_t kCopyBytesPerLaunch = std::int64_t{8} << 20;
 /// Whether the launches a replay saves (all but its own) outweigh the copies it adds: each edge
 /// launch counted as a launch, and the bytes copied as a launch per kCopyBytesPerLaunch.
 inline bool graph_pays(const GraphCost& c) {
-  return c.kernels - 1 > c.copies + c.copied_bytes / kCopyBytesPerLaunch;
+  return c.kernels - 1 > c.edge_launches + c.copied_bytes / kCopyBytesPerLaunch;
 }
 
 }  // namespace canopy::detail
